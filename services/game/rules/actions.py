@@ -1,0 +1,81 @@
+"""What a seat (or the table itself) can do. Every action is a small frozen value,
+so a whole game is a list of actions and replays exactly."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .melds import Side
+
+SYSTEM = -1
+"""The seat that applies chance and clock actions (deal, timeout)."""
+
+
+@dataclass(frozen=True, slots=True)
+class MeldSpec:
+    cards: tuple[int, ...]
+    """For a run, from low to high (or high to low): the order fixes each joker's card."""
+    joker_suits: tuple[tuple[int, int], ...] = ()
+    """For a group: (joker id, suit) where the player names the suit a joker stands for."""
+
+
+@dataclass(frozen=True, slots=True)
+class Deal:
+    """The chance step: the shuffled deck (top of the stock last) and the seed that
+    drives later reshuffles of this round. The caller draws both from its RNG."""
+
+    order: tuple[int, ...]
+    seed: int
+
+
+@dataclass(frozen=True, slots=True)
+class DrawStock:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class TakeDiscard:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Meld:
+    melds: tuple[MeldSpec, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class LayOff:
+    meld_id: int
+    cards: tuple[int, ...]
+    side: Side = Side.AUTO
+
+
+@dataclass(frozen=True, slots=True)
+class SwapJoker:
+    """Put ``replacement`` (the card the joker stands for) in meld ``meld_id``, take
+    ``joker``, and place it at once: in ``new_meld`` (which holds the joker) or by
+    ``lay_off`` (whose cards hold the joker)."""
+
+    meld_id: int
+    joker: int
+    replacement: int
+    new_meld: MeldSpec | None = None
+    lay_off: LayOff | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Discard:
+    card: int
+
+
+@dataclass(frozen=True, slots=True)
+class Timeout:
+    """Applied by the table clock once the turn's deadline has passed."""
+
+
+@dataclass(frozen=True, slots=True)
+class Leave:
+    """The seat resigns: it plays no more turns and cannot win."""
+
+
+Action = Deal | DrawStock | TakeDiscard | Meld | LayOff | SwapJoker | Discard | Timeout | Leave

@@ -1,0 +1,149 @@
+"""Players the engine can run by itself: a greedy bot built on the meld finder,
+and a random player that picks among legal moves. Both return one action for
+the seat whose turn it is, or None when no move is legal (the clock then
+passes the turn). Randomness comes from the caller's `random.Random`."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+
+from .actions import Action, Discard, DrawStock, LayOff, Meld, MeldSpec, TakeDiscard
+from .finder import candidates, find_melds
+from .legal import can_draw_stock, discardable, joker_swaps
+from .melds import Shape, fits
+from .scoring import card_penalty, meld_points
+from .state import GameState, Phase
+
+
+def _spec(shape: Shape) -> MeldSpec:
+    return MeldSpec(shape.cards)
+
+
+def _opening_ok(state: GameState, seat: int, shapes: Sequence[Shape], left: int) -> bool:
+    threshold = state.ruleset.opening_threshold
+    if state.opened[seat] or threshold <= 0 or left <= 1:
+        return True
+    return sum(meld_points(s, state.ruleset) for s in shapes) >= threshold
+
+
+class GreedyBot:
+    """Takes the discard only when it completes a meld or fits one on the table,
+    lays every meld it finds, lays off what fits, swaps jokers it can re-place,
+    and discards its costliest card that no meld uses."""
+
+    def move(self, state: GameState, seat: int) -> Action | None:
+        if state.phase == Phase.DRAW:
+            return self._draw(state, seat)
+        return self._play(state, seat)
+
+    def _draw(self, state: GameState, seat: int) -> Action | None:
+        if state.discard:
+            top = state.discard[-1]
+            hand = state.hands[seat]
+            keep = state.ruleset.must_discard_to_go_out
+            after = find_melds([*hand, top], state.ruleset, keep_one=keep)
+            used = any(top in m.cards for m in after.melds)
+            if used and _opening_ok(state, seat, after.melds, len(after.left)):
+                return TakeDiscard()
+            if (
+                state.opened[seat]
+                and not state.ruleset.deck.is_joker(top)
+                and any(fits(m, top, state.ruleset) for m in state.melds)
+            ):
+                return TakeDiscard()
+        if can_draw_stock(state):
+            return DrawStock()
+        return TakeDiscard() if state.discard else None
+
+    def _play(self, state: GameState, seat: int) -> Action | None:
+        rules = state.ruleset
+        hand = state.hands[seat]
+        keep = rules.must_discard_to_go_out
+        found = find_melds(hand, rules, keep_one=keep)
+        melds = list(found.melds)
+        while melds:
+            used = {c for m in melds for c in m.cards}
+            left = [c for c in hand if c not in used]
+            if (not keep or discardable(state, left)) and _opening_ok(
+                state, seat, melds, len(left)
+            ):
+                return Meld(tuple(_spec(m) for m in melds))
+            melds.remove(min(melds, key=lambda m: meld_points(m, rules)))
+        if state.opened[seat]:
+            move = self._lay_off(state, seat, list(found.left)) or self._swap(state, seat)
+            if move is not None:
+                return move
+        return self._discard(state, list(found.left), hand)
+
+    def _lay_off(self, state: GameState, seat: int, loose: list[int]) -> Action | None:
+        hand = state.hands[seat]
+        if len(hand) <= 1:
+            return None
+        for card in sorted(loose, key=lambda c: -card_penalty(c, state.ruleset)):
+            rest = [c for c in hand if c != card]
+            if state.ruleset.must_discard_to_go_out and not discardable(state, rest):
+                continue
+            for meld in state.melds:
+                side = fits(meld, card, state.ruleset)
+                if side is not None:
+                    return LayOff(meld.id, (card,), side)
+        return None
+
+    def _swap(self, state: GameState, seat: int) -> Action | None:
+        if len(state.hands[seat]) <= 1:
+            return None
+        return next(joker_swaps(state, seat), None)
+
+    def _discard(self, state: GameState, loose: list[int], hand: list[int]) -> Action | None:
+        rules = state.ruleset
+        pool = discardable(state, hand)
+        if not pool:
+            return None
+        spare = [c for c in pool if c in loose] or pool
+        return Discard(max(spare, key=lambda c: (card_penalty(c, rules), -c)))
+
+
+class RandomPlayer:
+    """Picks a legal move at random: a draw from either pile, then now and then a
+    random meld or lay-off, then a random legal discard."""
+
+    def __init__(self, rng: random.Random, play_rate: float = 0.3) -> None:
+        self.rng = rng
+        self.play_rate = play_rate
+
+    def move(self, state: GameState, seat: int) -> Action | None:
+        rng = self.rng
+        if state.phase == Phase.DRAW:
+            options: list[Action] = []
+            if can_draw_stock(state):
+                options.append(DrawStock())
+            if state.discard:
+                options.append(TakeDiscard())
+            return rng.choice(options) if options else None
+        hand = state.hands[seat]
+        if len(hand) > 1 and rng.random() < self.play_rate:
+            move = self._meld_or_lay_off(state, seat)
+            if move is not None:
+                return move
+        pool = discardable(state, hand)
+        return Discard(rng.choice(pool)) if pool else None
+
+    def _meld_or_lay_off(self, state: GameState, seat: int) -> Action | None:
+        rules = state.ruleset
+        hand = state.hands[seat]
+        if state.opened[seat] and state.melds and self.rng.random() < 0.5:
+            card = self.rng.choice(hand)
+            meld = self.rng.choice(state.melds)
+            side = fits(meld, card, rules)
+            rest = [c for c in hand if c != card]
+            if side is not None and discardable(state, rest):
+                return LayOff(meld.id, (card,), side)
+            return None
+        shapes = candidates(hand, rules)
+        self.rng.shuffle(shapes)
+        for shape in shapes[:3]:
+            rest = [c for c in hand if c not in shape.cards]
+            if discardable(state, rest) and _opening_ok(state, seat, [shape], len(rest)):
+                return Meld((_spec(shape),))
+        return None

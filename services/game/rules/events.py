@@ -1,0 +1,137 @@
+"""What an action caused, as small values a table streams to its seats.
+
+Events carry everything for the acting seat; `visible_to` hides from any other
+viewer what that viewer may not see (a card drawn from the stock, other hands).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from enum import StrEnum
+
+from .melds import Meld
+
+HIDDEN = -1
+"""Stands in for a card the viewer may not see."""
+
+
+class EndReason(StrEnum):
+    WENT_OUT = "went_out"
+    TURN_CAP = "turn_cap"
+    ROUNDS_PLAYED = "rounds_played"
+    LAST_STANDING = "last_standing"
+    OTHERS_LEFT = "others_left"
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    def visible_to(self, viewer: int | None) -> Event:
+        """The event as ``viewer`` (a seat, or None for a spectator) may see it."""
+        return self
+
+
+@dataclass(frozen=True, slots=True)
+class RoundDealt(Event):
+    round_no: int
+    dealer: int
+    hands: tuple[tuple[int, ...], ...]
+    discard_top: int
+    stock_size: int
+
+    def visible_to(self, viewer: int | None) -> Event:
+        hands = tuple(
+            hand if seat == viewer else tuple(HIDDEN for _ in hand)
+            for seat, hand in enumerate(self.hands)
+        )
+        return replace(self, hands=hands)
+
+
+@dataclass(frozen=True, slots=True)
+class TurnBegan(Event):
+    seat: int
+    turn: int
+    deadline_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class Drew(Event):
+    seat: int
+    card: int
+    from_discard: bool
+    stock_size: int
+
+    def visible_to(self, viewer: int | None) -> Event:
+        if self.from_discard or viewer == self.seat:
+            return self
+        return replace(self, card=HIDDEN)
+
+
+@dataclass(frozen=True, slots=True)
+class Reshuffled(Event):
+    stock_size: int
+    discard_top: int
+
+
+@dataclass(frozen=True, slots=True)
+class Melded(Event):
+    seat: int
+    melds: tuple[Meld, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class LaidOff(Event):
+    seat: int
+    cards: tuple[int, ...]
+    meld: Meld
+    """The meld after the lay-off."""
+
+
+@dataclass(frozen=True, slots=True)
+class JokerSwapped(Event):
+    seat: int
+    joker: int
+    replacement: int
+    meld: Meld
+    """The meld after the swap; where the joker went follows as its own event."""
+
+
+@dataclass(frozen=True, slots=True)
+class Discarded(Event):
+    seat: int
+    card: int
+    automatic: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class TurnPassed(Event):
+    seat: int
+    reason: str
+    """`timeout`, or `left` when the seat resigned during its turn."""
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerLeft(Event):
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerEliminated(Event):
+    seat: int
+    total: int
+
+
+@dataclass(frozen=True, slots=True)
+class RoundEnded(Event):
+    round_no: int
+    winner: int
+    reason: EndReason
+    penalties: tuple[int, ...]
+    """Points each seat scores this round (0 for the winner)."""
+    totals: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class GameEnded(Event):
+    winner: int
+    reason: EndReason
+    totals: tuple[int, ...]

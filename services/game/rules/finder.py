@@ -1,0 +1,232 @@
+"""The meld finder: the best set of melds in a hand (least penalty left).
+
+It powers hints, the bots and the automatic play. Cards that print alike (the
+two 7S) are one *key* with a count. Candidates are enumerated directly, long
+runs included, since splitting a long run can break the joker limit; each is a
+multiset of keys plus a number of jokers. A memoised search then picks, key by
+key, which candidates to lay and which cards to keep.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import combinations
+
+from .cards import ACE_HIGH, JOKER
+from .melds import MeldKind, Shape
+from .ruleset import Ruleset
+
+_BITS = 2
+"""Bits per key in the packed counts: at most 3 copies of one card in a hand."""
+_NEG = -(10**9)
+
+
+@dataclass(frozen=True, slots=True)
+class _Candidate:
+    keys: tuple[int, ...]
+    """Key indices, one entry per card used (a key may repeat in `contract` groups)."""
+    jokers: int
+    points: int
+    kind: MeldKind
+    layout: tuple[int, ...]
+    """Runs: for each position from low to high, a key index or -1 for a joker.
+    Groups: the key indices; jokers follow."""
+    rank: int
+    suit: int
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    melds: tuple[Shape, ...]
+    left: tuple[int, ...]
+    """The cards no meld uses."""
+    penalty: int
+    """Penalty of the cards left."""
+
+
+class _Hand:
+    def __init__(self, hand: Sequence[int], rules: Ruleset) -> None:
+        deck = rules.deck
+        self.rules = rules
+        self.jokers = [c for c in hand if deck.rank[c] == JOKER]
+        by_key: dict[tuple[int, int], list[int]] = {}
+        for card in hand:
+            if deck.rank[card] != JOKER:
+                by_key.setdefault((deck.rank[card], deck.suit[card]), []).append(card)
+        self.keys = sorted(by_key)
+        self.cards = [by_key[k] for k in self.keys]
+        self.index = {k: i for i, k in enumerate(self.keys)}
+        self.points = [rules.penalties.of_rank(r) for r, _ in self.keys]
+        self.joker_points = rules.penalties.joker
+
+
+def _limits_ok(naturals: int, jokers: int, rules: Ruleset) -> bool:
+    if naturals < rules.min_naturals:
+        return False
+    if rules.naturals_at_least_jokers and jokers > naturals:
+        return False
+    return rules.max_jokers_per_meld is None or jokers <= rules.max_jokers_per_meld
+
+
+def _runs(hand: _Hand, out: dict[tuple[tuple[int, ...], int], _Candidate]) -> None:
+    rules, jokers = hand.rules, len(hand.jokers)
+    for suit in range(4):
+        present = {r: hand.index[(r, suit)] for r in range(1, 14) if (r, suit) in hand.index}
+        if len(present) < rules.min_naturals:
+            continue
+        if 1 in present:
+            present[ACE_HIGH] = present[1]
+        for start in range(1, ACE_HIGH - 1):
+            longest = min(rules.max_run_length, ACE_HIGH - start + 1)
+            for length in range(3, longest + 1):
+                positions = range(start, start + length)
+                held = [p for p in positions if p in present]
+                missing = length - len(held)
+                if missing > jokers:
+                    break
+                for extra in range(jokers - missing + 1):
+                    used = missing + extra
+                    if not _limits_ok(len(held) - extra, used, rules):
+                        continue
+                    for as_joker in combinations(held, extra):
+                        keys = tuple(sorted(present[p] for p in held if p not in as_joker))
+                        if (keys, used) in out:
+                            continue
+                        layout = tuple(
+                            present[p] if p in present and p not in as_joker else -1
+                            for p in positions
+                        )
+                        points = sum(hand.points[k] for k in keys) + used * hand.joker_points
+                        out[(keys, used)] = _Candidate(
+                            keys, used, points, MeldKind.RUN, layout, start, suit
+                        )
+
+
+def _groups(hand: _Hand, out: dict[tuple[tuple[int, ...], int], _Candidate]) -> None:
+    rules, jokers = hand.rules, len(hand.jokers)
+    size = rules.max_group_size
+    for rank in range(1, 14):
+        pool: list[int] = []
+        for suit in range(4):
+            key = hand.index.get((rank, suit))
+            if key is not None:
+                copies = 1 if rules.group_distinct_suits else len(hand.cards[key])
+                pool.extend([key] * copies)
+        for taken in range(rules.min_naturals, min(size, len(pool)) + 1):
+            for keys in set(combinations(pool, taken)):
+                for used in range(max(0, 3 - taken), min(size - taken, jokers) + 1):
+                    if not _limits_ok(taken, used, rules) or (keys, used) in out:
+                        continue
+                    points = sum(hand.points[k] for k in keys) + used * hand.joker_points
+                    out[(keys, used)] = _Candidate(
+                        keys, used, points, MeldKind.GROUP, keys, rank, -1
+                    )
+
+
+def candidates(hand: Sequence[int], rules: Ruleset) -> list[Shape]:
+    """Every distinct meld these cards can make (one concrete layout per card set)."""
+    h = _Hand(hand, rules)
+    found: dict[tuple[tuple[int, ...], int], _Candidate] = {}
+    _runs(h, found)
+    _groups(h, found)
+    return [_realise(h, c, [list(cs) for cs in h.cards], list(h.jokers)) for c in found.values()]
+
+
+def find_melds(hand: Sequence[int], rules: Ruleset, *, keep_one: bool = False) -> Found:
+    """The melds that leave the least penalty in ``hand``.
+
+    With ``keep_one``, at least one card stays out of the melds (a `cafe` player
+    never melds the last card: a discard closes the turn).
+    """
+    h = _Hand(hand, rules)
+    found: dict[tuple[tuple[int, ...], int], _Candidate] = {}
+    _runs(h, found)
+    _groups(h, found)
+    by_first: list[list[tuple[_Candidate, list[tuple[int, int]], int]]] = [[] for _ in h.keys]
+    for cand in found.values():
+        need: dict[int, int] = {}
+        for k in cand.keys:
+            need[k] = need.get(k, 0) + 1
+        delta = sum(n << (_BITS * k) for k, n in need.items())
+        by_first[min(cand.keys)].append((cand, [(_BITS * k, n) for k, n in need.items()], delta))
+    for options in by_first:
+        options.sort(key=lambda o: -o[0].points)
+
+    counts = sum(len(cs) << (_BITS * i) for i, cs in enumerate(h.cards))
+    memo: dict[tuple[int, int, bool], tuple[int, object]] = {}
+    mask = (1 << _BITS) - 1
+    nkeys = len(h.keys)
+
+    def best(counts: int, jokers: int, first: int, skipped: bool) -> int:
+        while first < nkeys and not (counts >> (_BITS * first)) & mask:
+            first += 1
+        if first == nkeys:
+            if keep_one and not skipped and jokers == 0:
+                return _NEG
+            return 0
+        memo_key = (counts, jokers, skipped)
+        hit = memo.get(memo_key)
+        if hit is not None:
+            return hit[0]
+        top = best(counts - (1 << (_BITS * first)), jokers, first, True)
+        choice: object = None
+        for cand, need, delta in by_first[first]:
+            if cand.jokers > jokers:
+                continue
+            if any(((counts >> shift) & mask) < n for shift, n in need):
+                continue
+            value = cand.points + best(counts - delta, jokers - cand.jokers, first, skipped)
+            if value > top:
+                top, choice = value, (cand, delta)
+        memo[memo_key] = (top, choice)
+        return top
+
+    best(counts, len(h.jokers), 0, False)
+    return _rebuild(h, memo, counts, keep_one, mask)
+
+
+def _rebuild(
+    h: _Hand,
+    memo: dict[tuple[int, int, bool], tuple[int, object]],
+    counts: int,
+    keep_one: bool,
+    mask: int,
+) -> Found:
+    pools = [list(cs) for cs in h.cards]
+    jokers = list(h.jokers)
+    melds: list[Shape] = []
+    left: list[int] = []
+    skipped = False
+    first = 0
+    n = len(h.keys)
+    joker_count = len(jokers)
+    while True:
+        while first < n and not (counts >> (_BITS * first)) & mask:
+            first += 1
+        if first == n:
+            break
+        _, choice = memo[(counts, joker_count, skipped)]
+        if choice is None:
+            left.append(pools[first].pop())
+            counts -= 1 << (_BITS * first)
+            skipped = True
+            continue
+        assert isinstance(choice, tuple)
+        cand, delta = choice
+        melds.append(_realise(h, cand, pools, jokers))
+        counts -= delta
+        joker_count -= cand.jokers
+    left.extend(jokers)
+    penalty = sum(h.rules.penalties.of_rank(h.rules.deck.rank[c]) for c in left)
+    return Found(tuple(melds), tuple(left), penalty)
+
+
+def _realise(h: _Hand, cand: _Candidate, pools: list[list[int]], jokers: list[int]) -> Shape:
+    """A concrete meld for a candidate, taking its cards out of ``pools`` and ``jokers``."""
+    if cand.kind == MeldKind.RUN:
+        cards = tuple(pools[k].pop() if k >= 0 else jokers.pop() for k in cand.layout)
+        return Shape(MeldKind.RUN, cards, cand.rank, cand.suit)
+    naturals = tuple(pools[k].pop() for k in cand.layout)
+    wild = tuple(jokers.pop() for _ in range(cand.jokers))
+    return Shape(MeldKind.GROUP, naturals + wild, cand.rank)

@@ -1,0 +1,36 @@
+"""Card values: the penalty of a hand, and what a meld is worth for an opening."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from .cards import ACE_HIGH
+from .melds import Meld, MeldKind, Shape
+from .ruleset import Ruleset
+
+
+def card_penalty(card: int, rules: Ruleset) -> int:
+    return rules.penalties.of_rank(rules.deck.rank[card])
+
+
+def hand_penalty(cards: Iterable[int], rules: Ruleset) -> int:
+    """Points a hand left at the end of a round costs (e.g. K Q J A = 41 in `cafe`)."""
+    of_rank = rules.penalties.of_rank
+    rank = rules.deck.rank
+    return sum(of_rank(rank[c]) for c in cards)
+
+
+def _opening_value(rank: int) -> int:
+    if rank == ACE_HIGH:
+        return 11
+    return min(rank, 10) if rank != 1 else 1
+
+
+def meld_points(meld: Shape | Meld, rules: Ruleset) -> int:
+    """What a meld counts towards an opening threshold: 2-10 face, J Q K 10; an ace
+    11 in a group or at the top of a run and 1 at the bottom; a joker as the card
+    it stands for (seed 001's 51 points: 10S JS QS = 30, 9H 9C 9D = 27)."""
+    if meld.kind == MeldKind.GROUP:
+        value = 11 if meld.rank == 1 else min(meld.rank, 10)
+        return value * len(meld.cards)
+    return sum(_opening_value(meld.rank + i) for i in range(len(meld.cards)))
