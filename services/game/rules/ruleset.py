@@ -75,10 +75,15 @@ class Ruleset:
     # Scoring.
     penalties: Penalties = field(default_factory=Penalties)
     scoring: Scoring = Scoring.EACH_PAYS
+    _deck: Deck = field(init=False, repr=False, compare=False)
+    """Looked up once: the engine asks for the deck on every card it checks."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_deck", deck_of(self.decks, self.jokers))
 
     @property
     def deck(self) -> Deck:
-        return deck_of(self.decks, self.jokers)
+        return self._deck
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,71 @@
+"""A rules-engine state rebuilt from one seat's `TableView`, so the engine's bots
+and hints can run in a client that only sees what its seat may see."""
+
+from __future__ import annotations
+
+from services.common.pb.rummy.v1 import table_pb2
+from services.game.rules import melds as M
+from services.game.rules.cards import JOKER
+from services.game.rules.ruleset import Ruleset, TableOptions, preset
+from services.game.rules.state import GameState, Phase, SeatStatus
+
+_PHASE = {
+    table_pb2.PHASE_DRAW: Phase.DRAW,
+    table_pb2.PHASE_PLAY: Phase.PLAY,
+    table_pb2.PHASE_GAME_OVER: Phase.GAME_OVER,
+}
+_STATUS = {
+    table_pb2.SEAT_STATUS_PLAYING: SeatStatus.PLAYING,
+    table_pb2.SEAT_STATUS_LEFT: SeatStatus.LEFT,
+    table_pb2.SEAT_STATUS_ELIMINATED: SeatStatus.ELIMINATED,
+}
+UNKNOWN = -1
+"""A card this seat cannot see (another hand, the stock)."""
+
+
+def _meld(view: table_pb2.MeldView, rules: Ruleset) -> M.Meld:
+    deck = rules.deck
+    ids = tuple(c.id for c in view.cards)
+    naturals = [c for c in ids if deck.rank[c] != JOKER]
+    if view.kind == table_pb2.MELD_KIND_GROUP:
+        named = tuple((j.joker_card_id, j.suit - 1) for j in view.jokers if j.suit)
+        return M.Meld(
+            view.id,
+            view.owner_seat,
+            M.MeldKind.GROUP,
+            ids,
+            deck.rank[naturals[0]],
+            M.NO_SUIT,
+            named,
+        )
+    start = M.run_starts(ids, deck)[0]
+    return M.Meld(view.id, view.owner_seat, M.MeldKind.RUN, ids, start, deck.suit[naturals[0]])
+
+
+def state_from_view(view: table_pb2.TableView) -> GameState:
+    rules = preset(view.ruleset)
+    seats = len(view.seats)
+    me = view.my_seat if view.HasField("my_seat") else -1
+    hands = [
+        [c.id for c in view.hand] if s == me else [UNKNOWN] * view.seats[s].card_count
+        for s in range(seats)
+    ]
+    o = view.options
+    return GameState(
+        ruleset=rules,
+        options=TableOptions(o.turn_timer_ms, o.turn_cap, o.rounds or 1, o.elimination_cap),
+        seats=seats,
+        hands=hands,
+        stock=[UNKNOWN] * view.stock_size,
+        discard=[c.id for c in view.discard_pile],
+        melds=[_meld(m, rules) for m in view.melds],
+        opened=[s.has_opened for s in view.seats],
+        totals=[s.score_total for s in view.seats],
+        status=[_STATUS.get(s.status, SeatStatus.PLAYING) for s in view.seats],
+        phase=_PHASE.get(view.phase, Phase.DEAL),
+        round_no=view.round,
+        dealer=view.dealer_seat,
+        current=view.current_seat,
+        turn=view.turn,
+        taken_discard=view.taken_discard_id if view.HasField("taken_discard_id") else -1,
+    )

@@ -1,0 +1,1 @@
+"""Developer scripts (code generation); not part of the installed package."""

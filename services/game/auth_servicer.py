@@ -1,0 +1,94 @@
+"""`rummy.v1.AuthService`: mobile-style sign-in with a device id."""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+import asyncpg
+import grpc
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from services.common import errors
+from services.common.auth import PLAYER_TTL_S, TokenError, issue_token, verify_token
+from services.common.interceptors import current_claims
+from services.common.pb.rummy.v1 import auth_pb2, auth_pb2_grpc
+
+from .servicer import DB_ERRORS
+
+MAX_NAME = 32
+
+
+def _expiry(ttl_s: int, now: float) -> Timestamp:
+    stamp = Timestamp()
+    stamp.FromSeconds(int(now) + ttl_s)
+    return stamp
+
+
+class AuthServicer(auth_pb2_grpc.AuthServiceServicer):
+    def __init__(self, pool: asyncpg.Pool, *, secret: str, ttl_s: int = PLAYER_TTL_S) -> None:
+        self._pool = pool
+        self._secret = secret
+        self._ttl_s = ttl_s
+
+    async def Login(
+        self, request: auth_pb2.LoginRequest, context: grpc.aio.ServicerContext
+    ) -> auth_pb2.LoginResponse:
+        device = request.device_id.strip()
+        name = " ".join(request.display_name.split())
+        if not 8 <= len(device) <= 128 or not device.isprintable():
+            await errors.abort(
+                context,
+                grpc.StatusCode.INVALID_ARGUMENT,
+                "DEVICE_ID_INVALID",
+                "This device could not be identified.",
+            )
+        if not 1 <= len(name) <= MAX_NAME or not name.isprintable():
+            await errors.abort(
+                context,
+                grpc.StatusCode.INVALID_ARGUMENT,
+                "NAME_INVALID",
+                f"Choose a name of 1 to {MAX_NAME} characters.",
+            )
+        try:
+            player_id = await self._pool.fetchval(
+                "INSERT INTO players (id, device_id, display_name) VALUES ($1, $2, $3)"
+                " ON CONFLICT (device_id) DO UPDATE SET display_name = EXCLUDED.display_name"
+                " RETURNING id",
+                f"p-{uuid.uuid4().hex[:16]}",
+                device,
+                name,
+            )
+        except DB_ERRORS:
+            await errors.abort(
+                context,
+                grpc.StatusCode.UNAVAILABLE,
+                "DATABASE_UNAVAILABLE",
+                "Sign-in is briefly unavailable: try again in a moment.",
+            )
+        now = time.time()
+        token = issue_token(player_id, secret=self._secret, ttl_s=self._ttl_s, now=now)
+        return auth_pb2.LoginResponse(
+            token=token, expires_at=_expiry(self._ttl_s, now), player_id=player_id
+        )
+
+    async def Refresh(
+        self, request: auth_pb2.RefreshRequest, context: grpc.aio.ServicerContext
+    ) -> auth_pb2.RefreshResponse:
+        caller = current_claims()
+        now = time.time()
+        try:
+            claims = verify_token(request.token, secret=self._secret, now=now)
+        except TokenError:
+            claims = None
+        if claims is None or claims.subject != caller.subject or claims.is_service:
+            await errors.abort(
+                context,
+                grpc.StatusCode.UNAUTHENTICATED,
+                "TOKEN_INVALID",
+                "Your sign-in is not valid. Please sign in again.",
+            )
+        token = issue_token(claims.subject, secret=self._secret, ttl_s=self._ttl_s, now=now)
+        return auth_pb2.RefreshResponse(
+            token=token, expires_at=_expiry(self._ttl_s, now), player_id=claims.subject
+        )

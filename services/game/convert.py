@@ -1,0 +1,268 @@
+"""Engine values to `rummy.v1` messages, for one viewer at a time."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from services.common.pb.rummy.v1 import cards_pb2, table_pb2
+
+from .rules import events as ev
+from .rules.cards import Deck, rank_name
+from .rules.events import HIDDEN
+from .rules.melds import Meld, MeldKind, joker_targets
+from .rules.ruleset import Ruleset, TableOptions
+from .rules.state import GameState, Phase, SeatStatus
+from .rules.view import view
+from .tables import Committed, SeatPlayer
+
+_PHASES = {
+    Phase.DEAL: table_pb2.PHASE_ROUND_OVER,
+    Phase.DRAW: table_pb2.PHASE_DRAW,
+    Phase.PLAY: table_pb2.PHASE_PLAY,
+    Phase.GAME_OVER: table_pb2.PHASE_GAME_OVER,
+}
+_STATUS = {
+    SeatStatus.PLAYING: table_pb2.SEAT_STATUS_PLAYING,
+    SeatStatus.LEFT: table_pb2.SEAT_STATUS_LEFT,
+    SeatStatus.ELIMINATED: table_pb2.SEAT_STATUS_ELIMINATED,
+}
+_END = {
+    ev.EndReason.WENT_OUT: table_pb2.END_REASON_WENT_OUT,
+    ev.EndReason.TURN_CAP: table_pb2.END_REASON_TURN_CAP,
+    ev.EndReason.ROUNDS_PLAYED: table_pb2.END_REASON_ROUNDS_PLAYED,
+    ev.EndReason.LAST_STANDING: table_pb2.END_REASON_LAST_STANDING,
+    ev.EndReason.OTHERS_LEFT: table_pb2.END_REASON_OTHERS_LEFT,
+}
+_KIND = {MeldKind.GROUP: table_pb2.MELD_KIND_GROUP, MeldKind.RUN: table_pb2.MELD_KIND_RUN}
+
+
+def timestamp_ms(ms: int) -> Timestamp:
+    stamp = Timestamp()
+    stamp.FromMilliseconds(ms)
+    return stamp
+
+
+def card(deck: Deck, card_id: int) -> cards_pb2.Card | None:
+    if card_id == HIDDEN or card_id < 0:
+        return None
+    return cards_pb2.Card(id=card_id, code=deck.code(card_id))
+
+
+def cards(deck: Deck, ids: tuple[int, ...] | list[int]) -> list[cards_pb2.Card]:
+    return [cards_pb2.Card(id=c, code=deck.code(c)) for c in ids if c >= 0]
+
+
+def meld_view(meld: Meld, rules: Ruleset) -> table_pb2.MeldView:
+    deck = rules.deck
+    jokers = []
+    for c in meld.cards:
+        if deck.is_joker(c):
+            targets = joker_targets(meld, c, rules)
+            suit = cards_pb2.Suit.ValueType(targets[0][1] + 1 if len(targets) == 1 else 0)
+            jokers.append(
+                table_pb2.JokerRole(
+                    joker_card_id=c,
+                    rank=rank_name(meld.rank if meld.kind == MeldKind.GROUP else targets[0][0]),
+                    suit=suit,
+                )
+            )
+    return table_pb2.MeldView(
+        id=meld.id,
+        owner_seat=meld.owner,
+        kind=_KIND[meld.kind],
+        cards=cards(deck, meld.cards),
+        jokers=jokers,
+    )
+
+
+def options_message(options: TableOptions, rules: Ruleset) -> table_pb2.TableOptions:
+    return table_pb2.TableOptions(
+        turn_timer_ms=options.turn_timer_ms,
+        turn_cap=options.turn_cap,
+        rounds=options.rounds,
+        elimination_cap=options.elimination_cap,
+        opening_threshold=rules.opening_threshold,
+    )
+
+
+def _scores(
+    penalties: tuple[int, ...], totals: tuple[int, ...] | list[int]
+) -> list[table_pb2.SeatScore]:
+    return [table_pb2.SeatScore(seat=s, points=p, total=totals[s]) for s, p in enumerate(penalties)]
+
+
+def table_view(
+    committed: Committed, seats: dict[int, SeatPlayer], table_id: str
+) -> table_pb2.TableView:
+    state: GameState = committed.state
+    rules = state.ruleset
+    deck = rules.deck
+    seen = view(state, committed.seat)
+    message = table_pb2.TableView(
+        table_id=table_id,
+        version=committed.version,
+        ruleset=rules.name,
+        options=options_message(state.options, rules),
+        seats=[
+            table_pb2.SeatView(
+                seat=s,
+                player_id=seats[s].player_id if s in seats else "",
+                display_name=seats[s].display_name if s in seats else "",
+                is_bot=seats[s].is_bot if s in seats else False,
+                card_count=seen.hand_sizes[s],
+                score_total=seen.totals[s],
+                has_opened=seen.opened[s],
+                status=_STATUS[seen.status[s]],
+            )
+            for s in range(state.seats)
+        ],
+        hand=cards(deck, seen.hand),
+        melds=[meld_view(m, rules) for m in seen.melds],
+        discard_size=len(seen.discard),
+        discard_pile=cards(deck, seen.discard),
+        stock_size=seen.stock_size,
+        current_seat=seen.current,
+        phase=_PHASES[seen.phase],
+        round=seen.round_no,
+        turn=seen.turn,
+        turn_cap=seen.turn_cap,
+        server_time=timestamp_ms(committed.now_ms),
+        last_seq=committed.last_seq,
+        rules=table_pb2.RuleInfo(opening_threshold=rules.opening_threshold),
+        round_results=[
+            table_pb2.RoundResult(
+                round=r.round_no,
+                winner_seat=r.winner,
+                end_reason=_END[ev.EndReason(r.reason)],
+                scores=_scores(r.penalties, seen.totals),
+            )
+            for r in seen.results
+        ],
+        dealer_seat=seen.dealer,
+    )
+    if committed.seat is not None:
+        message.my_seat = committed.seat
+    if seen.discard:
+        message.discard_top.CopyFrom(cards(deck, [seen.discard[-1]])[0])
+    if seen.deadline_ms and seen.phase in (Phase.DRAW, Phase.PLAY):
+        message.turn_deadline.CopyFrom(timestamp_ms(seen.deadline_ms))
+    if seen.taken_discard >= 0:
+        message.taken_discard_id = seen.taken_discard
+    return message
+
+
+def table_event(
+    seq: int, version: int, at: datetime, event: ev.Event, viewer: int | None, rules: Ruleset
+) -> table_pb2.TableEvent:
+    """One logged event as ``viewer`` may see it."""
+    seen = event.visible_to(viewer)
+    deck = rules.deck
+    out = table_pb2.TableEvent(seq=seq, version=version)
+    out.occurred_at.FromDatetime(at)
+    match seen:
+        case ev.RoundDealt():
+            hand = seen.hands[viewer] if viewer is not None and viewer < len(seen.hands) else ()
+            out.kind = table_pb2.EVENT_KIND_DEALT
+            out.dealt.CopyFrom(
+                table_pb2.Dealt(
+                    round=seen.round_no,
+                    dealer_seat=seen.dealer,
+                    hand=cards(deck, hand),
+                    hand_sizes=[len(h) for h in seen.hands],
+                    discard_top=card(deck, seen.discard_top),
+                    stock_size=seen.stock_size,
+                )
+            )
+        case ev.TurnBegan():
+            out.kind = table_pb2.EVENT_KIND_TURN_STARTED
+            out.seat = seen.seat
+            out.turn_started.CopyFrom(
+                table_pb2.TurnStarted(turn=seen.turn, deadline=timestamp_ms(seen.deadline_ms))
+            )
+        case ev.Drew(from_discard=True):
+            out.kind = table_pb2.EVENT_KIND_TOOK_DISCARD
+            out.seat = seen.seat
+            out.took_discard.CopyFrom(table_pb2.TookDiscard(card=card(deck, seen.card)))
+        case ev.Drew():
+            out.kind = table_pb2.EVENT_KIND_DREW
+            out.seat = seen.seat
+            out.drew.CopyFrom(
+                table_pb2.Drew(card=card(deck, seen.card), stock_size=seen.stock_size)
+            )
+        case ev.Reshuffled():
+            out.kind = table_pb2.EVENT_KIND_RESHUFFLED
+            out.reshuffled.CopyFrom(
+                table_pb2.Reshuffled(
+                    stock_size=seen.stock_size, discard_top=card(deck, seen.discard_top)
+                )
+            )
+        case ev.Melded():
+            out.kind = table_pb2.EVENT_KIND_MELDED
+            out.seat = seen.seat
+            out.melded.CopyFrom(table_pb2.Melded(melds=[meld_view(m, rules) for m in seen.melds]))
+        case ev.LaidOff():
+            out.kind = table_pb2.EVENT_KIND_LAID_OFF
+            out.seat = seen.seat
+            out.laid_off.CopyFrom(
+                table_pb2.LaidOff(cards=cards(deck, seen.cards), meld=meld_view(seen.meld, rules))
+            )
+        case ev.JokerSwapped():
+            out.kind = table_pb2.EVENT_KIND_JOKER_SWAPPED
+            out.seat = seen.seat
+            out.joker_swapped.CopyFrom(
+                table_pb2.JokerSwapped(
+                    joker=card(deck, seen.joker),
+                    replacements=cards(deck, [seen.replacement]),
+                    meld=meld_view(seen.meld, rules),
+                )
+            )
+        case ev.Discarded():
+            out.kind = table_pb2.EVENT_KIND_DISCARDED
+            out.seat = seen.seat
+            out.discarded.CopyFrom(
+                table_pb2.Discarded(card=card(deck, seen.card), automatic=seen.automatic)
+            )
+        case ev.TurnPassed():
+            out.kind = table_pb2.EVENT_KIND_TURN_PASSED
+            out.seat = seen.seat
+            reason = (
+                table_pb2.TURN_PASSED_REASON_LEFT
+                if seen.reason == "left"
+                else table_pb2.TURN_PASSED_REASON_TIMED_OUT
+            )
+            out.turn_passed.CopyFrom(table_pb2.TurnPassed(reason=reason))
+        case ev.PlayerLeft():
+            out.kind = table_pb2.EVENT_KIND_PLAYER_LEFT
+            out.seat = seen.seat
+            out.player_left.CopyFrom(table_pb2.PlayerLeft())
+        case ev.PlayerEliminated():
+            out.kind = table_pb2.EVENT_KIND_PLAYER_ELIMINATED
+            out.seat = seen.seat
+            out.player_eliminated.CopyFrom(table_pb2.PlayerEliminated(total=seen.total))
+        case ev.RoundEnded():
+            out.kind = table_pb2.EVENT_KIND_ROUND_ENDED
+            out.round_ended.CopyFrom(
+                table_pb2.RoundEnded(
+                    result=table_pb2.RoundResult(
+                        round=seen.round_no,
+                        winner_seat=seen.winner,
+                        end_reason=_END[seen.reason],
+                        scores=_scores(seen.penalties, seen.totals),
+                    )
+                )
+            )
+        case ev.GameEnded():
+            out.kind = table_pb2.EVENT_KIND_GAME_ENDED
+            out.game_ended.CopyFrom(
+                table_pb2.GameEnded(
+                    winner_seat=seen.winner,
+                    reason=_END[seen.reason],
+                    totals=[
+                        table_pb2.SeatScore(seat=s, points=t, total=t)
+                        for s, t in enumerate(seen.totals)
+                    ],
+                )
+            )
+    return out

@@ -1,0 +1,204 @@
+"""Live table events for this replica's `Watch` streams.
+
+One LISTEN connection per replica. A notification only says "table T reached
+seq S"; the events themselves are read once from the log and handed to every
+local watcher of T, so a lost notification costs latency, never an event: a
+periodic check of the watched tables' `last_seq` catches up after any gap,
+including a reconnect after a database outage.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import asyncpg
+import structlog
+
+from services.common.db import Connection, Pool
+
+from . import eventlog
+from .rules.events import Event
+
+CHANNEL = "table_events"
+log = structlog.get_logger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class LoggedEvent:
+    seq: int
+    version: int
+    event: Event
+    at: datetime
+
+
+@dataclass(eq=False)
+class Subscription:
+    table_id: uuid.UUID
+    position: int
+    """The last seq its watcher has handled."""
+    queue: asyncio.Queue[LoggedEvent]
+    overflowed: bool = False
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+async def read_events(
+    con: Connection | Pool, table_id: uuid.UUID, after: int, limit: int = 1000
+) -> list[LoggedEvent]:
+    rows = await con.fetch(
+        "SELECT seq, version, kind, payload, created_at FROM table_events"
+        " WHERE table_id = $1 AND seq > $2 ORDER BY seq LIMIT $3",
+        table_id,
+        after,
+        limit,
+    )
+    return [
+        LoggedEvent(
+            r["seq"], r["version"], eventlog.decode(r["kind"], r["payload"]), r["created_at"]
+        )
+        for r in rows
+    ]
+
+
+class Fanout:
+    def __init__(
+        self,
+        pool: asyncpg.Pool,
+        dsn: str,
+        *,
+        queue_size: int = 256,
+        poll_interval: float = 1.0,
+    ) -> None:
+        self._pool = pool
+        self._dsn = dsn
+        self._queue_size = queue_size
+        self._poll_interval = poll_interval
+        self._subs: dict[uuid.UUID, set[Subscription]] = {}
+        self._cursor: dict[uuid.UUID, int] = {}
+        self._pending: set[uuid.UUID] = set()
+        self._running: dict[uuid.UUID, asyncio.Task[None]] = {}
+        self._task: asyncio.Task[None] | None = None
+        self.connected = asyncio.Event()
+
+    @property
+    def streams(self) -> int:
+        return sum(len(s) for s in self._subs.values())
+
+    async def start(self) -> None:
+        self._task = asyncio.create_task(self._run(), name="fanout")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        for task in list(self._running.values()):
+            task.cancel()
+
+    @contextlib.contextmanager
+    def subscribe(self, table_id: uuid.UUID, position: int) -> Iterator[Subscription]:
+        sub = Subscription(table_id, position, asyncio.Queue(self._queue_size))
+        self._subs.setdefault(table_id, set()).add(sub)
+        try:
+            yield sub
+        finally:
+            subs = self._subs.get(table_id)
+            if subs is not None:
+                subs.discard(sub)
+                if not subs:
+                    del self._subs[table_id]
+                    self._cursor.pop(table_id, None)
+
+    def _notified(self, _con: object, _pid: int, _channel: str, payload: object) -> None:
+        table_text, _, seq_text = str(payload).partition(":")
+        try:
+            table_id, seq = uuid.UUID(table_text), int(seq_text)
+        except ValueError:
+            return
+        if table_id in self._subs and self._cursor.get(table_id, -1) < seq:
+            self._kick(table_id)
+
+    def _kick(self, table_id: uuid.UUID) -> None:
+        if table_id in self._running:
+            self._pending.add(table_id)
+            return
+        self._running[table_id] = asyncio.create_task(self._deliver(table_id))
+
+    async def _deliver(self, table_id: uuid.UUID) -> None:
+        try:
+            while True:
+                self._pending.discard(table_id)
+                subs = self._subs.get(table_id)
+                if not subs:
+                    return
+                after = self._cursor.get(table_id)
+                if after is None:
+                    after = min(s.position for s in subs)
+                events = await read_events(self._pool, table_id, after)
+                if events:
+                    self._cursor[table_id] = events[-1].seq
+                    for sub in list(self._subs.get(table_id, ())):
+                        self._push(sub, events)
+                if table_id not in self._pending and len(events) < 1000:
+                    return
+        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as error:
+            log.warning("fanout_read_failed", table_id=str(table_id), error=str(error))
+        finally:
+            self._running.pop(table_id, None)
+
+    def _push(self, sub: Subscription, events: list[LoggedEvent]) -> None:
+        for item in events:
+            if item.seq <= sub.position:
+                continue
+            try:
+                sub.queue.put_nowait(item)
+            except asyncio.QueueFull:
+                # A watcher this far behind is told to resume from its last seq
+                # rather than holding memory (or the table) hostage.
+                sub.overflowed = True
+                break
+        sub.wake.set()
+
+    async def _run(self) -> None:
+        backoff = 0.1
+        while True:
+            try:
+                con = await asyncpg.connect(self._dsn)
+            except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as error:
+                self.connected.clear()
+                log.warning("fanout_connect_failed", error=str(error))
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, 2.0)
+                continue
+            backoff = 0.1
+            try:
+                await con.add_listener(CHANNEL, self._notified)
+                self.connected.set()
+                while not con.is_closed():
+                    await self._poll()
+                    await asyncio.sleep(self._poll_interval)
+            except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as error:
+                log.warning("fanout_connection_lost", error=str(error))
+            finally:
+                self.connected.clear()
+                with contextlib.suppress(Exception):
+                    await con.close(timeout=1)
+
+    async def _poll(self) -> None:
+        """The safety net: find watched tables that moved without a notification."""
+        tables = list(self._subs)
+        if not tables:
+            return
+        try:
+            rows = await self._pool.fetch(
+                "SELECT id, last_seq FROM tables WHERE id = ANY($1::uuid[])", tables
+            )
+        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
+            return
+        for row in rows:
+            if row["last_seq"] > self._cursor.get(row["id"], -1):
+                self._kick(row["id"])

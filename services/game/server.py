@@ -1,0 +1,117 @@
+"""The game server: GameService and AuthService over one PostgreSQL, plus the
+fan-out of live events and the turn-timeout sweeper, health and reflection."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from dataclasses import dataclass
+
+import asyncpg
+import grpc
+import structlog
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from services.common.db import migrate, open_pool
+from services.common.interceptors import AuthInterceptor
+from services.common.pb.rummy.v1 import auth_pb2, auth_pb2_grpc, game_pb2, game_pb2_grpc
+
+from .auth_servicer import AuthServicer
+from .fanout import Fanout
+from .rules.ruleset import preset
+from .servicer import DB_ERRORS, GameServicer
+from .tables import Tables
+
+log = structlog.get_logger(__name__)
+
+MAX_MESSAGE_BYTES = 64 * 1024
+"""No legitimate request comes near this; bigger ones are refused by gRPC itself."""
+
+
+@dataclass(frozen=True, slots=True)
+class GameConfig:
+    dsn: str
+    secret: str
+    address: str = "127.0.0.1:0"
+    allow_test_decks: bool = False
+    sweep_interval: float = 0.05
+    pool_size: int = 10
+    grace: float = 5.0
+
+
+class GameServer:
+    """One game replica. `start()` returns once it listens; `port` says where."""
+
+    def __init__(self, config: GameConfig) -> None:
+        self.config = config
+        self.port = 0
+        self._server: grpc.aio.Server | None = None
+        self._pool: asyncpg.Pool | None = None
+        self._fanout: Fanout | None = None
+        self._sweeper: asyncio.Task[None] | None = None
+        self._health = health.aio.HealthServicer()
+        self.tables: Tables | None = None
+
+    async def start(self) -> None:
+        config = self.config
+        self._pool = pool = await open_pool(config.dsn, max_size=config.pool_size)
+        await migrate(pool)
+        self.tables = tables = Tables(
+            pool, rulesets=preset, allow_test_decks=config.allow_test_decks
+        )
+        self._fanout = fanout = Fanout(pool, config.dsn)
+        await fanout.start()
+        server = grpc.aio.server(
+            interceptors=[AuthInterceptor(secret=config.secret)],
+            options=[("grpc.max_receive_message_length", MAX_MESSAGE_BYTES)],
+        )
+        game_pb2_grpc.add_GameServiceServicer_to_server(GameServicer(tables, fanout, pool), server)
+        auth_pb2_grpc.add_AuthServiceServicer_to_server(
+            AuthServicer(pool, secret=config.secret), server
+        )
+        health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
+        names = (
+            game_pb2.DESCRIPTOR.services_by_name["GameService"].full_name,
+            auth_pb2.DESCRIPTOR.services_by_name["AuthService"].full_name,
+            health.SERVICE_NAME,
+            reflection.SERVICE_NAME,
+        )
+        reflection.enable_server_reflection(names, server)
+        self.port = server.add_insecure_port(config.address)
+        await server.start()
+        self._server = server
+        for name in ("", *names[:2]):
+            await self._health.set(name, health_pb2.HealthCheckResponse.SERVING)
+        self._sweeper = asyncio.create_task(self._sweep(), name="sweeper")
+        log.info("game_server_started", port=self.port)
+
+    async def _sweep(self) -> None:
+        """Fire expired turns; several replicas may sweep at once (SKIP LOCKED)."""
+        assert self.tables is not None
+        while True:
+            try:
+                while await self.tables.sweep_once() is not None:
+                    pass
+            except DB_ERRORS as error:
+                log.warning("sweep_failed", error=str(error))
+            except asyncpg.PostgresError as error:
+                log.warning("sweep_failed", error=str(error))
+            await asyncio.sleep(self.config.sweep_interval)
+
+    async def stop(self, grace: float | None = None) -> None:
+        await self._health.enter_graceful_shutdown()
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._sweeper
+        if self._server is not None:
+            await self._server.stop(self.config.grace if grace is None else grace)
+        if self._fanout is not None:
+            await self._fanout.stop()
+        if self._pool is not None:
+            await self._pool.close()
+
+    async def wait(self) -> None:
+        if self._server is not None:
+            await self._server.wait_for_termination()

@@ -1,0 +1,383 @@
+"""`rummy.v1.GameService`: a thin layer from protobuf requests to table actions."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar
+
+import asyncpg
+import grpc
+from google.protobuf.message import Message
+
+from services.common import errors
+from services.common.interceptors import require_player, require_service
+from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc
+
+from . import convert
+from .fanout import Fanout, read_events
+from .rules import actions as act
+from .rules.events import GameEnded
+from .rules.finder import find_melds
+from .rules.melds import Side
+from .rules.ruleset import TableOptions
+from .rules.scoring import meld_points
+from .tables import Committed, Refusal, SeatPlayer, Tables
+
+Resp = TypeVar("Resp", bound=Message)
+MAX_REQUEST_ID = 64
+MAX_CARDS = 32
+"""No hand or meld ever holds more: anything longer is malformed, not a move."""
+_SIDES = {
+    game_pb2.SIDE_UNSPECIFIED: Side.AUTO,
+    game_pb2.SIDE_LOW: Side.LOW,
+    game_pb2.SIDE_HIGH: Side.HIGH,
+}
+DB_ERRORS = (
+    OSError,
+    asyncpg.PostgresConnectionError,
+    asyncpg.InterfaceError,
+    asyncpg.CannotConnectNowError,
+)
+
+
+class Malformed(Refusal):
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(grpc.StatusCode.INVALID_ARGUMENT, reason, message)
+
+
+def table_id_of(text: str) -> uuid.UUID:
+    try:
+        return uuid.UUID(text)
+    except ValueError:
+        raise Malformed("TABLE_ID_INVALID", "That is not a table id.") from None
+
+
+def _ids(values: Any) -> tuple[int, ...]:
+    ids = tuple(int(v) for v in values)
+    if len(ids) > MAX_CARDS:
+        raise Malformed("TOO_MANY_CARDS", "Too many cards in one request.")
+    return ids
+
+
+def meld_spec(spec: game_pb2.MeldSpec) -> act.MeldSpec:
+    suits = tuple((js.card_id, js.suit - 1) for js in spec.joker_suits)
+    if any(s < 0 for _, s in suits):
+        raise Malformed("SUIT_INVALID", "Name a suit for the joker, or none.")
+    return act.MeldSpec(_ids(spec.card_ids), suits)
+
+
+async def guard(context: grpc.aio.ServicerContext, call: Awaitable[Resp]) -> Resp:
+    """Run a call; refusals and outages become rich statuses."""
+    try:
+        return await call
+    except Refusal as refusal:
+        await errors.abort(context, refusal.code, refusal.reason, refusal.message)
+    except (asyncpg.SerializationError, asyncpg.DeadlockDetectedError):
+        await errors.abort(
+            context, grpc.StatusCode.ABORTED, "CONFLICT", "Another move got there first: try again."
+        )
+    except DB_ERRORS:
+        await errors.abort(
+            context,
+            grpc.StatusCode.UNAVAILABLE,
+            "DATABASE_UNAVAILABLE",
+            "The game is briefly unavailable: try again in a moment.",
+        )
+
+
+class GameServicer(game_pb2_grpc.GameServiceServicer):
+    def __init__(self, tables: Tables, fanout: Fanout, pool: asyncpg.Pool) -> None:
+        self._tables = tables
+        self._fanout = fanout
+        self._pool = pool
+
+    # --- creating and reading tables ---------------------------------------
+
+    async def CreateTable(
+        self, request: game_pb2.CreateTableRequest, context: grpc.aio.ServicerContext
+    ) -> game_pb2.CreateTableResponse:
+        await require_service(context)
+        return await guard(context, self._create(request))
+
+    async def _create(self, request: game_pb2.CreateTableRequest) -> game_pb2.CreateTableResponse:
+        o = request.options
+        defaults = TableOptions()
+        options = TableOptions(
+            turn_timer_ms=o.turn_timer_ms or defaults.turn_timer_ms,
+            turn_cap=o.turn_cap or defaults.turn_cap,
+            rounds=o.rounds or defaults.rounds,
+            elimination_cap=o.elimination_cap,
+        )
+        players = [SeatPlayer(p.player_id, p.display_name, p.is_bot) for p in request.players]
+        if any(not p.player_id or len(p.player_id) > 128 for p in players):
+            raise Malformed("PLAYER_ID_INVALID", "Every seat needs a player id.")
+        table_id = table_id_of(request.table_id) if request.table_id else None
+        committed = await self._tables.create(
+            request.ruleset or "cafe",
+            options,
+            players,
+            deck_order=list(request.deck_order),
+            table_id=table_id,
+        )
+        return game_pb2.CreateTableResponse(
+            table_id=str(committed.table_id), version=committed.version
+        )
+
+    async def GetTable(
+        self, request: game_pb2.GetTableRequest, context: grpc.aio.ServicerContext
+    ) -> game_pb2.GetTableResponse:
+        player = await require_player(context)
+        return await guard(context, self._get(request, player))
+
+    async def _get(
+        self, request: game_pb2.GetTableRequest, player: str
+    ) -> game_pb2.GetTableResponse:
+        committed, seats = await self._tables.load(table_id_of(request.table_id), player)
+        return game_pb2.GetTableResponse(
+            view=convert.table_view(committed, seats, request.table_id)
+        )
+
+    async def GetHint(
+        self, request: game_pb2.GetHintRequest, context: grpc.aio.ServicerContext
+    ) -> game_pb2.GetHintResponse:
+        player = await require_player(context)
+        return await guard(context, self._hint(request, player))
+
+    async def _hint(
+        self, request: game_pb2.GetHintRequest, player: str
+    ) -> game_pb2.GetHintResponse:
+        committed, _ = await self._tables.load(table_id_of(request.table_id), player)
+        if committed.seat is None:
+            raise Refusal(
+                grpc.StatusCode.PERMISSION_DENIED, "NOT_SEATED", "You have no seat at this table."
+            )
+        state = committed.state
+        rules = state.ruleset
+        found = find_melds(
+            state.hands[committed.seat], rules, keep_one=rules.must_discard_to_go_out
+        )
+        points = sum(meld_points(m, rules) for m in found.melds)
+        threshold = 0 if state.opened[committed.seat] else rules.opening_threshold
+        return game_pb2.GetHintResponse(
+            melds=[game_pb2.MeldSpec(card_ids=m.cards) for m in found.melds],
+            opening_points=points,
+            opens=bool(found.melds) and points >= threshold,
+        )
+
+    # --- the moves of a turn -----------------------------------------------
+
+    async def _act(
+        self,
+        request: Any,
+        context: grpc.aio.ServicerContext,
+        action: act.Action,
+        response: Callable[..., Resp],
+        extra: Callable[[Committed], dict[str, Any]] | None = None,
+    ) -> Resp:
+        player = await require_player(context)
+
+        async def run() -> Resp:
+            table_id = table_id_of(request.table_id)
+            if len(request.request_id) > MAX_REQUEST_ID:
+                raise Malformed("REQUEST_ID_INVALID", "The request id is too long.")
+            expected = request.expected_version if request.HasField("expected_version") else None
+
+            def respond(committed: Committed) -> bytes:
+                seats = self._tables.cached_seats(committed.table_id)
+                fields = extra(committed) if extra else {}
+                return response(
+                    version=committed.version,
+                    view=convert.table_view(committed, seats, request.table_id),
+                    **fields,
+                ).SerializeToString()
+
+            data = await self._tables.act(
+                table_id,
+                player,
+                action,
+                respond,
+                request_id=request.request_id,
+                expected_version=expected,
+            )
+            message = response()
+            message.ParseFromString(data)
+            return message
+
+        return await guard(context, run())
+
+    async def DrawStock(
+        self, request: game_pb2.DrawStockRequest, context: grpc.aio.ServicerContext
+    ) -> game_pb2.DrawStockResponse:
+        def drawn(c: Committed) -> dict[str, Any]:
+            card = convert.card(c.state.ruleset.deck, c.state.drawn)
+            return {"card": card} if card is not None else {}
+
+        return await self._act(request, context, act.DrawStock(), game_pb2.DrawStockResponse, drawn)
+
+    async def TakeDiscard(
+        self, request: game_pb2.TakeDiscardRequest, context: grpc.aio.ServicerContext
+    ) -> game_pb2.TakeDiscardResponse:
+        return await self._act(request, context, act.TakeDiscard(), game_pb2.TakeDiscardResponse)
+
+    async def Meld(
+        self, request: game_pb2.MeldRequest, context: grpc.aio.ServicerContext
+    ) -> game_pb2.MeldResponse:
+        return await self._parsed(
+            context,
+            request,
+            lambda: act.Meld(tuple(meld_spec(m) for m in request.melds)),
+            game_pb2.MeldResponse,
+        )
+
+    async def LayOff(
+        self, request: game_pb2.LayOffRequest, context: grpc.aio.ServicerContext
+    ) -> game_pb2.LayOffResponse:
+        return await self._parsed(
+            context,
+            request,
+            lambda: act.LayOff(
+                request.meld_id, _ids(request.card_ids), _SIDES.get(request.side, Side.AUTO)
+            ),
+            game_pb2.LayOffResponse,
+        )
+
+    async def SwapJoker(
+        self, request: game_pb2.SwapJokerRequest, context: grpc.aio.ServicerContext
+    ) -> game_pb2.SwapJokerResponse:
+        def build() -> act.Action:
+            if len(request.replacement_card_ids) != 1:
+                raise Malformed("SWAP_INVALID", "Name the one card that takes the joker's place.")
+            new_meld = meld_spec(request.new_meld) if request.HasField("new_meld") else None
+            lay_off = None
+            if request.HasField("lay_off"):
+                p = request.lay_off
+                lay_off = act.LayOff(p.meld_id, _ids(p.card_ids), _SIDES.get(p.side, Side.AUTO))
+            return act.SwapJoker(
+                request.meld_id,
+                request.joker_card_id,
+                request.replacement_card_ids[0],
+                new_meld,
+                lay_off,
+            )
+
+        return await self._parsed(context, request, build, game_pb2.SwapJokerResponse)
+
+    async def Discard(
+        self, request: game_pb2.DiscardRequest, context: grpc.aio.ServicerContext
+    ) -> game_pb2.DiscardResponse:
+        return await self._act(
+            request, context, act.Discard(request.card_id), game_pb2.DiscardResponse
+        )
+
+    async def Leave(
+        self, request: game_pb2.LeaveRequest, context: grpc.aio.ServicerContext
+    ) -> game_pb2.LeaveResponse:
+        return await self._act(request, context, act.Leave(), game_pb2.LeaveResponse)
+
+    async def Reposer(
+        self, request: game_pb2.ReposerRequest, context: grpc.aio.ServicerContext
+    ) -> game_pb2.ReposerResponse:
+        await errors.abort(
+            context,
+            grpc.StatusCode.FAILED_PRECONDITION,
+            "NOT_IN_THESE_RULES",
+            "Putting the discard back is not part of this table's rules.",
+        )
+
+    async def Claim(
+        self, request: game_pb2.ClaimRequest, context: grpc.aio.ServicerContext
+    ) -> game_pb2.ClaimResponse:
+        await errors.abort(
+            context,
+            grpc.StatusCode.FAILED_PRECONDITION,
+            "NOT_IN_THESE_RULES",
+            "Claiming the discard is not part of this table's rules.",
+        )
+
+    async def _parsed(
+        self,
+        context: grpc.aio.ServicerContext,
+        request: Any,
+        build: Callable[[], act.Action],
+        response: Callable[..., Resp],
+    ) -> Resp:
+        try:
+            action = build()
+        except Refusal as refusal:
+            await errors.abort(context, refusal.code, refusal.reason, refusal.message)
+        return await self._act(request, context, action, response)
+
+    # --- the event stream --------------------------------------------------
+
+    async def Watch(
+        self, request: game_pb2.WatchRequest, context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[game_pb2.WatchResponse]:
+        player = await require_player(context)
+        try:
+            table_id = table_id_of(request.table_id)
+            committed, _ = await self._tables.load(table_id, player)
+        except Refusal as refusal:
+            await errors.abort(context, refusal.code, refusal.reason, refusal.message)
+        except DB_ERRORS:
+            await errors.abort(
+                context,
+                grpc.StatusCode.UNAVAILABLE,
+                "DATABASE_UNAVAILABLE",
+                "The game is briefly unavailable: try again in a moment.",
+            )
+        if request.after_seq > committed.last_seq:
+            await errors.abort(
+                context,
+                grpc.StatusCode.OUT_OF_RANGE,
+                "SEQ_AHEAD",
+                "That position is ahead of the table's events.",
+            )
+        seat, rules = committed.seat, committed.state.ruleset
+        position = request.after_seq
+        with self._fanout.subscribe(table_id, position) as sub:
+            while True:
+                try:
+                    batch = await read_events(self._pool, table_id, position)
+                except DB_ERRORS:
+                    await errors.abort(
+                        context,
+                        grpc.StatusCode.UNAVAILABLE,
+                        "RESUME_REQUIRED",
+                        "Reconnect and resume.",
+                        metadata={"after_seq": str(position)},
+                    )
+                for item in batch:
+                    yield game_pb2.WatchResponse(
+                        event=convert.table_event(
+                            item.seq, item.version, item.at, item.event, seat, rules
+                        )
+                    )
+                    position = sub.position = item.seq
+                    if isinstance(item.event, GameEnded):
+                        return
+                if batch and len(batch) >= 1000:
+                    continue
+                # Live: wait for the fan-out; anything it skipped is re-read above.
+                while True:
+                    if sub.overflowed and sub.queue.empty():
+                        await errors.abort(
+                            context,
+                            grpc.StatusCode.UNAVAILABLE,
+                            "RESUME_REQUIRED",
+                            "You fell behind the table: resume from your last event.",
+                            metadata={"after_seq": str(position)},
+                        )
+                    item = await sub.queue.get()
+                    if item.seq <= position:
+                        continue
+                    if item.seq > position + 1:
+                        break
+                    yield game_pb2.WatchResponse(
+                        event=convert.table_event(
+                            item.seq, item.version, item.at, item.event, seat, rules
+                        )
+                    )
+                    position = sub.position = item.seq
+                    if isinstance(item.event, GameEnded):
+                        return

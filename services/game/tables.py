@@ -1,0 +1,445 @@
+"""Tables as stateless actors over PostgreSQL.
+
+One action is one short transaction: lock the table row, resolve the caller's
+seat, replay a known `request_id`, check the expected version, apply the
+engine, write state and version, append the events, commit, and only then
+notify and answer. Any replica can serve any table; a cache may speed the
+seat lookup, correctness never depends on it.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import secrets
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import asyncpg
+import grpc
+
+from services.common.db import Connection, Pool
+
+from . import eventlog
+from .fanout import CHANNEL
+from .rules import serial
+from .rules.actions import SYSTEM, Action, Deal, Timeout
+from .rules.engine import apply
+from .rules.errors import Reason, RuleError
+from .rules.events import Event
+from .rules.ruleset import Ruleset, TableOptions
+from .rules.state import GameState, Phase, new_game
+
+
+class Refusal(Exception):
+    """A refused call: the gRPC code, a stable reason and a sentence for the player."""
+
+    def __init__(self, code: grpc.StatusCode, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.reason = reason
+        self.message = message
+
+    def to_json(self) -> str:
+        return json.dumps({"code": self.code.name, "reason": self.reason, "message": self.message})
+
+    @classmethod
+    def from_json(cls, text: str) -> Refusal:
+        doc = json.loads(text)
+        return cls(grpc.StatusCode[doc["code"]], doc["reason"], doc["message"])
+
+
+_CODES = {
+    Reason.NOT_SEATED: grpc.StatusCode.PERMISSION_DENIED,
+    Reason.CARD_UNKNOWN: grpc.StatusCode.INVALID_ARGUMENT,
+    Reason.CARD_DUPLICATED: grpc.StatusCode.INVALID_ARGUMENT,
+    Reason.ACTION_UNKNOWN: grpc.StatusCode.INVALID_ARGUMENT,
+    Reason.DECK_INVALID: grpc.StatusCode.INVALID_ARGUMENT,
+    Reason.MELD_NOT_FOUND: grpc.StatusCode.NOT_FOUND,
+}
+
+
+def refusal_of(error: RuleError) -> Refusal:
+    code = _CODES.get(error.reason, grpc.StatusCode.FAILED_PRECONDITION)
+    return Refusal(code, error.reason.value, error.message)
+
+
+@dataclass(frozen=True, slots=True)
+class SeatPlayer:
+    player_id: str
+    display_name: str = ""
+    is_bot: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Committed:
+    """What one committed transaction left: the new state, seen by ``seat``."""
+
+    table_id: uuid.UUID
+    version: int
+    last_seq: int
+    state: GameState
+    seat: int | None
+    now_ms: int
+    events: tuple[tuple[int, Event], ...]
+
+
+Responder = Callable[[Committed], bytes]
+
+_LOCK = (
+    "SELECT state, version, last_seq,"
+    " (extract(epoch from clock_timestamp()) * 1000)::bigint AS now_ms"
+    " FROM tables WHERE id = $1 FOR UPDATE"
+)
+
+
+def _deadline(state: GameState) -> datetime | None:
+    if state.phase not in (Phase.DRAW, Phase.PLAY) or not state.deadline_ms:
+        return None
+    return datetime.fromtimestamp(state.deadline_ms / 1000, UTC)
+
+
+class Tables:
+    def __init__(
+        self,
+        pool: asyncpg.Pool,
+        *,
+        rulesets: Callable[[str], Ruleset],
+        allow_test_decks: bool = False,
+        rng: random.Random | None = None,
+    ) -> None:
+        self._pool = pool
+        self._rulesets = rulesets
+        self._allow_test_decks = allow_test_decks
+        # Production deals come from the OS's cryptographic source.
+        self._rng = rng or secrets.SystemRandom()
+        self._seats: dict[uuid.UUID, dict[int, SeatPlayer]] = {}
+
+    def _deal(self, state: GameState, order: Sequence[int] | None = None) -> Deal:
+        if order is None:
+            cards = list(state.ruleset.deck.ids())
+            self._rng.shuffle(cards)
+            order = cards
+        return Deal(tuple(order), self._rng.getrandbits(63))
+
+    async def create(
+        self,
+        ruleset_name: str,
+        options: TableOptions,
+        players: Sequence[SeatPlayer],
+        *,
+        deck_order: Sequence[int] | None = None,
+        table_id: uuid.UUID | None = None,
+    ) -> Committed:
+        try:
+            ruleset = self._rulesets(ruleset_name)
+        except KeyError as error:
+            raise Refusal(
+                grpc.StatusCode.INVALID_ARGUMENT, "RULESET_UNKNOWN", str(error.args[0])
+            ) from None
+        if not 2 <= len(players) <= 4:
+            raise Refusal(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                "SEATS_INVALID",
+                "A table seats 2, 3 or 4 players.",
+            )
+        if len({p.player_id for p in players}) != len(players):
+            raise Refusal(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                "SEATS_INVALID",
+                "A player can only take one seat.",
+            )
+        try:
+            options.validate()
+        except ValueError as error:
+            raise Refusal(grpc.StatusCode.INVALID_ARGUMENT, "OPTIONS_INVALID", str(error)) from None
+        if deck_order and not self._allow_test_decks:
+            raise Refusal(
+                grpc.StatusCode.PERMISSION_DENIED,
+                "TEST_DECK_REFUSED",
+                "This server does not accept an explicit deck order.",
+            )
+        table_id = table_id or uuid.uuid4()
+        state = new_game(ruleset, len(players), options)
+        async with self._pool.acquire() as con, con.transaction():
+            existing = await con.fetchrow(
+                "SELECT version, last_seq FROM tables WHERE id = $1", table_id
+            )
+            if existing is not None:
+                # A retried create (the caller chose the id): same seats, same answer.
+                seated = await self.seats(con, table_id)
+                if [p.player_id for _, p in sorted(seated.items())] != [
+                    p.player_id for p in players
+                ]:
+                    raise Refusal(
+                        grpc.StatusCode.ALREADY_EXISTS,
+                        "TABLE_EXISTS",
+                        "A different table already has this id.",
+                    )
+                return Committed(
+                    table_id, existing["version"], existing["last_seq"], state, None, 0, ()
+                )
+            now_ms = await con.fetchval(
+                "SELECT (extract(epoch from clock_timestamp()) * 1000)::bigint"
+            )
+            try:
+                state, events = apply(state, SYSTEM, self._deal(state, deck_order or None), now_ms)
+            except RuleError as error:
+                raise refusal_of(error) from None
+            await con.execute(
+                "INSERT INTO tables (id, ruleset, options, state, version, last_seq,"
+                " turn_deadline) VALUES ($1, $2, $3::jsonb, $4, 1, $6, $5)",
+                table_id,
+                ruleset.name,
+                json.dumps(options_json(options)),
+                serial.dumps(state),
+                _deadline(state),
+                len(events),
+            )
+            await con.executemany(
+                "INSERT INTO table_seats (table_id, seat, player_id, display_name, is_bot)"
+                " VALUES ($1, $2, $3, $4, $5)",
+                [
+                    (table_id, i, p.player_id, p.display_name, p.is_bot)
+                    for i, p in enumerate(players)
+                ],
+            )
+            logged = await self._append(con, table_id, 0, 1, events)
+        await self._notify(table_id, logged[-1][0])
+        return Committed(table_id, 1, logged[-1][0], state, None, now_ms, tuple(logged))
+
+    async def seat_of(self, con: Connection, table_id: uuid.UUID, player_id: str) -> int | None:
+        seats = self._seats.get(table_id)
+        if seats is None:
+            seats = await self.seats(con, table_id)
+            if seats:
+                # Seats never change once a table exists, so this cache cannot go stale.
+                self._seats[table_id] = seats
+        return next((s for s, p in seats.items() if p.player_id == player_id), None)
+
+    def cached_seats(self, table_id: uuid.UUID) -> dict[int, SeatPlayer]:
+        return self._seats.get(table_id, {})
+
+    async def act(
+        self,
+        table_id: uuid.UUID,
+        player_id: str,
+        action: Action,
+        respond: Responder,
+        *,
+        request_id: str = "",
+        expected_version: int | None = None,
+    ) -> bytes:
+        """Apply one player's action; the bytes are the response, committed with it."""
+        async with self._pool.acquire() as con:
+            async with con.transaction():
+                row = await con.fetchrow(_LOCK, table_id)
+                if row is None:
+                    raise Refusal(
+                        grpc.StatusCode.NOT_FOUND, "TABLE_NOT_FOUND", "There is no such table."
+                    )
+                seat = await self.seat_of(con, table_id, player_id)
+                if seat is None:
+                    raise Refusal(
+                        grpc.StatusCode.PERMISSION_DENIED,
+                        "NOT_SEATED",
+                        "You have no seat at this table.",
+                    )
+                if request_id:
+                    prior = await con.fetchrow(
+                        "SELECT response, error FROM action_requests"
+                        " WHERE table_id = $1 AND player_id = $2 AND request_id = $3",
+                        table_id,
+                        player_id,
+                        request_id,
+                    )
+                    if prior is not None:
+                        if prior["error"] is not None:
+                            raise Refusal.from_json(prior["error"])
+                        return bytes(prior["response"])
+                try:
+                    committed = await self._apply(
+                        con, table_id, row, seat, action, expected_version
+                    )
+                    response = respond(committed)
+                except Refusal as refusal:
+                    if request_id:
+                        await self._remember(
+                            con, table_id, player_id, request_id, None, refusal.to_json()
+                        )
+                    raise
+                if request_id:
+                    await self._remember(con, table_id, player_id, request_id, response, None)
+            await self._notify_on(con, table_id, committed.last_seq)
+        return response
+
+    async def _apply(
+        self,
+        con: Connection,
+        table_id: uuid.UUID,
+        row: asyncpg.Record,
+        seat: int,
+        action: Action,
+        expected_version: int | None,
+    ) -> Committed:
+        version = row["version"]
+        if expected_version is not None and expected_version != version:
+            raise Refusal(
+                grpc.StatusCode.ABORTED,
+                "VERSION_STALE",
+                "The table has moved on since you looked: refresh and try again.",
+            )
+        state = serial.loads(row["state"])
+        try:
+            state, events = apply(state, seat, action, row["now_ms"])
+        except RuleError as error:
+            raise refusal_of(error) from None
+        return await self._write(con, table_id, row, state, events, seat)
+
+    async def _write(
+        self,
+        con: Connection,
+        table_id: uuid.UUID,
+        row: asyncpg.Record,
+        state: GameState,
+        events: list[Event],
+        seat: int | None,
+    ) -> Committed:
+        now_ms = row["now_ms"]
+        if state.phase == Phase.DEAL:
+            state, more = apply(state, SYSTEM, self._deal(state), now_ms)
+            events = events + more
+        version = row["version"] + 1
+        over = state.phase == Phase.GAME_OVER
+        await con.execute(
+            "UPDATE tables SET state = $2, version = $3, last_seq = $4, turn_deadline = $5,"
+            " status = $6, updated_at = now(), finished_at = CASE WHEN $6 = 'finished'"
+            " THEN now() END WHERE id = $1",
+            table_id,
+            serial.dumps(state),
+            version,
+            row["last_seq"] + len(events),
+            _deadline(state),
+            "finished" if over else "active",
+        )
+        logged = await self._append(con, table_id, row["last_seq"], version, events)
+        return Committed(table_id, version, logged[-1][0], state, seat, now_ms, tuple(logged))
+
+    async def _append(
+        self,
+        con: Connection,
+        table_id: uuid.UUID,
+        last_seq: int,
+        version: int,
+        events: Sequence[Event],
+    ) -> list[tuple[int, Event]]:
+        seqs = list(range(last_seq + 1, last_seq + 1 + len(events)))
+        await con.execute(
+            "INSERT INTO table_events (table_id, seq, version, kind, payload)"
+            " SELECT $1, s, $3, k, p FROM unnest($2::bigint[], $4::text[], $5::bytea[])"
+            " AS e(s, k, p)",
+            table_id,
+            seqs,
+            version,
+            [eventlog.kind_of(e) for e in events],
+            [eventlog.encode(e) for e in events],
+        )
+        return list(zip(seqs, events, strict=True))
+
+    async def _remember(
+        self,
+        con: Connection,
+        table_id: uuid.UUID,
+        player_id: str,
+        request_id: str,
+        response: bytes | None,
+        error: str | None,
+    ) -> None:
+        await con.execute(
+            "INSERT INTO action_requests (table_id, player_id, request_id, response, error)"
+            " VALUES ($1, $2, $3, $4, $5::jsonb)",
+            table_id,
+            player_id,
+            request_id,
+            response,
+            error,
+        )
+
+    async def _notify(self, table_id: uuid.UUID, last_seq: int) -> None:
+        async with self._pool.acquire() as con:
+            await self._notify_on(con, table_id, last_seq)
+
+    async def _notify_on(self, con: Connection, table_id: uuid.UUID, seq: int) -> None:
+        # After the commit, not inside it: NOTIFY in a transaction serialises all
+        # commits on one lock. A lost notification only delays watchers until
+        # the fan-out's periodic catch-up.
+        await con.execute("SELECT pg_notify($1, $2)", CHANNEL, f"{table_id}:{seq}")
+
+    async def sweep_once(self) -> Committed | None:
+        """Fire the oldest expired turn, if any: exactly once across replicas, since
+        the row is claimed with SKIP LOCKED and the deadline moves in the same commit."""
+        async with self._pool.acquire() as con:
+            async with con.transaction():
+                row = await con.fetchrow(
+                    "SELECT id, state, version, last_seq,"
+                    " (extract(epoch from clock_timestamp()) * 1000)::bigint AS now_ms"
+                    " FROM tables WHERE status = 'active' AND turn_deadline <= clock_timestamp()"
+                    " ORDER BY turn_deadline LIMIT 1 FOR UPDATE SKIP LOCKED"
+                )
+                if row is None:
+                    return None
+                state = serial.loads(row["state"])
+                try:
+                    state, events = apply(state, SYSTEM, Timeout(), row["now_ms"])
+                except RuleError:
+                    # A deadline column ahead of the state (e.g. written by an older
+                    # replica): realign it and move on.
+                    await con.execute(
+                        "UPDATE tables SET turn_deadline = $2 WHERE id = $1",
+                        row["id"],
+                        _deadline(state),
+                    )
+                    return None
+                committed = await self._write(con, row["id"], row, state, events, None)
+            await self._notify_on(con, row["id"], committed.last_seq)
+        return committed
+
+    async def load(
+        self, table_id: uuid.UUID, player_id: str
+    ) -> tuple[Committed, dict[int, SeatPlayer]]:
+        """The table as it is now, for ``player_id`` (a spectator when not seated)."""
+        async with self._pool.acquire() as con:
+            row = await con.fetchrow(
+                "SELECT state, version, last_seq,"
+                " (extract(epoch from clock_timestamp()) * 1000)::bigint AS now_ms"
+                " FROM tables WHERE id = $1",
+                table_id,
+            )
+            if row is None:
+                raise Refusal(
+                    grpc.StatusCode.NOT_FOUND, "TABLE_NOT_FOUND", "There is no such table."
+                )
+            seats = await self.seats(con, table_id)
+        seat = next((s for s, p in seats.items() if p.player_id == player_id), None)
+        state = serial.loads(row["state"])
+        return Committed(
+            table_id, row["version"], row["last_seq"], state, seat, row["now_ms"], ()
+        ), seats
+
+    async def seats(self, con: Connection | Pool, table_id: uuid.UUID) -> dict[int, SeatPlayer]:
+        rows = await con.fetch(
+            "SELECT seat, player_id, display_name, is_bot FROM table_seats WHERE table_id = $1",
+            table_id,
+        )
+        return {r["seat"]: SeatPlayer(r["player_id"], r["display_name"], r["is_bot"]) for r in rows}
+
+
+def options_json(options: TableOptions) -> dict[str, int]:
+    return {
+        "turn_timer_ms": options.turn_timer_ms,
+        "turn_cap": options.turn_cap,
+        "rounds": options.rounds,
+        "elimination_cap": options.elimination_cap,
+    }

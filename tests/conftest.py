@@ -1,0 +1,46 @@
+"""Shared fixtures: one PostgreSQL server per test run, a fresh database per test.
+
+With DATABASE_URL set, its server is used (the URL's role needs CREATEDB);
+otherwise one embedded server is started in a temporary folder.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import AsyncIterator, Iterator
+
+import asyncpg
+import pytest
+
+from services.common.db import EmbeddedPostgres, with_database
+
+
+@pytest.fixture(scope="session")
+def database_url() -> Iterator[str]:
+    url = os.environ.get("DATABASE_URL", "").strip()
+    if url:
+        yield url
+        return
+    with EmbeddedPostgres.temporary() as dsn:
+        yield dsn
+
+
+@pytest.fixture
+async def fresh_dsn(database_url: str) -> AsyncIterator[str]:
+    """DSN of a new, empty database on the test server, dropped afterwards."""
+    name = f"test_{uuid.uuid4().hex[:20]}"
+    await _admin(database_url, f'CREATE DATABASE "{name}"')
+    try:
+        yield with_database(database_url, name)
+    finally:
+        # FORCE: a test that leaked a connection must not leak the database too.
+        await _admin(database_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+async def _admin(dsn: str, statement: str) -> None:
+    conn = await asyncpg.connect(dsn)
+    try:
+        await conn.execute(statement)
+    finally:
+        await conn.close()

@@ -1,0 +1,192 @@
+"""Migrations against a real PostgreSQL: bundled schema, idempotence, races, edits."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import asyncpg
+import pytest
+
+from services.common import migrate_cli
+from services.common.db import (
+    ChecksumMismatchError,
+    Migration,
+    MigrationError,
+    load_migrations,
+    migrate,
+    migration_status,
+    open_pool,
+)
+
+GAME_TABLES = ["players", "tables", "table_seats", "table_events", "action_requests"]
+
+
+async def test_bundled_migrations_apply(fresh_dsn: str) -> None:
+    bundled = load_migrations()
+    assert [m.version for m in bundled][:1] == [1]
+    pool = await open_pool(fresh_dsn, max_size=2)
+    try:
+        applied = await migrate(pool)
+        assert applied == bundled
+        rows = await pool.fetch("SELECT version, checksum FROM schema_migrations ORDER BY 1")
+        assert [(r["version"], r["checksum"]) for r in rows] == [
+            (m.version, m.checksum) for m in bundled
+        ]
+        for table in GAME_TABLES:
+            assert await pool.fetchval("SELECT to_regclass($1)::text", table) == table
+        index = await pool.fetchval(
+            "SELECT indexdef FROM pg_indexes WHERE indexname = 'tables_turn_deadline_idx'"
+        )
+        assert "WHERE ((status = 'active'::text) AND (turn_deadline IS NOT NULL))" in index
+    finally:
+        await pool.close()
+
+
+async def test_game_schema_enforces_its_rules(fresh_dsn: str) -> None:
+    conn = await asyncpg.connect(fresh_dsn)
+    try:
+        await migrate(conn)
+        table_id = await conn.fetchval(
+            "INSERT INTO tables (ruleset, state) VALUES ('classic', '\\x00') RETURNING id"
+        )
+        await conn.execute(
+            "INSERT INTO table_seats (table_id, seat, player_id) VALUES ($1, 0, 'p1')", table_id
+        )
+        await conn.execute(
+            "INSERT INTO table_events (table_id, seq, version, kind, payload)"
+            " VALUES ($1, 1, 1, 'x', '')",
+            table_id,
+        )
+        with pytest.raises(asyncpg.PostgresError, match="append-only"):
+            await conn.execute("UPDATE table_events SET kind = 'y' WHERE table_id = $1", table_id)
+        with pytest.raises(asyncpg.CheckViolationError):
+            await conn.execute("UPDATE tables SET status = 'finished' WHERE id = $1", table_id)
+        await conn.execute(
+            "UPDATE tables SET status = 'finished', finished_at = now() WHERE id = $1", table_id
+        )
+        with pytest.raises(asyncpg.CheckViolationError):
+            await conn.execute(
+                "INSERT INTO table_seats (table_id, seat, player_id) VALUES ($1, 4, 'p2')",
+                table_id,
+            )
+        await conn.execute("INSERT INTO players (id, device_id) VALUES ('p1', 'd1')")
+        with pytest.raises(asyncpg.UniqueViolationError):
+            await conn.execute("INSERT INTO players (id, device_id) VALUES ('p2', 'd1')")
+        assert await conn.fetchval("SELECT rating FROM players WHERE id = 'p1'") == 1500
+        # Purging a finished table takes its seats and events with it.
+        await conn.execute("DELETE FROM tables WHERE id = $1", table_id)
+        assert await conn.fetchval("SELECT count(*) FROM table_events") == 0
+    finally:
+        await conn.close()
+
+
+async def test_second_run_is_a_no_op(fresh_dsn: str) -> None:
+    conn = await asyncpg.connect(fresh_dsn)
+    try:
+        assert await migrate(conn) != []
+        before = await conn.fetch("SELECT * FROM schema_migrations ORDER BY version")
+        assert await migrate(conn) == []
+        assert await conn.fetch("SELECT * FROM schema_migrations ORDER BY version") == before
+    finally:
+        await conn.close()
+
+
+async def test_concurrent_runs_apply_each_migration_once(fresh_dsn: str) -> None:
+    # A slow extra migration widens the window in which replicas overlap; it
+    # would fail on a second run since its table would already exist.
+    migrations = [
+        *load_migrations(),
+        Migration.from_sql(9000, "slow", "SELECT pg_sleep(0.3); CREATE TABLE slow_marker ();"),
+    ]
+    conns = [await asyncpg.connect(fresh_dsn) for _ in range(5)]
+    try:
+        results = await asyncio.gather(*(migrate(c, migrations=migrations) for c in conns))
+        applied = sorted(m.version for result in results for m in result)
+        assert applied == [m.version for m in migrations]
+        counts = await conns[0].fetch(
+            "SELECT version, count(*) AS n FROM schema_migrations GROUP BY version ORDER BY 1"
+        )
+        assert [(r["version"], r["n"]) for r in counts] == [(m.version, 1) for m in migrations]
+    finally:
+        await asyncio.gather(*(c.close() for c in conns))
+
+
+async def test_edited_migration_is_detected(fresh_dsn: str, tmp_path: Path) -> None:
+    (tmp_path / "0001_first.sql").write_text("CREATE TABLE first (id int);\n")
+    (tmp_path / "0002_second.sql").write_text("CREATE TABLE second (id int);\n")
+    conn = await asyncpg.connect(fresh_dsn)
+    try:
+        assert len(await migrate(conn, migrations=load_migrations(tmp_path))) == 2
+        (tmp_path / "0001_first.sql").write_text("CREATE TABLE first (id bigint);\n")
+        (tmp_path / "0003_third.sql").write_text("CREATE TABLE third (id int);\n")
+        with pytest.raises(ChecksumMismatchError, match="0001_first"):
+            await migrate(conn, migrations=load_migrations(tmp_path))
+        # Nothing after the detection ran.
+        assert await conn.fetchval("SELECT to_regclass('third')") is None
+        states = {
+            s.version: s.state
+            for s in await migration_status(conn, migrations=load_migrations(tmp_path))
+        }
+        assert states == {1: "edited", 2: "applied", 3: "pending"}
+    finally:
+        await conn.close()
+
+
+async def test_failed_migration_rolls_back_alone(fresh_dsn: str, tmp_path: Path) -> None:
+    (tmp_path / "0001_good.sql").write_text("CREATE TABLE good (id int);")
+    (tmp_path / "0002_bad.sql").write_text("CREATE TABLE half (id int); SELECT 1/0;")
+    conn = await asyncpg.connect(fresh_dsn)
+    try:
+        with pytest.raises(MigrationError, match="0002_bad"):
+            await migrate(conn, migrations=load_migrations(tmp_path))
+        assert await conn.fetchval("SELECT to_regclass('good')::text") == "good"
+        assert await conn.fetchval("SELECT to_regclass('half')") is None
+        assert await conn.fetchval("SELECT array_agg(version) FROM schema_migrations") == [1]
+        # Fixing the file (never applied, so it may change) lets it through.
+        (tmp_path / "0002_bad.sql").write_text("CREATE TABLE half (id int);")
+        assert [m.version for m in await migrate(conn, migrations=load_migrations(tmp_path))] == [2]
+    finally:
+        await conn.close()
+
+
+async def test_migrations_unknown_to_this_build_are_tolerated(fresh_dsn: str) -> None:
+    newer = Migration.from_sql(9001, "from_the_future", "CREATE TABLE future ();")
+    conn = await asyncpg.connect(fresh_dsn)
+    try:
+        await migrate(conn, migrations=[*load_migrations(), newer])
+        assert await migrate(conn) == []
+        states = {s.version: s.state for s in await migration_status(conn)}
+        assert states[9001] == "unknown"
+    finally:
+        await conn.close()
+
+
+def test_file_names_and_versions_are_checked(tmp_path: Path) -> None:
+    (tmp_path / "README.md").write_text("not a migration")
+    (tmp_path / "0001_a.sql").write_text("")
+    assert [m.label for m in load_migrations(tmp_path)] == ["0001_a"]
+    (tmp_path / "0001_b.sql").write_text("")
+    with pytest.raises(MigrationError, match="two migration files"):
+        load_migrations(tmp_path)
+    (tmp_path / "0001_b.sql").unlink()
+    (tmp_path / "2_c.sql").write_text("")
+    with pytest.raises(MigrationError, match="NNNN_name"):
+        load_migrations(tmp_path)
+
+
+def test_checksum_ignores_line_endings() -> None:
+    unix = Migration.from_sql(1, "a", "SELECT 1;\nSELECT 2;\n")
+    windows = Migration.from_sql(1, "a", "SELECT 1;\r\nSELECT 2;\r\n")
+    assert unix.checksum == windows.checksum
+
+
+def test_command_line(fresh_dsn: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert migrate_cli.main(["--dsn", fresh_dsn, "--status"]) == 0
+    assert "0001  pending  game_tables" in capsys.readouterr().out
+    assert migrate_cli.main(["--dsn", fresh_dsn]) == 0
+    assert "applied: 0001_game_tables" in capsys.readouterr().out
+    assert migrate_cli.main(["--dsn", fresh_dsn]) == 0
+    assert "up to date" in capsys.readouterr().out
+    assert migrate_cli.main(["--dsn", fresh_dsn, "--status"]) == 0
+    assert "0001  applied  game_tables" in capsys.readouterr().out
