@@ -19,7 +19,7 @@ $(BUF): tools/buf/package.json tools/buf/package-lock.json
 	touch $(BUF)
 
 run: $(STAMP)
-	$(BIN)/rummy demo
+	$(BIN)/rummy-dev
 
 test: lint typecheck pytest
 

@@ -12,12 +12,21 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import NoReturn
 
+import asyncpg
 import grpc
 from google.protobuf import any_pb2
 from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
 DOMAIN = "rummy.v1"
+
+DB_ERRORS = (
+    OSError,
+    asyncpg.PostgresConnectionError,
+    asyncpg.InterfaceError,
+    asyncpg.CannotConnectNowError,
+)
+"""What a database outage raises; callers answer UNAVAILABLE and clients retry."""
 
 
 def rich_status(

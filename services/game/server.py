@@ -13,11 +13,11 @@ import structlog
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from services.common.auth_servicer import AuthServicer
 from services.common.db import migrate, open_pool
 from services.common.interceptors import AuthInterceptor
 from services.common.pb.rummy.v1 import auth_pb2, auth_pb2_grpc, game_pb2, game_pb2_grpc
 
-from .auth_servicer import AuthServicer
 from .fanout import Fanout
 from .rules.ruleset import preset
 from .servicer import DB_ERRORS, GameServicer
@@ -38,6 +38,7 @@ class GameConfig:
     sweep_interval: float = 0.05
     pool_size: int = 10
     grace: float = 5.0
+    bot_delay_ms: int = 800
 
 
 class GameServer:
@@ -58,7 +59,10 @@ class GameServer:
         self._pool = pool = await open_pool(config.dsn, max_size=config.pool_size)
         await migrate(pool)
         self.tables = tables = Tables(
-            pool, rulesets=preset, allow_test_decks=config.allow_test_decks
+            pool,
+            rulesets=preset,
+            allow_test_decks=config.allow_test_decks,
+            bot_delay_ms=config.bot_delay_ms,
         )
         self._fanout = fanout = Fanout(pool, config.dsn)
         await fanout.start()
@@ -101,6 +105,9 @@ class GameServer:
 
     async def stop(self, grace: float | None = None) -> None:
         await self._health.enter_graceful_shutdown()
+        if self._fanout is not None:
+            # Watchers resume on another replica now rather than at the end of grace.
+            self._fanout.close_streams()
         if self._sweeper is not None:
             self._sweeper.cancel()
             with contextlib.suppress(asyncio.CancelledError):

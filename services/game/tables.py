@@ -20,12 +20,14 @@ from datetime import UTC, datetime
 import asyncpg
 import grpc
 
+from services.common import rating
 from services.common.db import Connection, Pool
 
 from . import eventlog
+from .autoplay import BOT_DELAY_MS, bot_turn
 from .fanout import CHANNEL
 from .rules import serial
-from .rules.actions import SYSTEM, Action, Deal, Timeout
+from .rules.actions import SYSTEM, Action, Deal, Leave, Timeout
 from .rules.engine import apply
 from .rules.errors import Reason, RuleError
 from .rules.events import Event
@@ -89,16 +91,22 @@ class Committed:
 Responder = Callable[[Committed], bytes]
 
 _LOCK = (
-    "SELECT state, version, last_seq,"
+    "SELECT state, version, last_seq, bot_seats,"
     " (extract(epoch from clock_timestamp()) * 1000)::bigint AS now_ms"
     " FROM tables WHERE id = $1 FOR UPDATE"
 )
 
 
-def _deadline(state: GameState) -> datetime | None:
+def _deadline(
+    state: GameState, bots: Sequence[int] = (), now_ms: int = 0, bot_delay_ms: int = 0
+) -> datetime | None:
+    """The `turn_deadline` column: the turn's timeout, or sooner when a bot is to play."""
     if state.phase not in (Phase.DRAW, Phase.PLAY) or not state.deadline_ms:
         return None
-    return datetime.fromtimestamp(state.deadline_ms / 1000, UTC)
+    due = state.deadline_ms
+    if state.current in bots:
+        due = min(due, now_ms + bot_delay_ms)
+    return datetime.fromtimestamp(due / 1000, UTC)
 
 
 class Tables:
@@ -109,10 +117,12 @@ class Tables:
         rulesets: Callable[[str], Ruleset],
         allow_test_decks: bool = False,
         rng: random.Random | None = None,
+        bot_delay_ms: int = BOT_DELAY_MS,
     ) -> None:
         self._pool = pool
         self._rulesets = rulesets
         self._allow_test_decks = allow_test_decks
+        self._bot_delay_ms = bot_delay_ms
         # Production deals come from the OS's cryptographic source.
         self._rng = rng or secrets.SystemRandom()
         self._seats: dict[uuid.UUID, dict[int, SeatPlayer]] = {}
@@ -162,6 +172,7 @@ class Tables:
                 "This server does not accept an explicit deck order.",
             )
         table_id = table_id or uuid.uuid4()
+        bots = [seat for seat, p in enumerate(players) if p.is_bot]
         state = new_game(ruleset, len(players), options)
         async with self._pool.acquire() as con, con.transaction():
             existing = await con.fetchrow(
@@ -190,13 +201,14 @@ class Tables:
                 raise refusal_of(error) from None
             await con.execute(
                 "INSERT INTO tables (id, ruleset, options, state, version, last_seq,"
-                " turn_deadline) VALUES ($1, $2, $3::jsonb, $4, 1, $6, $5)",
+                " turn_deadline, bot_seats) VALUES ($1, $2, $3::jsonb, $4, 1, $6, $5, $7)",
                 table_id,
                 ruleset.name,
                 json.dumps(options_json(options)),
                 serial.dumps(state),
-                _deadline(state),
+                _deadline(state, bots, now_ms, self._bot_delay_ms),
                 len(events),
+                bots,
             )
             await con.executemany(
                 "INSERT INTO table_seats (table_id, seat, player_id, display_name, is_bot)"
@@ -233,6 +245,7 @@ class Tables:
         expected_version: int | None = None,
     ) -> bytes:
         """Apply one player's action; the bytes are the response, committed with it."""
+        refused: Refusal | None = None
         async with self._pool.acquire() as con:
             async with con.transaction():
                 row = await con.fetchrow(_LOCK, table_id)
@@ -265,13 +278,19 @@ class Tables:
                     )
                     response = respond(committed)
                 except Refusal as refusal:
+                    if not request_id:
+                        raise
+                    # Committed, not rolled back with the raise: a retry must get
+                    # this refusal, not a second chance once the table has moved on.
+                    await self._remember(
+                        con, table_id, player_id, request_id, None, refusal.to_json()
+                    )
+                    refused = refusal
+                else:
                     if request_id:
-                        await self._remember(
-                            con, table_id, player_id, request_id, None, refusal.to_json()
-                        )
-                    raise
-                if request_id:
-                    await self._remember(con, table_id, player_id, request_id, response, None)
+                        await self._remember(con, table_id, player_id, request_id, response, None)
+            if refused is not None:
+                raise refused
             await self._notify_on(con, table_id, committed.last_seq)
         return response
 
@@ -296,6 +315,12 @@ class Tables:
             state, events = apply(state, seat, action, row["now_ms"])
         except RuleError as error:
             raise refusal_of(error) from None
+        if isinstance(action, Leave):
+            await con.execute(
+                "UPDATE table_seats SET left_at = now() WHERE table_id = $1 AND seat = $2",
+                table_id,
+                seat,
+            )
         return await self._write(con, table_id, row, state, events, seat)
 
     async def _write(
@@ -313,6 +338,8 @@ class Tables:
             events = events + more
         version = row["version"] + 1
         over = state.phase == Phase.GAME_OVER
+        if over:
+            await self._rate(con, table_id, state)
         await con.execute(
             "UPDATE tables SET state = $2, version = $3, last_seq = $4, turn_deadline = $5,"
             " status = $6, updated_at = now(), finished_at = CASE WHEN $6 = 'finished'"
@@ -321,11 +348,31 @@ class Tables:
             serial.dumps(state),
             version,
             row["last_seq"] + len(events),
-            _deadline(state),
+            _deadline(state, row["bot_seats"], now_ms, self._bot_delay_ms),
             "finished" if over else "active",
         )
         logged = await self._append(con, table_id, row["last_seq"], version, events)
         return Committed(table_id, version, logged[-1][0], state, seat, now_ms, tuple(logged))
+
+    async def _rate(self, con: Connection, table_id: uuid.UUID, state: GameState) -> None:
+        """Update the ratings of the table's players (bots have none) in the same commit."""
+        seats = await self.seats(con, table_id)
+        humans = [s for s, p in sorted(seats.items()) if not p.is_bot]
+        if len(humans) < 2:
+            return
+        ids = [seats[s].player_id for s in humans]
+        rows = await con.fetch("SELECT id, rating FROM players WHERE id = ANY($1::text[])", ids)
+        known = {r["id"]: r["rating"] for r in rows}
+        if len(known) != len(ids):
+            return
+        order = sorted(state.playing(), key=lambda s: (s != state.winner, state.totals[s]))
+        place = {s: i for i, s in enumerate(order)}
+        worst = len(order)
+        places = [place.get(s, worst) for s in humans]
+        new = rating.updated([known[i] for i in ids], places)
+        await con.executemany(
+            "UPDATE players SET rating = $2 WHERE id = $1", list(zip(ids, new, strict=True))
+        )
 
     async def _append(
         self,
@@ -378,12 +425,13 @@ class Tables:
         await con.execute("SELECT pg_notify($1, $2)", CHANNEL, f"{table_id}:{seq}")
 
     async def sweep_once(self) -> Committed | None:
-        """Fire the oldest expired turn, if any: exactly once across replicas, since
-        the row is claimed with SKIP LOCKED and the deadline moves in the same commit."""
+        """Fire the oldest due turn, if any: a bot's move or a timeout. Exactly once
+        across replicas: the row is claimed with SKIP LOCKED and the deadline moves
+        in the same commit."""
         async with self._pool.acquire() as con:
             async with con.transaction():
                 row = await con.fetchrow(
-                    "SELECT id, state, version, last_seq,"
+                    "SELECT id, state, version, last_seq, bot_seats,"
                     " (extract(epoch from clock_timestamp()) * 1000)::bigint AS now_ms"
                     " FROM tables WHERE status = 'active' AND turn_deadline <= clock_timestamp()"
                     " ORDER BY turn_deadline LIMIT 1 FOR UPDATE SKIP LOCKED"
@@ -391,17 +439,22 @@ class Tables:
                 if row is None:
                     return None
                 state = serial.loads(row["state"])
-                try:
-                    state, events = apply(state, SYSTEM, Timeout(), row["now_ms"])
-                except RuleError:
-                    # A deadline column ahead of the state (e.g. written by an older
-                    # replica): realign it and move on.
-                    await con.execute(
-                        "UPDATE tables SET turn_deadline = $2 WHERE id = $1",
-                        row["id"],
-                        _deadline(state),
-                    )
-                    return None
+                now_ms = row["now_ms"]
+                events: list[Event] = []
+                if state.current in row["bot_seats"]:
+                    state, events = bot_turn(state, state.current, now_ms)
+                if not events:
+                    try:
+                        state, events = apply(state, SYSTEM, Timeout(), now_ms)
+                    except RuleError:
+                        # Not due yet (a stuck bot, or a column written ahead of the
+                        # state): wait for the turn's own deadline.
+                        await con.execute(
+                            "UPDATE tables SET turn_deadline = $2 WHERE id = $1",
+                            row["id"],
+                            _deadline(state),
+                        )
+                        return None
                 committed = await self._write(con, row["id"], row, state, events, None)
             await self._notify_on(con, row["id"], committed.last_seq)
         return committed

@@ -24,6 +24,9 @@ CREATE TABLE tables (
     -- seq of the newest row in table_events; the next event gets last_seq + 1.
     last_seq      bigint NOT NULL DEFAULT 0,
     status        text NOT NULL DEFAULT 'active',
+    -- Seats the server plays itself (bots): their turns are due after a short delay.
+    bot_seats     smallint[] NOT NULL DEFAULT '{}',
+    -- When the current turn times out, or a bot's turn is due.
     turn_deadline timestamptz,
     created_at    timestamptz NOT NULL DEFAULT now(),
     updated_at    timestamptz NOT NULL DEFAULT now(),

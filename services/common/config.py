@@ -1,0 +1,122 @@
+"""Configuration from environment variables: every setting, its default and its check.
+
+A bad value stops start-up with a message naming the variable; the README's
+configuration table is generated from `SETTINGS` (see `rummy-config`)."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+
+class ConfigError(ValueError):
+    """A setting has a value the service cannot use."""
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    name: str
+    default: str
+    help: str
+
+
+SETTINGS = (
+    Setting("DATABASE_URL", "", "PostgreSQL URL; unset: an embedded PostgreSQL in RUMMY_DATA_DIR"),
+    Setting("RUMMY_DATA_DIR", "data/pg", "Data folder of the embedded PostgreSQL"),
+    Setting(
+        "RUMMY_TOKEN_SECRET",
+        "",
+        "Secret signing the bearer tokens (32+ bytes, same on "
+        "every replica); `make run` makes one up",
+    ),
+    Setting("RUMMY_GAME_LISTEN", "0.0.0.0:50051", "Address the game server listens on"),
+    Setting("RUMMY_MATCHMAKER_LISTEN", "0.0.0.0:50052", "Address the matchmaker listens on"),
+    Setting(
+        "RUMMY_GAME_TARGET", "127.0.0.1:50051", "Where the matchmaker reaches the game service"
+    ),
+    Setting(
+        "RUMMY_GAME_PUBLIC_TARGET",
+        "",
+        "Game address told to players in a match; unset: RUMMY_GAME_TARGET",
+    ),
+    Setting(
+        "RUMMY_GAME_METRICS_PORT", "9101", "Prometheus /metrics port of the game server (0: off)"
+    ),
+    Setting(
+        "RUMMY_MATCHMAKER_METRICS_PORT",
+        "9102",
+        "Prometheus /metrics port of the matchmaker (0: off)",
+    ),
+    Setting(
+        "RUMMY_ALLOW_TEST_DECKS",
+        "false",
+        "Accept an explicit deck order in CreateTable (tests only, never in production)",
+    ),
+    Setting("RUMMY_TICKET_TTL_S", "300", "Seconds a queued ticket waits before it expires"),
+    Setting("RUMMY_BOT_DELAY_MS", "800", "How long a bot seat seems to think before it plays"),
+    Setting("RUMMY_DB_POOL_SIZE", "10", "PostgreSQL connections per process"),
+    Setting("RUMMY_SHUTDOWN_GRACE_S", "10", "Seconds running calls get to finish on shutdown"),
+    Setting("RUMMY_LOG_FORMAT", "auto", "json, console, or auto (console in a terminal)"),
+    Setting("RUMMY_LOG_LEVEL", "info", "debug, info, warning or error"),
+)
+_DEFAULTS = {s.name: s.default for s in SETTINGS}
+
+
+class Env:
+    """Typed reads of the settings above from an environment mapping."""
+
+    def __init__(self, environ: Mapping[str, str] | None = None) -> None:
+        self._env = os.environ if environ is None else environ
+
+    def text(self, name: str) -> str:
+        return self._env.get(name, _DEFAULTS[name]).strip()
+
+    def integer(self, name: str, *, low: int = 0, high: int = 2**31) -> int:
+        raw = self.text(name)
+        try:
+            value = int(raw)
+        except ValueError:
+            raise ConfigError(f"{name}={raw!r} is not a whole number") from None
+        if not low <= value <= high:
+            raise ConfigError(f"{name}={value} must be between {low} and {high}")
+        return value
+
+    def flag(self, name: str) -> bool:
+        raw = self.text(name).lower()
+        if raw in ("1", "true", "yes", "on"):
+            return True
+        if raw in ("0", "false", "no", "off", ""):
+            return False
+        raise ConfigError(f"{name}={raw!r} must be true or false")
+
+    def address(self, name: str) -> str:
+        raw = self.text(name)
+        host, sep, port = raw.rpartition(":")
+        if not sep or not host or not port.isdigit() or not 0 <= int(port) < 65536:
+            raise ConfigError(f"{name}={raw!r} must look like host:port")
+        return raw
+
+    def secret(self, *, generate: bool = False) -> str:
+        value = self.text("RUMMY_TOKEN_SECRET")
+        if not value and generate:
+            return secrets.token_urlsafe(48)
+        if len(value.encode()) < 32:
+            raise ConfigError(
+                "RUMMY_TOKEN_SECRET must be set to at least 32 bytes, the same on every replica"
+            )
+        return value
+
+    def choice(self, name: str, options: tuple[str, ...]) -> str:
+        value = self.text(name).lower()
+        if value not in options:
+            raise ConfigError(f"{name}={value!r} must be one of {', '.join(options)}")
+        return value
+
+
+def settings_table() -> str:
+    """The README's configuration table, in Markdown."""
+    rows = ["| Variable | Default | Meaning |", "|---|---|---|"]
+    rows += [f"| `{s.name}` | `{s.default}` | {s.help} |" for s in SETTINGS]
+    return "\n".join(rows)

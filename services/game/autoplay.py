@@ -1,0 +1,38 @@
+"""Bot seats, played by the server itself with the engine's greedy bot.
+
+A bot's turn is due a moment after it begins (so people can follow it), and
+the timeout sweeper plays it: bots ride the same exactly-once claim as turn
+timeouts, on whichever replica gets there first.
+"""
+
+from __future__ import annotations
+
+from .rules.actions import Action
+from .rules.bots import GreedyBot
+from .rules.engine import apply
+from .rules.errors import RuleError
+from .rules.events import Event
+from .rules.state import GameState, Phase
+
+BOT_DELAY_MS = 800
+"""How long a bot seems to think before it plays its turn."""
+
+_BOT = GreedyBot()
+
+
+def bot_turn(state: GameState, seat: int, now_ms: int) -> tuple[GameState, list[Event]]:
+    """Play ``seat``'s whole turn; stops early (the clock then passes it) if stuck."""
+    events: list[Event] = []
+    for _ in range(64):
+        if state.phase not in (Phase.DRAW, Phase.PLAY) or state.current != seat:
+            break
+        action: Action | None = _BOT.move(state, seat)
+        if action is None:
+            break
+        try:
+            state, more = apply(state, seat, action, now_ms)
+        except RuleError:
+            # A bot must never wedge a table: leave the turn to the clock.
+            break
+        events.extend(more)
+    return state, events

@@ -1,0 +1,194 @@
+"""The matching loop each matchmaker replica runs.
+
+1. In one transaction: lock queued tickets (SKIP LOCKED, so replicas never
+   share a ticket), group them, record each match with its CreateTable request
+   and move its tickets to `matching`. Commit.
+2. Ask the game service to create each table (idempotent: the table id is
+   chosen here and kept in the match).
+3. Mark the tickets `matched` and wake their streams.
+
+A replica that dies between 1 and 3 leaves matches in `creating`; any replica
+picks them up after a few seconds and repeats steps 2 and 3, so no ticket is
+lost and no player is seated twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import asyncpg
+import grpc
+import structlog
+
+from services.common.db import Connection, Pool
+from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc
+
+from . import tickets
+from .matching import Group, form_tables
+
+log = structlog.get_logger(__name__)
+
+RECOVER_AFTER_S = 3.0
+"""A match still `creating` after this long belongs to a replica presumed dead."""
+PERMANENT = {
+    grpc.StatusCode.INVALID_ARGUMENT,
+    grpc.StatusCode.PERMISSION_DENIED,
+    grpc.StatusCode.ALREADY_EXISTS,
+    grpc.StatusCode.FAILED_PRECONDITION,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    table_id: uuid.UUID
+    request: game_pb2.CreateTableRequest
+    seats: list[tuple[uuid.UUID, int]]
+
+
+def _plan(group: Group, queue: tickets.Queue) -> Plan:
+    table_id = uuid.uuid4()
+    ruleset, options = queue.games[group.tickets[0].family]
+    players = [
+        game_pb2.SeatedPlayer(player_id=t.player_id, display_name=queue.names[t.ticket_id])
+        for t in group.tickets
+    ]
+    players += [
+        game_pb2.SeatedPlayer(
+            player_id=f"bot-{uuid.uuid4().hex[:12]}", display_name=f"Bot {i + 1}", is_bot=True
+        )
+        for i in range(group.bots)
+    ]
+    request = game_pb2.CreateTableRequest(
+        table_id=str(table_id),
+        ruleset=ruleset,
+        options=tickets.options_message(options),
+        players=players,
+    )
+    return Plan(
+        table_id, request, [(uuid.UUID(t.ticket_id), s) for s, t in enumerate(group.tickets)]
+    )
+
+
+class Matcher:
+    def __init__(
+        self,
+        pool: Pool,
+        game: game_pb2_grpc.GameServiceStub,
+        credential: Callable[[], tuple[tuple[str, str], ...]],
+        *,
+        interval: float = 0.1,
+        batch: int = 2000,
+    ) -> None:
+        self._pool = pool
+        self._game = game
+        self._credential = credential
+        self._interval = interval
+        self._batch = batch
+        self.last_loop_s = 0.0
+
+    async def run(self) -> None:
+        while True:
+            started = time.perf_counter()
+            try:
+                await tickets.expire(self._pool)
+                await self.recover()
+                matched = await self.match_once()
+            except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as error:
+                log.warning("matching_failed", error=str(error))
+                matched = 0
+            self.last_loop_s = time.perf_counter() - started
+            if not matched:
+                await asyncio.sleep(self._interval)
+
+    async def match_once(self) -> int:
+        """One pass of the loop; the number of tickets seated."""
+        async with self._pool.acquire() as con, con.transaction():
+            queue = await tickets.queued(con, self._batch)
+            plans = [_plan(g, queue) for g in form_tables(queue.waiting, queue.now_ms)]
+            if not plans:
+                return 0
+            await con.executemany(
+                "INSERT INTO matches (table_id, request) VALUES ($1, $2)",
+                [(p.table_id, p.request.SerializeToString()) for p in plans],
+            )
+            await con.executemany(
+                "UPDATE tickets SET state = 'matching', table_id = $2, seat = $3, seated = $4"
+                " WHERE id = $1",
+                [
+                    (tid, p.table_id, seat, len(p.request.players))
+                    for p in plans
+                    for tid, seat in p.seats
+                ],
+            )
+        async with self._pool.acquire() as con, con.transaction():
+            await self._finish(con, plans)
+        return sum(len(p.seats) for p in plans)
+
+    async def _finish(self, con: Connection, plans: list[Plan]) -> None:
+        """Create the tables, then settle their tickets in ``con``'s transaction."""
+        outcomes = await asyncio.gather(*(self._create(p.request) for p in plans))
+        created = [p.table_id for p, ok in zip(plans, outcomes, strict=True) if ok is True]
+        failed = [p.table_id for p, ok in zip(plans, outcomes, strict=True) if ok is False]
+        if created:
+            await con.execute(
+                "UPDATE matches SET state = 'created', done_at = now()"
+                " WHERE table_id = ANY($1::uuid[])",
+                created,
+            )
+            await con.execute(
+                "UPDATE tickets SET state = 'matched', ended_at = now()"
+                " WHERE table_id = ANY($1::uuid[]) AND state = 'matching'",
+                created,
+            )
+        if failed:
+            # The game service refused the table for good: back to the queue.
+            await con.execute(
+                "UPDATE matches SET state = 'failed', done_at = now()"
+                " WHERE table_id = ANY($1::uuid[])",
+                failed,
+            )
+            await con.execute(
+                "UPDATE tickets SET state = 'queued', table_id = NULL, seat = NULL,"
+                " seated = NULL WHERE table_id = ANY($1::uuid[]) AND state = 'matching'",
+                failed,
+            )
+        ids = await con.fetch(
+            "SELECT id FROM tickets WHERE table_id = ANY($1::uuid[])", created + failed
+        )
+        await tickets.notify(con, [r["id"] for r in ids])
+
+    async def _create(self, request: game_pb2.CreateTableRequest) -> bool | None:
+        """True once the table exists, False if refused for good, None to retry later."""
+        try:
+            await self._game.CreateTable(request, metadata=self._credential(), timeout=10)
+            return True
+        except grpc.aio.AioRpcError as error:
+            log.warning(
+                "create_table_failed",
+                table_id=request.table_id,
+                code=error.code().name,
+                detail=error.details(),
+            )
+            return False if error.code() in PERMANENT else None
+
+    async def recover(self) -> int:
+        """Finish matches whose replica stopped half-way."""
+        async with self._pool.acquire() as con, con.transaction():
+            rows = await con.fetch(
+                "SELECT table_id, request FROM matches WHERE state = 'creating'"
+                " AND created_at < now() - make_interval(secs => $1)"
+                " ORDER BY created_at LIMIT 100 FOR UPDATE SKIP LOCKED",
+                RECOVER_AFTER_S,
+            )
+            if not rows:
+                return 0
+            plans = [
+                Plan(r["table_id"], game_pb2.CreateTableRequest.FromString(r["request"]), [])
+                for r in rows
+            ]
+            await self._finish(con, plans)
+        return len(plans)

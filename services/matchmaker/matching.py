@@ -1,0 +1,123 @@
+"""Which waiting tickets sit down together: a pure function of the queue and the clock.
+
+FIFO by default: the oldest ticket is seated first, with the oldest companions
+that fit. A rating queue only seats players whose ratings are within a window
+that widens with time waited, so nobody waits for ever. A ticket may accept a
+smaller table, or bots in its empty seats, after waits it chose itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+RATING_WINDOW = 100.0
+"""Rating gap accepted at once in a rating queue (Elo points)."""
+RATING_WIDENING = 25.0
+"""Extra gap accepted per second waited: after 30 s, 850 points, nearly anyone."""
+
+
+@dataclass(frozen=True, slots=True)
+class Waiting:
+    ticket_id: str
+    player_id: str
+    family: str
+    table_size: int
+    created_ms: int
+    rating: float = 1500.0
+    by_rating: bool = False
+    accept_smaller_ms: int = 0
+    fill_bots_ms: int = 0
+    private: bool = False
+    is_host: bool = False
+
+    def waited(self, now_ms: int) -> int:
+        return max(0, now_ms - self.created_ms)
+
+    def sizes(self, now_ms: int) -> list[int]:
+        """Table sizes this ticket takes now, preferred first."""
+        if (
+            self.private
+            or not self.accept_smaller_ms
+            or self.waited(now_ms) < self.accept_smaller_ms
+        ):
+            return [self.table_size]
+        return list(range(self.table_size, 1, -1))
+
+    def wants_bots(self, now_ms: int) -> bool:
+        return bool(self.fill_bots_ms) and self.waited(now_ms) >= self.fill_bots_ms
+
+    def window(self, now_ms: int) -> float:
+        return RATING_WINDOW + RATING_WIDENING * self.waited(now_ms) / 1000
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    size: int
+    tickets: tuple[Waiting, ...]
+    """In seat order: the oldest ticket takes seat 0."""
+    bots: int = 0
+
+
+def _close(a: Waiting, b: Waiting, now_ms: int) -> bool:
+    if not (a.by_rating or b.by_rating):
+        return True
+    # The more patient ticket's window decides, so a long wait always ends.
+    return abs(a.rating - b.rating) <= max(a.window(now_ms), b.window(now_ms))
+
+
+def form_tables(waiting: Sequence[Waiting], now_ms: int) -> list[Group]:
+    """Seat as many tickets as possible, oldest first; the rest keep waiting."""
+    groups: list[Group] = []
+    by_family: dict[str, list[Waiting]] = {}
+    for ticket in sorted(waiting, key=lambda t: (t.created_ms, t.ticket_id)):
+        by_family.setdefault(ticket.family, []).append(ticket)
+    for family in by_family.values():
+        groups.extend(_seat_family(family, now_ms))
+    return groups
+
+
+def _seat_family(queue: list[Waiting], now_ms: int) -> list[Group]:
+    groups = []
+    free = list(queue)
+    i = 0
+    while i < len(free):
+        anchor = free[i]
+        group = _group_for(anchor, free[i + 1 :], now_ms)
+        if group is None:
+            i += 1
+            continue
+        groups.append(group)
+        taken = {t.ticket_id for t in group.tickets}
+        free = [t for t in free if t.ticket_id not in taken]
+    return groups
+
+
+def _group_for(anchor: Waiting, rest: list[Waiting], now_ms: int) -> Group | None:
+    if anchor.private:
+        return _private_group(anchor, rest, now_ms)
+    for size in anchor.sizes(now_ms):
+        mates = [t for t in rest if size in t.sizes(now_ms) and _close(anchor, t, now_ms)]
+        if len(mates) >= size - 1:
+            return Group(size, (anchor, *mates[: size - 1]))
+    if anchor.wants_bots(now_ms):
+        size = anchor.table_size
+        mates = [t for t in rest if size in t.sizes(now_ms) and _close(anchor, t, now_ms)]
+        mates = mates[: size - 1]
+        return Group(size, (anchor, *mates), bots=size - 1 - len(mates))
+    return None
+
+
+def _private_group(anchor: Waiting, rest: list[Waiting], now_ms: int) -> Group | None:
+    """A private table starts when full, or with bots once its host's wait allows."""
+    members = [anchor, *rest]
+    hosts = [t for t in members if t.is_host]
+    if not hosts:
+        return None
+    host = hosts[0]
+    seated = [host, *(t for t in members if t is not host)][: host.table_size]
+    if len(seated) == host.table_size:
+        return Group(host.table_size, tuple(seated))
+    if host.wants_bots(now_ms):
+        return Group(host.table_size, tuple(seated), bots=host.table_size - len(seated))
+    return None

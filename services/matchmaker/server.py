@@ -1,0 +1,151 @@
+"""The matchmaker server: MatchmakerService and AuthService, the matching loop,
+health and reflection. Any number of replicas share one PostgreSQL."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from dataclasses import dataclass
+
+import asyncpg
+import grpc
+import structlog
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from services.common.auth import issue_service_token
+from services.common.auth_servicer import AuthServicer
+from services.common.db import migrate, open_pool
+from services.common.errors import DB_ERRORS
+from services.common.interceptors import AuthInterceptor
+from services.common.pb.rummy.v1 import (
+    auth_pb2,
+    auth_pb2_grpc,
+    game_pb2_grpc,
+    matchmaker_pb2,
+    matchmaker_pb2_grpc,
+)
+
+from . import tickets
+from .matcher import Matcher
+from .servicer import MatchmakerServicer, Wakeups
+
+log = structlog.get_logger(__name__)
+CREDENTIAL_TTL_S = 300
+
+
+@dataclass(frozen=True, slots=True)
+class MatchmakerConfig:
+    dsn: str
+    secret: str
+    game_target: str
+    """Where this replica reaches the game service (CreateTable)."""
+    public_game_target: str = ""
+    """What players are told in a match; empty: the same address as game_target."""
+    address: str = "127.0.0.1:0"
+    ticket_ttl_s: float = 300.0
+    match_interval: float = 0.1
+    pool_size: int = 10
+    grace: float = 5.0
+
+
+class Credential:
+    """The service token the matchmaker shows the game service, renewed before expiry."""
+
+    def __init__(self, secret: str) -> None:
+        self._secret = secret
+        self._token = ""
+        self._until = 0.0
+
+    def __call__(self) -> tuple[tuple[str, str], ...]:
+        now = time.time()
+        if now > self._until:
+            self._token = issue_service_token(
+                "matchmaker", secret=self._secret, ttl_s=CREDENTIAL_TTL_S, now=now
+            )
+            self._until = now + CREDENTIAL_TTL_S / 2
+        return (("authorization", f"Bearer {self._token}"),)
+
+
+class MatchmakerServer:
+    def __init__(self, config: MatchmakerConfig) -> None:
+        self.config = config
+        self.port = 0
+        self._server: grpc.aio.Server | None = None
+        self._pool: asyncpg.Pool | None = None
+        self._tasks: list[asyncio.Task[None]] = []
+        self._health = health.aio.HealthServicer()
+        self._game_channel: grpc.aio.Channel | None = None
+        self.matcher: Matcher | None = None
+        self.wakeups = Wakeups()
+
+    async def start(self, *, matching: bool = True) -> None:
+        config = self.config
+        self._pool = pool = await open_pool(config.dsn, max_size=config.pool_size)
+        await migrate(pool)
+        self._game_channel = grpc.aio.insecure_channel(config.game_target)
+        game = game_pb2_grpc.GameServiceStub(self._game_channel)
+        self.matcher = Matcher(
+            pool, game, Credential(config.secret), interval=config.match_interval
+        )
+        server = grpc.aio.server(interceptors=[AuthInterceptor(secret=config.secret)])
+        matchmaker_pb2_grpc.add_MatchmakerServiceServicer_to_server(
+            MatchmakerServicer(
+                pool,
+                self.wakeups,
+                game_target=config.public_game_target or config.game_target,
+                ticket_ttl_s=config.ticket_ttl_s,
+            ),
+            server,
+        )
+        auth_pb2_grpc.add_AuthServiceServicer_to_server(
+            AuthServicer(pool, secret=config.secret), server
+        )
+        health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
+        names = (
+            matchmaker_pb2.DESCRIPTOR.services_by_name["MatchmakerService"].full_name,
+            auth_pb2.DESCRIPTOR.services_by_name["AuthService"].full_name,
+            health.SERVICE_NAME,
+            reflection.SERVICE_NAME,
+        )
+        reflection.enable_server_reflection(names, server)
+        self.port = server.add_insecure_port(config.address)
+        await server.start()
+        self._server = server
+        for name in ("", *names[:2]):
+            await self._health.set(name, health_pb2.HealthCheckResponse.SERVING)
+        self._tasks.append(asyncio.create_task(self._listen(), name="ticket-listener"))
+        if matching:
+            self._tasks.append(asyncio.create_task(self.matcher.run(), name="matcher"))
+        log.info("matchmaker_started", port=self.port)
+
+    async def _listen(self) -> None:
+        """Keep one LISTEN connection; a lost one is re-opened (streams also poll)."""
+        while True:
+            try:
+                con = await asyncpg.connect(self.config.dsn)
+            except (*DB_ERRORS, asyncpg.PostgresError):
+                await asyncio.sleep(0.5)
+                continue
+            try:
+                await con.add_listener(tickets.CHANNEL, self.wakeups.listener)
+                while not con.is_closed():
+                    await asyncio.sleep(0.5)
+            finally:
+                with contextlib.suppress(Exception):
+                    await con.close(timeout=1)
+
+    async def stop(self, grace: float | None = None) -> None:
+        await self._health.enter_graceful_shutdown()
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        if self._server is not None:
+            await self._server.stop(self.config.grace if grace is None else grace)
+        if self._game_channel is not None:
+            await self._game_channel.close()
+        if self._pool is not None:
+            await self._pool.close()

@@ -1,0 +1,422 @@
+"""`rummy.v1.MatchmakerService`: queue, wait, and be told where to play."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import uuid
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import grpc
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from services.common import errors
+from services.common.db import Pool
+from services.common.errors import DB_ERRORS
+from services.common.interceptors import require_player
+from services.common.pb.rummy.v1 import matchmaker_pb2 as mm
+from services.common.pb.rummy.v1 import matchmaker_pb2_grpc, table_pb2
+from services.game.rules.ruleset import PRESETS, TableOptions
+
+from . import tickets
+from .tickets import AlreadyQueued, TicketRow
+
+PROGRESS_EVERY_S = 1.0
+_STATES = {
+    "queued": mm.TICKET_STATE_QUEUED,
+    "matching": mm.TICKET_STATE_QUEUED,
+    "matched": mm.TICKET_STATE_MATCHED,
+    "cancelled": mm.TICKET_STATE_CANCELLED,
+    "expired": mm.TICKET_STATE_EXPIRED,
+}
+FINAL = ("matched", "cancelled", "expired")
+
+
+class Refused(Exception):
+    def __init__(
+        self,
+        code: grpc.StatusCode,
+        reason: str,
+        message: str,
+        metadata: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.code, self.reason, self.message = code, reason, message
+        self.metadata = metadata or {}
+
+
+def _stamp(value: Any) -> Timestamp:
+    stamp = Timestamp()
+    stamp.FromDatetime(value)
+    return stamp
+
+
+def effective_options(message: table_pb2.TableOptions) -> dict[str, int]:
+    """Defaults filled in, so equal tables compare equal: the queue key."""
+    defaults = TableOptions()
+    options = TableOptions(
+        turn_timer_ms=message.turn_timer_ms or defaults.turn_timer_ms,
+        turn_cap=message.turn_cap or defaults.turn_cap,
+        rounds=message.rounds or defaults.rounds,
+        elimination_cap=message.elimination_cap,
+    )
+    try:
+        options.validate()
+    except ValueError as error:
+        raise Refused(grpc.StatusCode.INVALID_ARGUMENT, "OPTIONS_INVALID", str(error)) from None
+    return {
+        "turn_timer_ms": options.turn_timer_ms,
+        "turn_cap": options.turn_cap,
+        "rounds": options.rounds,
+        "elimination_cap": options.elimination_cap,
+    }
+
+
+class Wakeups:
+    """One LISTEN per replica: wakes the streams whose tickets changed."""
+
+    def __init__(self) -> None:
+        self._events: dict[uuid.UUID, asyncio.Event] = {}
+
+    def listener(self, _con: object, _pid: int, _channel: str, payload: object) -> None:
+        for text in str(payload).split(","):
+            with contextlib.suppress(ValueError):
+                event = self._events.get(uuid.UUID(text))
+                if event is not None:
+                    event.set()
+
+    @contextlib.contextmanager
+    def watch(self, ticket_id: uuid.UUID) -> Any:
+        event = self._events.setdefault(ticket_id, asyncio.Event())
+        try:
+            yield event
+        finally:
+            self._events.pop(ticket_id, None)
+
+
+class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
+    def __init__(
+        self, pool: Pool, wakeups: Wakeups, *, game_target: str = "", ticket_ttl_s: float = 300.0
+    ) -> None:
+        self._pool = pool
+        self._wakeups = wakeups
+        self._game_target = game_target
+        self._ttl = ticket_ttl_s
+        self._waiting: dict[str, int] = {}
+        self._waiting_at = 0.0
+        self._background: set[asyncio.Task[Any]] = set()
+
+    # --- helpers ------------------------------------------------------------
+
+    def ticket_message(self, row: TicketRow) -> mm.Ticket:
+        message = mm.Ticket(
+            ticket_id=str(row.id),
+            state=_STATES[row.state],
+            table_size=row.table_size,
+            ruleset=row.ruleset,
+            options=tickets.options_message(row.options),
+            created_at=_stamp(row.created_at),
+            expires_at=_stamp(row.expires_at),
+            invite_code=row.invite_code or "",
+            end_message=row.end_message,
+        )
+        if row.state == "matched":
+            message.match.CopyFrom(self.match_message(row))
+        return message
+
+    def match_message(self, row: TicketRow) -> mm.Match:
+        return mm.Match(
+            table_id=str(row.table_id),
+            seat=row.seat or 0,
+            table_size=row.seated or row.table_size,
+            game_target=self._game_target,
+        )
+
+    async def _players_waiting(self, family: str) -> int:
+        loop = asyncio.get_running_loop()
+        if loop.time() - self._waiting_at > PROGRESS_EVERY_S:
+            self._waiting_at = loop.time()
+            self._waiting = await tickets.players_waiting(self._pool)
+        return self._waiting.get(family, 0)
+
+    async def _guarded(self, context: grpc.aio.ServicerContext, work: Any) -> Any:
+        try:
+            return await work
+        except Refused as refused:
+            await errors.abort(
+                context, refused.code, refused.reason, refused.message, metadata=refused.metadata
+            )
+        except DB_ERRORS:
+            await errors.abort(
+                context,
+                grpc.StatusCode.UNAVAILABLE,
+                "DATABASE_UNAVAILABLE",
+                "Matchmaking is briefly unavailable: try again in a moment.",
+            )
+
+    async def _queue(
+        self,
+        player: str,
+        *,
+        table_size: int,
+        ruleset: str,
+        options: dict[str, int],
+        family: str,
+        mode: str = "fifo",
+        **extra: Any,
+    ) -> TicketRow:
+        async with self._pool.acquire() as con:
+            seated = await tickets.seated_at(con, player)
+            if seated is not None:
+                raise Refused(
+                    grpc.StatusCode.FAILED_PRECONDITION,
+                    "ALREADY_SEATED",
+                    "You are already playing at a table: leave it to queue again.",
+                    {"table_id": str(seated)},
+                )
+            profile = await con.fetchrow(
+                "SELECT display_name, rating FROM players WHERE id = $1", player
+            )
+            try:
+                return await tickets.insert(
+                    con,
+                    player_id=player,
+                    display_name=profile["display_name"] if profile else "",
+                    table_size=table_size,
+                    ruleset=ruleset,
+                    options=options,
+                    family=family,
+                    mode=mode,
+                    rating=profile["rating"] if profile else 1500.0,
+                    ttl_s=self._ttl,
+                    **extra,
+                )
+            except AlreadyQueued as live:
+                raise Refused(
+                    grpc.StatusCode.ALREADY_EXISTS,
+                    "TICKET_EXISTS",
+                    "You are already waiting for a table.",
+                    {"ticket_id": live.ticket_id},
+                ) from None
+
+    async def _follow(
+        self,
+        row: TicketRow,
+        context: grpc.aio.ServicerContext,
+        wrap: Callable[..., Any],
+        *,
+        host: bool = False,
+    ) -> AsyncIterator[Any]:
+        """Progress until the ticket ends; closing the stream cancels the ticket."""
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        ended = False
+        try:
+            with self._wakeups.watch(row.id) as wake:
+                yield wrap(ticket=self.ticket_message(row))
+                while True:
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(wake.wait(), PROGRESS_EVERY_S)
+                    wake.clear()
+                    current = await tickets.get(self._pool, row.id)
+                    if current is None:
+                        return
+                    if current.state in FINAL:
+                        ended = True
+                        yield wrap(ticket=self.ticket_message(current))
+                        if current.state == "matched":
+                            yield wrap(match=self.match_message(current))
+                        return
+                    progress = mm.QueueProgress(
+                        players_waiting=await self._players_waiting(current.family),
+                        waited_ms=int((loop.time() - started) * 1000),
+                    )
+                    if current.invite_code:
+                        progress.seats_taken = await self._pool.fetchval(
+                            "SELECT count(*) FROM tickets WHERE invite_code = $1"
+                            " AND state = 'queued'",
+                            current.invite_code,
+                        )
+                    yield wrap(progress=progress)
+        finally:
+            if not ended:
+                self._cancel_later(row, host)
+
+    def _cancel_later(self, row: TicketRow, host: bool) -> None:
+        """The stream is gone (maybe cancelled itself): cancel outside its task."""
+
+        async def work() -> None:
+            if host and row.invite_code:
+                await tickets.cancel_private(
+                    self._pool, row.invite_code, "The host closed the private table."
+                )
+            else:
+                await tickets.cancel(self._pool, row.id, "You left the queue.")
+
+        task = asyncio.ensure_future(work())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    # --- RPCs -------------------------------------------------------------------
+
+    async def Enqueue(
+        self, request: mm.EnqueueRequest, context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[mm.EnqueueResponse]:
+        player = await require_player(context)
+
+        async def start() -> TicketRow:
+            if request.table_size not in (2, 3, 4):
+                raise Refused(
+                    grpc.StatusCode.INVALID_ARGUMENT,
+                    "TABLE_SIZE_INVALID",
+                    "A table seats 2, 3 or 4 players.",
+                )
+            ruleset = request.ruleset or "cafe"
+            if ruleset not in PRESETS:
+                raise Refused(
+                    grpc.StatusCode.INVALID_ARGUMENT,
+                    "RULESET_UNKNOWN",
+                    f"There is no rule set called '{ruleset}'.",
+                )
+            options = effective_options(request.options)
+            mode = "rating" if request.mode == mm.MATCH_MODE_RATING else "fifo"
+            family = f"{ruleset}|{mode}|{json.dumps(options, sort_keys=True)}"
+            return await self._queue(
+                player,
+                table_size=request.table_size,
+                ruleset=ruleset,
+                options=options,
+                family=family,
+                mode=mode,
+                replace=request.replace_existing,
+                accept_smaller_ms=min(request.accept_smaller_after_ms, 3_600_000),
+                fill_bots_ms=min(request.fill_with_bots_after_ms, 3_600_000),
+            )
+
+        row = await self._guarded(context, start())
+        async for update in self._follow(row, context, mm.EnqueueResponse):
+            yield update
+
+    async def CreatePrivateTable(
+        self, request: mm.CreatePrivateTableRequest, context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[mm.CreatePrivateTableResponse]:
+        player = await require_player(context)
+
+        async def start() -> TicketRow:
+            if request.table_size not in (2, 3, 4):
+                raise Refused(
+                    grpc.StatusCode.INVALID_ARGUMENT,
+                    "TABLE_SIZE_INVALID",
+                    "A table seats 2, 3 or 4 players.",
+                )
+            ruleset = request.ruleset or "cafe"
+            if ruleset not in PRESETS:
+                raise Refused(
+                    grpc.StatusCode.INVALID_ARGUMENT,
+                    "RULESET_UNKNOWN",
+                    f"There is no rule set called '{ruleset}'.",
+                )
+            options = effective_options(request.options)
+            code = tickets.new_invite_code()
+            return await self._queue(
+                player,
+                table_size=request.table_size,
+                ruleset=ruleset,
+                options=options,
+                family=f"invite:{code}",
+                invite_code=code,
+                is_host=True,
+                fill_bots_ms=min(request.fill_with_bots_after_ms, 3_600_000),
+            )
+
+        row = await self._guarded(context, start())
+        async for update in self._follow(row, context, mm.CreatePrivateTableResponse, host=True):
+            yield update
+
+    async def JoinPrivateTable(
+        self, request: mm.JoinPrivateTableRequest, context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[mm.JoinPrivateTableResponse]:
+        player = await require_player(context)
+
+        async def start() -> TicketRow:
+            code = request.invite_code.strip().upper()
+            host = await self._pool.fetchrow(
+                "SELECT table_size, ruleset, options, family FROM tickets"
+                " WHERE invite_code = $1 AND is_host AND state = 'queued'",
+                code,
+            )
+            if host is None:
+                raise Refused(
+                    grpc.StatusCode.NOT_FOUND,
+                    "INVITE_NOT_FOUND",
+                    "No private table is waiting with that code.",
+                )
+            taken = await self._pool.fetchval(
+                "SELECT count(*) FROM tickets WHERE invite_code = $1 AND state = 'queued'", code
+            )
+            if taken >= host["table_size"]:
+                raise Refused(
+                    grpc.StatusCode.FAILED_PRECONDITION, "TABLE_FULL", "That table is already full."
+                )
+            return await self._queue(
+                player,
+                table_size=host["table_size"],
+                ruleset=host["ruleset"],
+                options=json.loads(host["options"]),
+                family=host["family"],
+                invite_code=code,
+            )
+
+        row = await self._guarded(context, start())
+        async for update in self._follow(row, context, mm.JoinPrivateTableResponse):
+            yield update
+
+    async def _own(self, ticket_id: str, player: str) -> TicketRow:
+        try:
+            row = await tickets.get(self._pool, uuid.UUID(ticket_id))
+        except ValueError:
+            raise Refused(
+                grpc.StatusCode.INVALID_ARGUMENT, "TICKET_ID_INVALID", "That is not a ticket id."
+            ) from None
+        if row is None or row.player_id != player:
+            raise Refused(grpc.StatusCode.NOT_FOUND, "TICKET_NOT_FOUND", "There is no such ticket.")
+        return row
+
+    async def GetTicket(
+        self, request: mm.GetTicketRequest, context: grpc.aio.ServicerContext
+    ) -> mm.GetTicketResponse:
+        player = await require_player(context)
+
+        async def run() -> mm.GetTicketResponse:
+            return mm.GetTicketResponse(
+                ticket=self.ticket_message(await self._own(request.ticket_id, player))
+            )
+
+        result: mm.GetTicketResponse = await self._guarded(context, run())
+        return result
+
+    async def Cancel(
+        self, request: mm.CancelRequest, context: grpc.aio.ServicerContext
+    ) -> mm.CancelResponse:
+        player = await require_player(context)
+
+        async def run() -> mm.CancelResponse:
+            row = await self._own(request.ticket_id, player)
+            if (
+                row.invite_code
+                and row.state == "queued"
+                and await self._pool.fetchval("SELECT is_host FROM tickets WHERE id = $1", row.id)
+            ):
+                await tickets.cancel_private(
+                    self._pool, row.invite_code, "The host closed the private table."
+                )
+            else:
+                await tickets.cancel(self._pool, row.id, "You left the queue.")
+            return mm.CancelResponse(
+                ticket=self.ticket_message(await self._own(request.ticket_id, player))
+            )
+
+        result: mm.CancelResponse = await self._guarded(context, run())
+        return result

@@ -1,0 +1,255 @@
+"""Tickets and matches in PostgreSQL: the matchmaker's only state."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+
+import asyncpg
+
+from services.common.db import Connection, Pool
+from services.common.pb.rummy.v1 import table_pb2
+
+from .matching import Waiting
+
+CHANNEL = "tickets"
+INVITE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+"""No 0/O or 1/I: codes are read aloud and typed on phones."""
+
+LIVE = ("queued", "matching")
+
+
+class AlreadyQueued(Exception):
+    def __init__(self, ticket_id: str) -> None:
+        super().__init__(ticket_id)
+        self.ticket_id = ticket_id
+
+
+@dataclass(frozen=True, slots=True)
+class TicketRow:
+    id: uuid.UUID
+    player_id: str
+    table_size: int
+    ruleset: str
+    options: dict[str, int]
+    state: str
+    invite_code: str | None
+    table_id: uuid.UUID | None
+    seat: int | None
+    seated: int | None
+    end_message: str
+    created_at: datetime
+    expires_at: datetime
+    family: str
+
+    @classmethod
+    def of(cls, r: asyncpg.Record) -> TicketRow:
+        return cls(
+            r["id"],
+            r["player_id"],
+            r["table_size"],
+            r["ruleset"],
+            json.loads(r["options"]),
+            r["state"],
+            r["invite_code"],
+            r["table_id"],
+            r["seat"],
+            r["seated"],
+            r["end_message"],
+            r["created_at"],
+            r["expires_at"],
+            r["family"],
+        )
+
+
+_COLUMNS = (
+    "id, player_id, table_size, ruleset, options, state, invite_code, table_id, seat,"
+    " seated, end_message, created_at, expires_at, family"
+)
+
+
+def options_message(options: dict[str, int]) -> table_pb2.TableOptions:
+    return table_pb2.TableOptions(
+        turn_timer_ms=options.get("turn_timer_ms", 0),
+        turn_cap=options.get("turn_cap", 0),
+        rounds=options.get("rounds", 0),
+        elimination_cap=options.get("elimination_cap", 0),
+    )
+
+
+def new_invite_code() -> str:
+    return "".join(secrets.choice(INVITE_ALPHABET) for _ in range(6))
+
+
+async def seated_at(db: Connection | Pool, player_id: str) -> uuid.UUID | None:
+    """The unfinished table this player sits at (and has not left), if any."""
+    value: uuid.UUID | None = await db.fetchval(
+        "SELECT s.table_id FROM table_seats s JOIN tables t ON t.id = s.table_id"
+        " WHERE s.player_id = $1 AND s.left_at IS NULL AND t.status = 'active' LIMIT 1",
+        player_id,
+    )
+    return value
+
+
+async def insert(
+    con: Connection,
+    *,
+    player_id: str,
+    display_name: str,
+    table_size: int,
+    ruleset: str,
+    options: dict[str, int],
+    family: str,
+    mode: str,
+    rating: float,
+    ttl_s: float,
+    invite_code: str | None = None,
+    is_host: bool = False,
+    accept_smaller_ms: int = 0,
+    fill_bots_ms: int = 0,
+    replace: bool = False,
+) -> TicketRow:
+    """Queue a ticket; `AlreadyQueued` names the live one unless ``replace``."""
+    async with con.transaction():
+        live = await con.fetchrow(
+            "SELECT id, state FROM tickets WHERE player_id = $1 AND state = ANY($2::text[])"
+            " FOR UPDATE",
+            player_id,
+            list(LIVE),
+        )
+        if live is not None:
+            if not replace or live["state"] != "queued":
+                raise AlreadyQueued(str(live["id"]))
+            await con.execute(
+                "UPDATE tickets SET state = 'cancelled', ended_at = now(),"
+                " end_message = 'Replaced by a new ticket.' WHERE id = $1",
+                live["id"],
+            )
+        try:
+            row = await con.fetchrow(
+                f"INSERT INTO tickets (id, player_id, display_name, table_size, ruleset, options,"
+                f" family, mode, rating, invite_code, is_host, accept_smaller_ms, fill_bots_ms,"
+                f" expires_at) VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9, $10, $11, $12,"
+                f" $13, now() + make_interval(secs => $14)) RETURNING {_COLUMNS}",
+                uuid.uuid4(),
+                player_id,
+                display_name,
+                table_size,
+                ruleset,
+                json.dumps(options),
+                family,
+                mode,
+                rating,
+                invite_code,
+                is_host,
+                accept_smaller_ms,
+                fill_bots_ms,
+                ttl_s,
+            )
+        except asyncpg.UniqueViolationError:
+            other = await con.fetchval(
+                "SELECT id FROM tickets WHERE player_id = $1 AND state = ANY($2::text[])",
+                player_id,
+                list(LIVE),
+            )
+            raise AlreadyQueued(str(other)) from None
+    assert row is not None
+    return TicketRow.of(row)
+
+
+async def get(db: Connection | Pool, ticket_id: uuid.UUID) -> TicketRow | None:
+    row = await db.fetchrow(f"SELECT {_COLUMNS} FROM tickets WHERE id = $1", ticket_id)
+    return TicketRow.of(row) if row is not None else None
+
+
+async def cancel(db: Connection | Pool, ticket_id: uuid.UUID, message: str) -> bool:
+    """Cancel a queued ticket; a ticket already matching or ended stays as it is."""
+    done = await db.fetchval(
+        "UPDATE tickets SET state = 'cancelled', ended_at = now(), end_message = $2"
+        " WHERE id = $1 AND state = 'queued' RETURNING id",
+        ticket_id,
+        message,
+    )
+    if done is not None:
+        await notify(db, [ticket_id])
+    return done is not None
+
+
+async def cancel_private(db: Connection | Pool, invite_code: str, message: str) -> None:
+    ids = await db.fetch(
+        "UPDATE tickets SET state = 'cancelled', ended_at = now(), end_message = $2"
+        " WHERE invite_code = $1 AND state = 'queued' RETURNING id",
+        invite_code,
+        message,
+    )
+    await notify(db, [r["id"] for r in ids])
+
+
+async def notify(db: Connection | Pool, ticket_ids: list[uuid.UUID]) -> None:
+    if ticket_ids:
+        await db.execute("SELECT pg_notify($1, $2)", CHANNEL, ",".join(str(t) for t in ticket_ids))
+
+
+@dataclass(frozen=True, slots=True)
+class Queue:
+    """Queued tickets locked by this replica, and what a table needs to know of them."""
+
+    waiting: list[Waiting]
+    now_ms: int
+    names: dict[str, str]
+    """Ticket id -> display name."""
+    games: dict[str, tuple[str, dict[str, int]]]
+    """Family -> (rule set, options)."""
+
+
+async def queued(con: Connection, limit: int) -> Queue:
+    """Lock queued tickets (others' locks are skipped); also the database clock."""
+    rows = await con.fetch(
+        "SELECT id, player_id, display_name, family, table_size, rating, mode, invite_code,"
+        " is_host, accept_smaller_ms, fill_bots_ms, ruleset, options,"
+        " (extract(epoch from created_at) * 1000)::bigint AS created_ms"
+        " FROM tickets WHERE state = 'queued' AND expires_at > now()"
+        " ORDER BY created_at LIMIT $1 FOR UPDATE SKIP LOCKED",
+        limit,
+    )
+    now_ms: int = await con.fetchval("SELECT (extract(epoch from now()) * 1000)::bigint")
+    waiting = [
+        Waiting(
+            str(r["id"]),
+            r["player_id"],
+            r["family"],
+            r["table_size"],
+            r["created_ms"],
+            r["rating"],
+            r["mode"] == "rating",
+            r["accept_smaller_ms"],
+            r["fill_bots_ms"],
+            r["invite_code"] is not None,
+            r["is_host"],
+        )
+        for r in rows
+    ]
+    names = {str(r["id"]): r["display_name"] for r in rows}
+    games = {r["family"]: (r["ruleset"], json.loads(r["options"])) for r in rows}
+    return Queue(waiting, now_ms, names, games)
+
+
+async def players_waiting(db: Connection | Pool) -> dict[str, int]:
+    rows = await db.fetch(
+        "SELECT family, count(*) AS n FROM tickets WHERE state = 'queued' GROUP BY family"
+    )
+    return {r["family"]: r["n"] for r in rows}
+
+
+async def expire(db: Connection | Pool) -> list[uuid.UUID]:
+    rows = await db.fetch(
+        "UPDATE tickets SET state = 'expired', ended_at = now(),"
+        " end_message = 'Nobody could be found in time: try again.'"
+        " WHERE state = 'queued' AND expires_at <= now() RETURNING id"
+    )
+    ids = [r["id"] for r in rows]
+    await notify(db, ids)
+    return ids
