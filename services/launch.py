@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 
 import structlog
 
+from services.common import metrics
 from services.common.config import ConfigError, Env
 from services.common.db import resolve_database
 from services.common.logs import configure
@@ -78,6 +79,7 @@ def _main(run: Callable[[Env], Awaitable[None]]) -> int:
 
 async def _game(env: Env) -> None:
     secret = env.secret()
+    metrics.serve(env.integer("RUMMY_GAME_METRICS_PORT", high=65535))
     async with resolve_database(data_dir=env.text("RUMMY_DATA_DIR")) as dsn:
         server = GameServer(_game_config(env, dsn, secret))
         await server.start()
@@ -87,6 +89,7 @@ async def _game(env: Env) -> None:
 
 async def _matchmaker(env: Env) -> None:
     secret = env.secret()
+    metrics.serve(env.integer("RUMMY_MATCHMAKER_METRICS_PORT", high=65535))
     async with resolve_database(data_dir=env.text("RUMMY_DATA_DIR")) as dsn:
         server = MatchmakerServer(_matchmaker_config(env, dsn, secret))
         await server.start()
@@ -96,6 +99,8 @@ async def _matchmaker(env: Env) -> None:
 
 async def _dev(env: Env) -> None:
     secret = env.secret(generate=True)
+    metrics_port = env.integer("RUMMY_GAME_METRICS_PORT", high=65535)
+    metrics.serve(metrics_port)
     async with resolve_database(data_dir=env.text("RUMMY_DATA_DIR")) as dsn:
         game = GameServer(_game_config(env, dsn, secret))
         await game.start()
@@ -109,6 +114,7 @@ async def _dev(env: Env) -> None:
             f"  game service        127.0.0.1:{game.port}\n"
             f"  matchmaker          127.0.0.1:{matchmaker.port}\n"
             f"  database            {'DATABASE_URL' if env.text('DATABASE_URL') else 'embedded'}\n"
+            f"  metrics             http://127.0.0.1:{metrics_port}/metrics\n"
             f"\nPlay in another terminal:\n"
             f"  .venv/bin/rummy play --server 127.0.0.1:{matchmaker.port} --bots\n"
             f"Press Ctrl-C to stop.\n",

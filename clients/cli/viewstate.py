@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from services.common.pb.rummy.v1 import table_pb2
 from services.game.rules import melds as M
-from services.game.rules.cards import JOKER
+from services.game.rules.cards import JOKER, NO_SUIT
 from services.game.rules.ruleset import Ruleset, TableOptions, preset
 from services.game.rules.state import GameState, Phase, SeatStatus
 
@@ -23,7 +23,8 @@ UNKNOWN = -1
 """A card this seat cannot see (another hand, the stock)."""
 
 
-def _meld(view: table_pb2.MeldView, rules: Ruleset) -> M.Meld:
+def meld_from_view(view: table_pb2.MeldView, rules: Ruleset) -> M.Meld:
+    """The engine's meld for a table meld as the server shows it."""
     deck = rules.deck
     ids = tuple(c.id for c in view.cards)
     naturals = [c for c in ids if deck.rank[c] != JOKER]
@@ -35,7 +36,7 @@ def _meld(view: table_pb2.MeldView, rules: Ruleset) -> M.Meld:
             M.MeldKind.GROUP,
             ids,
             deck.rank[naturals[0]],
-            M.NO_SUIT,
+            NO_SUIT,
             named,
         )
     start = M.run_starts(ids, deck)[0]
@@ -58,7 +59,7 @@ def state_from_view(view: table_pb2.TableView) -> GameState:
         hands=hands,
         stock=[UNKNOWN] * view.stock_size,
         discard=[c.id for c in view.discard_pile],
-        melds=[_meld(m, rules) for m in view.melds],
+        melds=[meld_from_view(m, rules) for m in view.melds],
         opened=[s.has_opened for s in view.seats],
         totals=[s.score_total for s in view.seats],
         status=[_STATUS.get(s.status, SeatStatus.PLAYING) for s in view.seats],

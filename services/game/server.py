@@ -10,12 +10,15 @@ from dataclasses import dataclass
 import asyncpg
 import grpc
 import structlog
-from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_health.v1 import health, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from services.common.auth_servicer import AuthServicer
 from services.common.db import migrate, open_pool
+from services.common.health import HealthMonitor
 from services.common.interceptors import AuthInterceptor
+from services.common.metrics import ACTIVE_TABLES
+from services.common.observe import ObserveInterceptor
 from services.common.pb.rummy.v1 import auth_pb2, auth_pb2_grpc, game_pb2, game_pb2_grpc
 
 from .fanout import Fanout
@@ -25,6 +28,7 @@ from .tables import Tables
 
 log = structlog.get_logger(__name__)
 
+TABLE_COUNT_INTERVAL_S = 15.0
 MAX_MESSAGE_BYTES = 64 * 1024
 """No legitimate request comes near this; bigger ones are refused by gRPC itself."""
 
@@ -52,6 +56,8 @@ class GameServer:
         self._fanout: Fanout | None = None
         self._sweeper: asyncio.Task[None] | None = None
         self._health = health.aio.HealthServicer()
+        self.health: HealthMonitor | None = None
+        self._gauges: asyncio.Task[None] | None = None
         self.tables: Tables | None = None
 
     async def start(self) -> None:
@@ -67,7 +73,7 @@ class GameServer:
         self._fanout = fanout = Fanout(pool, config.dsn)
         await fanout.start()
         server = grpc.aio.server(
-            interceptors=[AuthInterceptor(secret=config.secret)],
+            interceptors=[ObserveInterceptor(), AuthInterceptor(secret=config.secret)],
             options=[("grpc.max_receive_message_length", MAX_MESSAGE_BYTES)],
         )
         game_pb2_grpc.add_GameServiceServicer_to_server(GameServicer(tables, fanout, pool), server)
@@ -85,9 +91,10 @@ class GameServer:
         self.port = server.add_insecure_port(config.address)
         await server.start()
         self._server = server
-        for name in ("", *names[:2]):
-            await self._health.set(name, health_pb2.HealthCheckResponse.SERVING)
+        self.health = HealthMonitor(self._health, pool, names[:2])
+        await self.health.start()
         self._sweeper = asyncio.create_task(self._sweep(), name="sweeper")
+        self._gauges = asyncio.create_task(self._count_tables(), name="gauges")
         log.info("game_server_started", port=self.port)
 
     async def _sweep(self) -> None:
@@ -103,8 +110,20 @@ class GameServer:
                 log.warning("sweep_failed", error=str(error))
             await asyncio.sleep(self.config.sweep_interval)
 
+    async def _count_tables(self) -> None:
+        assert self._pool is not None
+        while True:
+            with contextlib.suppress(*DB_ERRORS, asyncpg.PostgresError):
+                ACTIVE_TABLES.set(
+                    await self._pool.fetchval("SELECT count(*) FROM tables WHERE status = 'active'")
+                )
+            await asyncio.sleep(TABLE_COUNT_INTERVAL_S)
+
     async def stop(self, grace: float | None = None) -> None:
-        await self._health.enter_graceful_shutdown()
+        if self.health is not None:
+            await self.health.shutdown()
+        if self._gauges is not None:
+            self._gauges.cancel()
         if self._fanout is not None:
             # Watchers resume on another replica now rather than at the end of grace.
             self._fanout.close_streams()

@@ -11,14 +11,16 @@ from dataclasses import dataclass
 import asyncpg
 import grpc
 import structlog
-from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_health.v1 import health, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from services.common.auth import issue_service_token
 from services.common.auth_servicer import AuthServicer
 from services.common.db import migrate, open_pool
 from services.common.errors import DB_ERRORS
+from services.common.health import HealthMonitor
 from services.common.interceptors import AuthInterceptor
+from services.common.observe import ObserveInterceptor
 from services.common.pb.rummy.v1 import (
     auth_pb2,
     auth_pb2_grpc,
@@ -76,6 +78,7 @@ class MatchmakerServer:
         self._pool: asyncpg.Pool | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._health = health.aio.HealthServicer()
+        self.health: HealthMonitor | None = None
         self._game_channel: grpc.aio.Channel | None = None
         self.matcher: Matcher | None = None
         self.wakeups = Wakeups()
@@ -89,7 +92,9 @@ class MatchmakerServer:
         self.matcher = Matcher(
             pool, game, Credential(config.secret), interval=config.match_interval
         )
-        server = grpc.aio.server(interceptors=[AuthInterceptor(secret=config.secret)])
+        server = grpc.aio.server(
+            interceptors=[ObserveInterceptor(), AuthInterceptor(secret=config.secret)]
+        )
         matchmaker_pb2_grpc.add_MatchmakerServiceServicer_to_server(
             MatchmakerServicer(
                 pool,
@@ -113,8 +118,8 @@ class MatchmakerServer:
         self.port = server.add_insecure_port(config.address)
         await server.start()
         self._server = server
-        for name in ("", *names[:2]):
-            await self._health.set(name, health_pb2.HealthCheckResponse.SERVING)
+        self.health = HealthMonitor(self._health, pool, names[:2])
+        await self.health.start()
         self._tasks.append(asyncio.create_task(self._listen(), name="ticket-listener"))
         if matching:
             self._tasks.append(asyncio.create_task(self.matcher.run(), name="matcher"))
@@ -137,7 +142,8 @@ class MatchmakerServer:
                     await con.close(timeout=1)
 
     async def stop(self, grace: float | None = None) -> None:
-        await self._health.enter_graceful_shutdown()
+        if self.health is not None:
+            await self.health.shutdown()
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:

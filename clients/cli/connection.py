@@ -1,0 +1,309 @@
+"""Talking to the servers the way a mobile app should.
+
+One `Connection` holds a channel to the matchmaker (which also signs players
+in) and one to the game service a match points at. It signs in with the
+device id, renews the token before it expires, retries what is safe to retry
+(reads, and actions carrying the same `request_id`) with backoff when a server
+is briefly away, and follows a table's `Watch` stream across disconnects by
+resuming from the last `seq` it received.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import grpc
+from google.protobuf.message import Message
+from google.rpc import error_details_pb2
+from grpc_status import rpc_status
+
+from services.common.pb.rummy.v1 import (
+    auth_pb2,
+    auth_pb2_grpc,
+    game_pb2,
+    game_pb2_grpc,
+    matchmaker_pb2_grpc,
+    table_pb2,
+)
+
+CALL_TIMEOUT_S = 10.0
+"""Bounds one unary call; a retry gets a fresh deadline."""
+GIVE_UP_AFTER_S = 60.0
+"""How long retries go on before an outage is reported as an error."""
+RETRYABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
+STREAM_RETRYABLE = (
+    *RETRYABLE,
+    grpc.StatusCode.CANCELLED,
+    grpc.StatusCode.INTERNAL,
+    grpc.StatusCode.UNKNOWN,
+)
+"""A stream may also end like this when its server goes away mid-flight."""
+CHANNEL_OPTIONS = [
+    # A restarted server is found again within a couple of seconds, not minutes.
+    ("grpc.initial_reconnect_backoff_ms", 200),
+    ("grpc.min_reconnect_backoff_ms", 200),
+    ("grpc.max_reconnect_backoff_ms", 2000),
+]
+
+Notify = Callable[[str], None]
+
+
+class Refused(Exception):
+    """A call the server answered with an error: its code, reason and sentence."""
+
+    def __init__(
+        self,
+        code: grpc.StatusCode,
+        reason: str,
+        message: str,
+        metadata: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.code = code
+        self.reason = reason
+        self.message = message
+        self.metadata = metadata or {}
+
+    def __str__(self) -> str:
+        return f"{self.message} [{self.reason}]" if self.reason else self.message
+
+
+def refusal(error: grpc.RpcError) -> Refused:
+    """The code, ErrorInfo reason and sentence of a failed call."""
+    code: grpc.StatusCode = error.code()
+    message: str = error.details() or code.name
+    try:
+        status = rpc_status.from_call(error)
+    except ValueError:
+        status = None
+    if status is not None:
+        for detail in status.details:
+            info = error_details_pb2.ErrorInfo()
+            if detail.Unpack(info):
+                return Refused(code, info.reason, message, dict(info.metadata))
+    return Refused(code, "", message)
+
+
+class Backoff:
+    """Exponential delays with jitter: 0.2 s doubling up to 5 s."""
+
+    def __init__(self, first: float = 0.2, cap: float = 5.0) -> None:
+        self.first, self.cap, self.tries = first, cap, 0
+
+    async def wait(self) -> None:
+        delay = min(self.cap, self.first * 2**self.tries)
+        self.tries += 1
+        await asyncio.sleep(delay * random.uniform(0.7, 1.3))
+
+    def reset(self) -> None:
+        self.tries = 0
+
+
+class Connection:
+    """A signed-in player's channels to the matchmaker and the game service."""
+
+    def __init__(
+        self,
+        server: str,
+        device_id: str,
+        name: str,
+        *,
+        notify: Notify | None = None,
+        give_up_after: float = GIVE_UP_AFTER_S,
+        channels: dict[str, grpc.aio.Channel] | None = None,
+        game: str = "",
+    ) -> None:
+        """`game`: the game service to use whatever a match says (e.g. behind a tunnel).
+        `channels`: share one channel per target among many players (the bots)."""
+        self.server = server
+        self.device_id = device_id
+        self.name = name
+        self.notify = notify or (lambda _text: None)
+        self.give_up_after = give_up_after
+        self.player_id = ""
+        self.token = ""
+        self.expires_at = 0.0
+        self.game_override = game
+        self.game_target = game or server
+        self._owns_channels = channels is None
+        self._channels: dict[str, grpc.aio.Channel] = {} if channels is None else channels
+        self._refresher: asyncio.Task[None] | None = None
+
+    # --- channels and sign-in ---------------------------------------------------
+
+    def channel(self, target: str) -> grpc.aio.Channel:
+        if target not in self._channels:
+            self._channels[target] = grpc.aio.insecure_channel(target, options=CHANNEL_OPTIONS)
+        return self._channels[target]
+
+    def use_game(self, target: str) -> None:
+        """Play on `target`; empty means the server we signed in at serves games too."""
+        self.game_target = self.game_override or target or self.server
+
+    @property
+    def auth(self) -> tuple[tuple[str, str]]:
+        return (("authorization", f"Bearer {self.token}"),)
+
+    @property
+    def matchmaker(self) -> matchmaker_pb2_grpc.MatchmakerServiceStub:
+        return matchmaker_pb2_grpc.MatchmakerServiceStub(self.channel(self.server))
+
+    @property
+    def game(self) -> game_pb2_grpc.GameServiceStub:
+        return game_pb2_grpc.GameServiceStub(self.channel(self.game_target))
+
+    async def login(self) -> None:
+        stub = auth_pb2_grpc.AuthServiceStub(self.channel(self.server))
+        request = auth_pb2.LoginRequest(device_id=self.device_id, display_name=self.name)
+        reply = await self._retry(lambda: stub.Login(request, timeout=CALL_TIMEOUT_S))
+        self._signed_in(reply)
+        if self._refresher is None:
+            self._refresher = asyncio.create_task(self._keep_token_fresh())
+
+    def _signed_in(self, reply: Any) -> None:
+        self.player_id = reply.player_id
+        self.token = reply.token
+        self.expires_at = reply.expires_at.seconds or time.time() + 3600
+
+    async def _keep_token_fresh(self) -> None:
+        """Refresh at four fifths of the token's life; sign in again if that fails."""
+        stub = auth_pb2_grpc.AuthServiceStub(self.channel(self.server))
+        while True:
+            left = self.expires_at - time.time()
+            await asyncio.sleep(max(1.0, left * 0.8))
+            try:
+                reply = await stub.Refresh(
+                    auth_pb2.RefreshRequest(token=self.token),
+                    metadata=self.auth,
+                    timeout=CALL_TIMEOUT_S,
+                )
+                self._signed_in(reply)
+            except grpc.aio.AioRpcError:
+                with contextlib.suppress(Refused, grpc.aio.AioRpcError):
+                    await self.login()
+
+    async def close(self) -> None:
+        if self._refresher is not None:
+            self._refresher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._refresher
+        if self._owns_channels:
+            for channel in self._channels.values():
+                await channel.close()
+            self._channels.clear()
+
+    # --- calls ------------------------------------------------------------------
+
+    async def _retry(self, attempt: Callable[[], Any]) -> Any:
+        """Run a call that is safe to repeat until it answers or the outage lasts too long."""
+        backoff = Backoff()
+        started = time.monotonic()
+        warned = renewed = False
+        while True:
+            try:
+                reply = await attempt()
+            except grpc.aio.AioRpcError as error:
+                refused = refusal(error)
+                if refused.code == grpc.StatusCode.UNAUTHENTICATED and self.token and not renewed:
+                    # TOKEN_EXPIRED or TOKEN_INVALID: sign in again, once, and retry.
+                    renewed = True
+                    await self.login()
+                    continue
+                if refused.code not in RETRYABLE:
+                    raise refused from None
+                if time.monotonic() - started > self.give_up_after:
+                    raise refused from None
+                if not warned:
+                    self.notify("Connection lost: trying again…")
+                    warned = True
+                await backoff.wait()
+                continue
+            if warned:
+                self.notify("Connection back.")
+            return reply
+
+    async def call(self, method: str, request: Message) -> Any:
+        """A game-service call; retried on outages (reads, or actions with a request id)."""
+        stub = getattr(self.game, method)
+        return await self._retry(lambda: stub(request, metadata=self.auth, timeout=CALL_TIMEOUT_S))
+
+    async def call_matchmaker(self, method: str, request: Message) -> Any:
+        stub = getattr(self.matchmaker, method)
+        return await self._retry(lambda: stub(request, metadata=self.auth, timeout=CALL_TIMEOUT_S))
+
+    async def act(self, method: str, request: Any) -> Any:
+        """One player action, made idempotent by a fresh request id kept across retries."""
+        if not request.request_id:
+            request.request_id = str(uuid.uuid4())
+        return await self.call(method, request)
+
+    async def view(self, table_id: str) -> table_pb2.TableView:
+        reply = await self.call("GetTable", game_pb2.GetTableRequest(table_id=table_id))
+        view: table_pb2.TableView = reply.view
+        return view
+
+    # --- the event stream ----------------------------------------------------------
+
+    async def watch(
+        self, table_id: str, after_seq: int
+    ) -> AsyncIterator[table_pb2.TableEvent | table_pb2.TableView]:
+        """Every event after `after_seq`, across reconnects, until the game ends.
+
+        Yields a fresh `TableView` instead when the stream had to start again from
+        a snapshot, and after every reconnect (so the screen is up to date at once)."""
+        position = after_seq
+        backoff = Backoff()
+        lost_at: float | None = None
+        while True:
+            call = self.game.Watch(
+                game_pb2.WatchRequest(table_id=table_id, after_seq=position), metadata=self.auth
+            )
+            try:
+                async for reply in call:
+                    backoff.reset()
+                    position = reply.event.seq
+                    yield reply.event
+                return
+            except grpc.aio.AioRpcError as error:
+                refused = refusal(error)
+            finally:
+                call.cancel()
+            if refused.code in (
+                grpc.StatusCode.OUT_OF_RANGE,
+                grpc.StatusCode.FAILED_PRECONDITION,
+            ) and refused.reason in ("SEQ_AHEAD", "SNAPSHOT_REQUIRED"):
+                view = await self.view(table_id)
+                position = view.last_seq
+                yield view
+                continue
+            if refused.code == grpc.StatusCode.UNAUTHENTICATED:
+                await self.login()
+                continue
+            if refused.code not in STREAM_RETRYABLE:
+                raise refused
+            if lost_at is None:
+                lost_at = time.monotonic()
+                self.notify("Connection to the table lost: reconnecting…")
+            elif time.monotonic() - lost_at > self.give_up_after:
+                raise refused
+            await backoff.wait()
+            try:
+                reply = await self.game.GetTable(
+                    game_pb2.GetTableRequest(table_id=table_id),
+                    metadata=self.auth,
+                    timeout=CALL_TIMEOUT_S,
+                )
+            except grpc.aio.AioRpcError as error:
+                if error.code() in RETRYABLE:
+                    continue
+                raise refusal(error) from None
+            view = reply.view
+            lost_at = None
+            self.notify(f"Reconnected: resuming after event {position}.")
+            yield view

@@ -1,0 +1,307 @@
+"""`rummy play`: a whole game at the terminal.
+
+One loop takes, in arrival order, the lines the player types and the events of
+the table's Watch stream. Events are narrated as they come; the view is
+refreshed with GetTable once a burst of events is over; the whole table is
+shown when the player's turn begins and after each of their moves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Any
+
+import grpc
+
+from services.common.pb.rummy.v1 import game_pb2, table_pb2
+
+from . import commands as C
+from . import matchmaking
+from .cards import Style, colour_wanted
+from .connection import Connection, Refused
+from .identity import Identity
+from .moves import MoveError, Request, hint_text, request_for, swap_plan
+from .narrate import narrate
+from .render import Clock, game_text, hand_line, my_turn, table_text, turn_status
+from .terminal import Terminal
+
+TICK_S = 1.0
+"""How often the countdown in the prompt moves."""
+
+
+class Game:
+    """One seat at one table, driven from the terminal."""
+
+    def __init__(self, conn: Connection, view: table_pb2.TableView, style: Style) -> None:
+        self.conn = conn
+        self.view = view
+        self.style = style
+        self.clock = Clock()
+        self.clock.sync(view)
+        self.inbox: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+        self.term = Terminal(
+            lambda line: self.inbox.put_nowait(("line", line)), completions=self._card_names
+        )
+        self.stale = False
+        self.shown_turn: tuple[int, int] = (-1, -1)
+        self.finished = False
+        self.told_seq = view.last_seq
+        """The last event narrated: a newer view waits until the events before it are told."""
+        self.waiting: table_pb2.TableView | None = None
+        self.waiting_show = False
+
+    def _card_names(self) -> list[str]:
+        return [c.code for c in self.view.hand]
+
+    def say(self, text: str) -> None:
+        self.term.say(text)
+
+    def prompt(self) -> str:
+        return f"[{turn_status(self.view, self.clock, self.style)}] > "
+
+    def update(self, view: table_pb2.TableView) -> None:
+        """Keep the newest view (answers and refreshes may arrive out of order)."""
+        if view.version >= self.view.version:
+            self.view = view
+            self.clock.sync(view)
+        if not self.finished:
+            self.term.set_prompt(self.prompt())
+
+    def show(self) -> None:
+        self.shown_turn = (self.view.round, self.view.turn)
+        self.say(table_text(self.view, self.style))
+
+    # --- the loop -------------------------------------------------------------------
+
+    async def run(self) -> int:
+        self.show()
+        self.term.set_prompt(self.prompt())
+        watcher = asyncio.create_task(self._watch())
+        ticker = asyncio.create_task(self._tick())
+        self.term.request_line()
+        try:
+            while not self.finished:
+                if self.stale and self.inbox.empty():
+                    await self.refresh()
+                kind, item = await self.inbox.get()
+                if kind == "event":
+                    self.on_event(item)
+                elif kind == "line":
+                    if await self.on_line(item):
+                        return 0
+                    if not self.finished:
+                        self.term.request_line()
+                elif kind == "end":
+                    await self.refresh()
+                    if self.view.phase == table_pb2.PHASE_GAME_OVER and not self.finished:
+                        self.say(game_text(self.view))
+                    self.finished = True
+                elif kind == "error":
+                    raise item
+            return 0
+        finally:
+            for task in (watcher, ticker):
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+            self.term.restore()
+
+    async def _watch(self) -> None:
+        try:
+            async for item in self.conn.watch(self.view.table_id, self.view.last_seq):
+                self.inbox.put_nowait(("event", item))
+            self.inbox.put_nowait(("end", None))
+        except Refused as refused:
+            self.inbox.put_nowait(("error", refused))
+
+    async def _tick(self) -> None:
+        while True:
+            await asyncio.sleep(TICK_S)
+            if self.term.interactive and not self.finished:
+                self.term.set_prompt(self.prompt())
+
+    async def refresh(self) -> None:
+        self.stale = False
+        self.adopt(await self.conn.view(self.view.table_id))
+
+    def adopt(self, view: table_pb2.TableView, *, show: bool = False) -> None:
+        """Switch to a fresh view once the events it includes have been narrated, so
+        the table is never shown ahead of the story; show it when the turn is ours."""
+        if view.last_seq > self.told_seq:
+            if self.waiting is None or view.version >= self.waiting.version:
+                self.waiting = view
+            self.waiting_show |= show
+            return
+        self.update(view)
+        if show or (my_turn(self.view) and self.shown_turn != (self.view.round, self.view.turn)):
+            self.show()
+
+    def on_event(self, item: table_pb2.TableEvent | table_pb2.TableView) -> None:
+        if isinstance(item, table_pb2.TableView):
+            self.adopt(item, show=True)
+            return
+        own = item.HasField("seat") and self.view.my_seat == item.seat
+        kind = item.WhichOneof("payload")
+        quiet = own and kind in ("drew", "took_discard", "melded", "laid_off", "joker_swapped")
+        if kind == "discarded" and own and not item.discarded.automatic:
+            quiet = True
+        if kind == "game_ended":
+            self.finished = True
+            self.term.set_prompt("")
+        text = None if quiet else narrate(item, self.view, self.style)
+        if text:
+            self.say(text)
+        if item.version > self.view.version:
+            self.stale = True
+        self.told_seq = max(self.told_seq, item.seq)
+        if self.waiting is not None and self.told_seq >= self.waiting.last_seq:
+            view, show = self.waiting, self.waiting_show
+            self.waiting, self.waiting_show = None, False
+            self.adopt(view, show=show)
+        if kind == "game_ended":
+            self.finished = True
+
+    # --- the player's commands ------------------------------------------------------
+
+    async def on_line(self, line: str | None) -> bool:
+        """Handle one typed line; True when the player is done with this table."""
+        if line is None:
+            self.say("\nBye. Your seat is kept: run `rummy play` again to rejoin this table.")
+            return True
+        try:
+            command = C.parse(line)
+        except C.CommandError as error:
+            self.say(str(error))
+            return False
+        match command:
+            case C.Nothing():
+                return False
+            case C.Help():
+                self.say(C.HELP)
+            case C.Show():
+                self.show()
+            case C.Hint():
+                await self.hint()
+            case C.Quit():
+                return await self.leave()
+            case C.SwapCommand():
+                await self.swap(command)
+            case _:
+                try:
+                    await self.send(request_for(self.view, command))
+                except MoveError as error:
+                    self.say(f"{error}\n{hand_line(self.view.hand, self.style)}")
+        return False
+
+    async def send(self, request: Request) -> bool:
+        """Send a move; a refusal shows the server's sentence and the hand again."""
+        try:
+            reply = await self.conn.act(request.method, request.message)
+        except Refused as refused:
+            self.say(f"Refused: {refused}")
+            if refused.code == grpc.StatusCode.ABORTED:
+                await self.refresh()
+                self.show()
+            else:
+                self.say(hand_line(self.view.hand, self.style))
+            return False
+        self.update(reply.view)
+        if request.method == "DrawStock" and reply.HasField("card"):
+            self.say(f"You drew {self.style.card(reply.card.code)}.")
+            self.say(hand_line(self.view.hand, self.style))
+        elif request.method == "TakeDiscard":
+            self.say(hand_line(self.view.hand, self.style))
+        elif request.method == "Discard":
+            card_id = getattr(request.message, "card_id", -1)
+            code = next((c.code for c in self.view.discard_pile if c.id == card_id), "?")
+            self.say(f"You discarded {self.style.card(code)}.")
+        else:
+            self.show()
+        return True
+
+    async def hint(self) -> None:
+        try:
+            reply = await self.conn.call(
+                "GetHint", game_pb2.GetHintRequest(table_id=self.view.table_id)
+            )
+        except Refused as refused:
+            self.say(f"No hint: {refused}")
+            return
+        self.say(hint_text(self.view, reply, self.style))
+
+    async def ask(self, question: str) -> str | None:
+        """A question answered on the next line; table events keep coming meanwhile."""
+        self.say(question)
+        self.term.request_line()
+        while True:
+            kind, item = await self.inbox.get()
+            if kind == "line":
+                return item.strip() if item is not None else None
+            if kind == "event":
+                self.on_event(item)
+            else:
+                self.inbox.put_nowait((kind, item))
+                return None
+
+    async def leave(self) -> bool:
+        answer = await self.ask("Leave this table for good? You lose the game. [y/N]")
+        if not answer or answer.lower() not in ("y", "yes"):
+            self.say("Staying at the table.")
+            return False
+        try:
+            reply = await self.conn.act("Leave", game_pb2.LeaveRequest(table_id=self.view.table_id))
+        except Refused as refused:
+            self.say(f"Could not leave: {refused}")
+            return False
+        self.update(reply.view)
+        self.say("You left the table.")
+        if self.view.phase == table_pb2.PHASE_GAME_OVER:
+            self.say(game_text(self.view))
+        return True
+
+    async def swap(self, command: C.SwapCommand) -> None:
+        try:
+            plan = swap_plan(self.view, command)
+        except MoveError as error:
+            self.say(f"{error}\n{hand_line(self.view.hand, self.style)}")
+            return
+        request = plan.automatic()
+        if request is not None:
+            await self.send(request)
+            return
+        example = f" (for example: {plan.example(self.view.hand)})" if plan.new_meld else ""
+        answer = await self.ask(
+            "The joker fits no meld on the table: where does it go? Type a meld number "
+            f"to lay it off, or cards for a new meld with it{example}; empty to cancel."
+        )
+        if not answer:
+            self.say("Swap cancelled.")
+            return
+        try:
+            request = plan.placement(answer, self.view.hand)
+        except MoveError as error:
+            self.say(f"{error}\n{hand_line(self.view.hand, self.style)}")
+            return
+        await self.send(request)
+
+
+async def play(conn: Connection, identity: Identity, choice: matchmaking.QueueChoice) -> int:
+    """Sign in, find a table (the last one, or a new match), and play it to the end."""
+    style = Style(colour_wanted())
+    await conn.login()
+    found = await matchmaking.resume(conn, identity, print)
+    if found is None:
+        match = await matchmaking.queue(conn, identity, choice, print)
+        conn.use_game(match.game_target)
+        view = await conn.view(match.table_id)
+        seated = f"seat {view.my_seat + 1}" if view.HasField("my_seat") else "no seat"
+        print(f"Table {match.table_id} found: you play {seated}.")
+    else:
+        _, view = found
+    code = await Game(conn, view, style).run()
+    with contextlib.suppress(Refused):
+        final = await conn.view(view.table_id)
+        if not matchmaking.still_playing(final):
+            identity.forget_match()
+    return code

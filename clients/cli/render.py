@@ -1,0 +1,194 @@
+"""What the terminal shows of a table: one seat's `TableView` as text.
+
+Everything here is a pure function of a view (and the clock), so it is easy to
+test and the same text serves `play` and `watch`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+
+from services.common.pb.rummy.v1 import cards_pb2, table_pb2
+
+from .cards import Style, group_hand
+
+SUIT_LETTER = {
+    cards_pb2.SUIT_SPADES: "S",
+    cards_pb2.SUIT_HEARTS: "H",
+    cards_pb2.SUIT_DIAMONDS: "D",
+    cards_pb2.SUIT_CLUBS: "C",
+}
+END_REASON = {
+    table_pb2.END_REASON_WENT_OUT: "{winner} went out",
+    table_pb2.END_REASON_TURN_CAP: "the turn cap was reached; {winner} had the lightest hand",
+    table_pb2.END_REASON_BLOCKED: "the deal was blocked; {winner} had the lightest hand",
+    table_pb2.END_REASON_ROUNDS_PLAYED: "every round was played",
+    table_pb2.END_REASON_LAST_STANDING: "{winner} is the last player standing",
+    table_pb2.END_REASON_OTHERS_LEFT: "everyone else left",
+    table_pb2.END_REASON_TARGET_REACHED: "{winner} reached the target",
+}
+PLAYING_PHASES = (table_pb2.PHASE_DRAW, table_pb2.PHASE_PLAY)
+
+
+class Clock:
+    """The server's clock as seen from here: countdowns use `turn_deadline -
+    server_time`, so a wrong local clock does not matter, only its offset."""
+
+    def __init__(self, now: Callable[[], float] = time.time) -> None:
+        self._now = now
+        self.offset = 0.0
+
+    def sync(self, view: table_pb2.TableView) -> None:
+        if view.HasField("server_time"):
+            self.offset = view.server_time.ToMilliseconds() / 1000 - self._now()
+
+    def remaining(self, view: table_pb2.TableView) -> float | None:
+        """Seconds left in the current turn, or None when no turn is running."""
+        if view.phase not in PLAYING_PHASES or not view.HasField("turn_deadline"):
+            return None
+        left = view.turn_deadline.ToMilliseconds() / 1000 - (self._now() + self.offset)
+        return max(0.0, left)
+
+
+def is_mine(view: table_pb2.TableView, seat: int) -> bool:
+    return view.HasField("my_seat") and view.my_seat == seat
+
+
+def seat_name(view: table_pb2.TableView, seat: int, *, you: str = "you") -> str:
+    """'you' for the viewer's own seat, otherwise the player's name."""
+    if is_mine(view, seat):
+        return you
+    if 0 <= seat < len(view.seats):
+        return view.seats[seat].display_name or f"Seat {seat + 1}"
+    return f"Seat {seat + 1}"
+
+
+def my_turn(view: table_pb2.TableView) -> bool:
+    return view.phase in PLAYING_PHASES and is_mine(view, view.current_seat)
+
+
+def joker_label(meld: table_pb2.MeldView, role: table_pb2.JokerRole, style: Style) -> str:
+    """What a joker on the table stands for: `9♠`, or `7♦/7♣` for any missing suit."""
+    rank = role.rank or "?"
+    if role.suit in SUIT_LETTER:
+        return style.card(rank + SUIT_LETTER[role.suit])
+    taken = {c.code[1] for c in meld.cards if c.code != "JK"}
+    named = {SUIT_LETTER[j.suit] for j in meld.jokers if j.suit in SUIT_LETTER}
+    free = [s for s in "SHDC" if s not in taken | named]
+    return "/".join(style.card(rank + s) for s in free) or rank
+
+
+def meld_line(view: table_pb2.TableView, meld: table_pb2.MeldView, style: Style) -> str:
+    """`[3] Bob: 7♠ 8♠ JK(9♠) 10♠`: numbered by id, as `l` and `s` name them."""
+    roles = {r.joker_card_id: r for r in meld.jokers}
+    shown = []
+    for card in meld.cards:
+        text = style.card(card.code)
+        if card.id in roles:
+            text += f"({joker_label(meld, roles[card.id], style)})"
+        shown.append(text)
+    owner = seat_name(view, meld.owner_seat)
+    return f"  [{meld.id}] {owner}: {' '.join(shown)}"
+
+
+def hand_line(hand: Sequence[cards_pb2.Card], style: Style) -> str:
+    """The hand sorted and grouped by suit: `Your hand (5): 7♠ 9♠   2♥ K♥   JK`."""
+    groups = group_hand(c.code for c in hand)
+    body = "   ".join(style.cards(g) for g in groups) or "(empty)"
+    return f"Your hand ({len(hand)}): {body}"
+
+
+def seat_lines(view: table_pb2.TableView, style: Style) -> list[str]:
+    lines = []
+    for seat in view.seats:
+        marker = "▶" if view.phase in PLAYING_PHASES and seat.seat == view.current_seat else " "
+        name = seat_name(view, seat.seat, you=f"{seat.display_name} (you)")
+        if seat.is_bot:
+            name += " (bot)"
+        notes = []
+        if seat.has_opened:
+            notes.append("opened")
+        if seat.status == table_pb2.SEAT_STATUS_LEFT:
+            notes.append("left")
+        elif seat.status == table_pb2.SEAT_STATUS_ELIMINATED:
+            notes.append("eliminated")
+        count = f"{seat.card_count} card" + ("" if seat.card_count == 1 else "s")
+        line = f" {marker} {name:<24} {count:>9}  {seat.score_total:>4} pts"
+        if notes:
+            line += "  " + ", ".join(notes)
+        lines.append(line)
+    return lines
+
+
+def table_text(view: table_pb2.TableView, style: Style) -> str:
+    """The whole screen for one view: seats, table melds, piles, the hand."""
+    title = f"Round {view.round} · turn {view.turn} of {view.turn_cap} · {view.ruleset}"
+    lines = [style.bold(f"── {title} ──"), *seat_lines(view, style)]
+    lines.append("Table melds:")
+    lines += [meld_line(view, m, style) for m in view.melds] or ["  (none yet)"]
+    top = style.card(view.discard_top.code) if view.HasField("discard_top") else "(empty)"
+    lines.append(
+        f"Discard: {top}  ({view.discard_size} in the pile)   Stock: {view.stock_size} cards"
+    )
+    if view.HasField("my_seat"):
+        lines.append(hand_line(view.hand, style))
+    else:
+        lines.append(style.dim("Watching as a spectator."))
+    return "\n".join(lines)
+
+
+def turn_status(view: table_pb2.TableView, clock: Clock, style: Style) -> str:
+    """Whose turn it is, what to do, and the countdown: the prompt of `play`."""
+    if view.phase == table_pb2.PHASE_GAME_OVER:
+        return "Game over"
+    if view.phase not in PLAYING_PHASES:
+        return "Between rounds"
+    left = clock.remaining(view)
+    timer = f" ⏱ {int(left + 0.999):>2}s" if left is not None else ""
+    if not my_turn(view):
+        name = seat_name(view, view.current_seat)
+        return f"{name}'s turn{timer}"
+    if view.phase == table_pb2.PHASE_DRAW:
+        take = (
+            f"take {style.card(view.discard_top.code)} (t)" if view.HasField("discard_top") else ""
+        )
+        todo = "draw (d)" + (f" or {take}" if take else "")
+    else:
+        todo = "meld (m), lay off (l), swap (s), then discard (x)"
+    return style.bold(f"Your turn{timer}") + f": {todo}"
+
+
+def round_text(view: table_pb2.TableView, result: table_pb2.RoundResult) -> str:
+    winner = (
+        seat_name(view, result.winner_seat, you="you")
+        if result.HasField("winner_seat")
+        else "nobody"
+    )
+    why = END_REASON.get(result.end_reason, "the round ended").format(winner=winner)
+    scores = ", ".join(
+        f"{seat_name(view, s.seat)} {s.points:+d} (total {s.total})" for s in result.scores
+    )
+    return f"Round {result.round} over: {why}.\n  Scores: {scores}"
+
+
+def game_text(view: table_pb2.TableView, ended: table_pb2.GameEnded | None = None) -> str:
+    """The final result, from the GameEnded event or, failing that, the view."""
+    if ended is not None:
+        totals = [(t.seat, t.total) for t in ended.totals]
+        winner = ended.winner_seat if ended.HasField("winner_seat") else None
+        reason = ended.reason
+    else:
+        totals = [(s.seat, s.score_total) for s in view.seats]
+        last = view.round_results[-1] if view.round_results else None
+        playing = [s for s in view.seats if s.status == table_pb2.SEAT_STATUS_PLAYING]
+        best = min(playing or view.seats, key=lambda s: (s.score_total, s.seat), default=None)
+        winner = best.seat if best is not None else None
+        reason = last.end_reason if last is not None else table_pb2.END_REASON_UNSPECIFIED
+        if len(playing) == 1 and any(s.status == table_pb2.SEAT_STATUS_LEFT for s in view.seats):
+            reason = table_pb2.END_REASON_OTHERS_LEFT
+    who = seat_name(view, winner, you="you") if winner is not None else "nobody"
+    verb = "win" if winner is not None and is_mine(view, winner) else "wins"
+    why = END_REASON.get(reason, "the game ended").format(winner=who)
+    board = ", ".join(f"{seat_name(view, s)} {t}" for s, t in totals)
+    return f"Game over: {who} {verb} ({why}).\n  Final totals: {board}"

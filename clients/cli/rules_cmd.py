@@ -1,0 +1,168 @@
+"""`rummy rules`: the rules engine's public face, for client developers.
+
+    rummy rules check 8S 9S JK --rules cafe    the meld these cards make, or why not
+    rummy rules score KS QH JC AD --rules cafe the penalty of a hand (41)
+    rummy rules show cafe                      the rule set in words
+
+`show` is written from the `Ruleset` value, so a new preset is explained
+without new text here (only a new scoring or joker policy needs a sentence).
+"""
+
+from __future__ import annotations
+
+from services.game.rules import (
+    CardParseError,
+    RuleError,
+    Ruleset,
+    TableOptions,
+    hand_penalty,
+    parse_cards,
+    preset,
+    validate_meld,
+)
+from services.game.rules.cards import SUITS
+from services.game.rules.melds import MeldKind, describe_joker
+from services.game.rules.ruleset import JokerDiscard, Scoring
+from services.game.rules.scoring import meld_points
+
+from .cards import Style
+
+SUIT_NAMES = {"S": "spades ♠", "H": "hearts ♥", "D": "diamonds ♦", "C": "clubs ♣"}
+RANK_NAMES = {"A": "aces", "T": "tens", "J": "jacks", "Q": "queens", "K": "kings"}
+SCORING = {
+    Scoring.EACH_PAYS: (
+        "The winner scores 0; every other player adds the penalty of the cards left "
+        "in their hand. The lowest total wins."
+    ),
+}
+JOKER_DISCARD = {
+    JokerDiscard.LAST_CARD_ONLY: "A joker may be discarded only as the last card, to go out.",
+    JokerDiscard.ALLOWED: "A joker may be discarded like any other card.",
+}
+
+
+def _ruleset(name: str) -> Ruleset:
+    try:
+        return preset(name)
+    except KeyError as error:
+        raise SystemExit(str(error.args[0])) from None
+
+
+def check(codes: list[str], name: str, style: Style) -> int:
+    """Print the meld `codes` make and what each joker stands for; 1 if refused."""
+    rules = _ruleset(name)
+    try:
+        shape = validate_meld(parse_cards(codes, rules), rules)
+    except CardParseError as error:
+        print(error)
+        return 2
+    except RuleError as error:
+        print(f"Refused: {error.message} [{error.reason.value}]")
+        return 1
+    deck = rules.deck
+    shown = style.cards(deck.code(c) for c in shape.cards)
+    if shape.kind == MeldKind.RUN:
+        what = f"A run of {SUIT_NAMES[SUITS[shape.suit]]}"
+    else:
+        rank = deck.code(_natural(shape.cards, rules))[0]
+        what = f"A group of {RANK_NAMES.get(rank, rank + 's')}"
+    print(f"{what}: {shown}")
+    meld = shape.place(0, 0)
+    for card in shape.cards:
+        if deck.is_joker(card):
+            stands = " or ".join(
+                style.card(c) for c in describe_joker(meld, card, rules).split("/")
+            )
+            print(f"  the joker stands for {stands}")
+    if rules.opening_threshold:
+        print(f"  worth {meld_points(shape, rules)} points towards an opening")
+    return 0
+
+
+def _natural(cards: tuple[int, ...], rules: Ruleset) -> int:
+    return next(c for c in cards if not rules.deck.is_joker(c))
+
+
+def score(codes: list[str], name: str) -> int:
+    """Print the penalty of a hand left at the end of a round."""
+    rules = _ruleset(name)
+    try:
+        print(hand_penalty(parse_cards(codes, rules), rules))
+    except CardParseError as error:
+        print(error)
+        return 2
+    return 0
+
+
+def show(name: str) -> int:
+    print(describe(_ruleset(name)))
+    return 0
+
+
+def describe(rules: Ruleset, options: TableOptions | None = None) -> str:
+    """The rule set in words, from its data."""
+    o = options or TableOptions()
+    p = rules.penalties
+    size = rules.deck.size
+    jokers = [f"every meld has at least {rules.min_naturals} natural cards"]
+    if rules.naturals_at_least_jokers:
+        jokers.append("never more jokers than natural cards")
+    if rules.max_jokers_per_meld is not None:
+        jokers.append(f"at most {rules.max_jokers_per_meld} joker(s) per meld")
+    suits = "all suits different" if rules.group_distinct_suits else "suits may repeat"
+    opening = (
+        f"The first melds, laid in one action, must total at least {rules.opening_threshold}"
+        " points."
+        if rules.opening_threshold
+        else "No threshold: any valid meld opens."
+    )
+    reshuffle = (
+        "whenever it runs out"
+        if rules.max_reshuffles is None
+        else f"at most {rules.max_reshuffles} times a round"
+    )
+    going_out = (
+        "by discarding the last card: a meld never takes the last card, a discard closes every turn"
+        if rules.must_discard_to_go_out
+        else "by emptying the hand, with or without a final discard"
+    )
+    rounds = (
+        f"until a player reaches {o.elimination_cap} points (the last one left wins)"
+        if o.elimination_cap
+        else f"{o.rounds} round{'s' if o.rounds != 1 else ''} by default (a table option)"
+    )
+    swap = "Swapping a joker: put the card it stands for into the meld and take the joker; " + (
+        "it must go into a meld in the same move."
+        if rules.retrieved_joker_must_be_melded
+        else "it may stay in the hand."
+    )
+    return "\n".join(
+        [
+            f"Rule set: {rules.name}",
+            f"Deck: {rules.decks} × 52 cards + {rules.jokers} jokers = {size} cards; "
+            f"{rules.hand_size} cards each; {rules.min_players} to {rules.max_players} players.",
+            "Melds (at least 3 cards):",
+            f"  group (brelan, carré): one rank, {suits}, at most {rules.max_group_size} cards",
+            f"  run (suite): one suit in sequence, at most {rules.max_run_length} cards; the ace "
+            "goes below the 2 or above the king, never both",
+            "  jokers: " + "; ".join(jokers) + "; in a run the joker's place says what it is",
+            f"Opening: {opening}",
+            "Turn: draw from the stock or take the top discard; after opening, lay off on any "
+            "meld and swap jokers; then discard.",
+            f"  {swap}",
+            f"  {JOKER_DISCARD.get(rules.joker_discard, rules.joker_discard.value)}",
+            "  The card taken from the discard pile cannot be thrown back the same turn.",
+            f"  The stock is rebuilt from the discard pile (all but its top card) {reshuffle}.",
+            f"Going out: {going_out}.",
+            "Penalties (cards left in hand at the end of a round):",
+            "  2 to 10   face value",
+            f"  J Q K     {p.face}",
+            f"  A         {p.ace}",
+            f"  joker     {p.joker}",
+            f"Scoring: {SCORING.get(rules.scoring, rules.scoring.value)}",
+            f"End of the game: {rounds}.",
+            f"Timer: {o.turn_timer_ms // 1000} s a turn; when it runs out before the draw the "
+            "turn passes, after it a card is discarded automatically (never a joker).",
+            f"Turn cap: a round stops after {o.turn_cap} turns; the lightest hand wins it.",
+        ]
+    )

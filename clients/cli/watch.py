@@ -1,0 +1,60 @@
+"""`rummy watch TABLE`: follow a table, as a spectator or from your own seat.
+
+The server decides what the caller sees: a seated player gets their own view
+(hand included), anyone else the spectator's view. The stream resumes by
+itself after a disconnect, like `play`.
+"""
+
+from __future__ import annotations
+
+import grpc
+
+from services.common.pb.rummy.v1 import table_pb2
+
+from .cards import Style, colour_wanted
+from .connection import Connection, Refused
+from .narrate import narrate
+from .render import Clock, game_text, table_text, turn_status
+
+
+async def watch(conn: Connection, table_id: str) -> int:
+    style = Style(colour_wanted())
+    clock = Clock()
+    await conn.login()
+    try:
+        view = await conn.view(table_id)
+    except Refused as refused:
+        if refused.code == grpc.StatusCode.UNIMPLEMENTED:
+            print(
+                f"{conn.game_target} serves no games: pass the game service's address "
+                "with --game HOST:PORT."
+            )
+            return 2
+        print(f"Cannot watch this table: {refused}")
+        return 1
+    who = "from your seat" if view.HasField("my_seat") else "as a spectator"
+    print(f"Watching table {table_id} {who}. Ctrl-C to stop.")
+
+    def show(view: table_pb2.TableView) -> None:
+        clock.sync(view)
+        print(table_text(view, style))
+        print(f"[{turn_status(view, clock, style)}]", flush=True)
+
+    show(view)
+    if view.phase == table_pb2.PHASE_GAME_OVER:
+        print(game_text(view))
+        return 0
+    async for item in conn.watch(table_id, view.last_seq):
+        if isinstance(item, table_pb2.TableView):
+            view = item
+            show(view)
+            continue
+        text = narrate(item, view, style)
+        if text:
+            print(text, flush=True)
+        if item.kind == table_pb2.EVENT_KIND_TURN_STARTED:
+            view = await conn.view(table_id)
+            show(view)
+        elif item.kind == table_pb2.EVENT_KIND_GAME_ENDED:
+            return 0
+    return 0

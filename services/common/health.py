@@ -1,0 +1,75 @@
+"""gRPC health that follows the database: NOT_SERVING while PostgreSQL is out of
+reach and during shutdown, SERVING otherwise, for every service of a server."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Sequence
+
+import asyncpg
+import structlog
+from grpc_health.v1 import health, health_pb2
+
+from .db import Pool
+from .errors import DB_ERRORS
+from .metrics import DB_POOL
+
+log = structlog.get_logger(__name__)
+SERVING = health_pb2.HealthCheckResponse.SERVING
+NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
+
+
+class HealthMonitor:
+    def __init__(
+        self,
+        servicer: health.aio.HealthServicer,
+        pool: Pool,
+        services: Sequence[str],
+        *,
+        interval: float = 1.0,
+        timeout: float = 2.0,
+    ) -> None:
+        self._servicer = servicer
+        self._pool = pool
+        self._services = ("", *services)
+        self._interval = interval
+        self._timeout = timeout
+        self._task: asyncio.Task[None] | None = None
+        self.serving: bool | None = None
+
+    async def set(self, serving: bool) -> None:
+        if serving != self.serving:
+            log.info("health_changed", serving=serving)
+        self.serving = serving
+        for name in self._services:
+            await self._servicer.set(name, SERVING if serving else NOT_SERVING)
+
+    async def check(self) -> bool:
+        try:
+            await self._pool.fetchval("SELECT 1", timeout=self._timeout)
+            return True
+        except (*DB_ERRORS, asyncpg.PostgresError, TimeoutError):
+            return False
+        finally:
+            DB_POOL.labels("in_use").set(self._pool.get_size() - self._pool.get_idle_size())
+            DB_POOL.labels("idle").set(self._pool.get_idle_size())
+            DB_POOL.labels("max").set(self._pool.get_max_size())
+
+    async def start(self) -> None:
+        await self.set(await self.check())
+        self._task = asyncio.create_task(self._run(), name="health")
+
+    async def _run(self) -> None:
+        while True:
+            await asyncio.sleep(self._interval)
+            await self.set(await self.check())
+
+    async def shutdown(self) -> None:
+        """Stop following the database and answer NOT_SERVING from now on."""
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        await self.set(False)
+        await self._servicer.enter_graceful_shutdown()

@@ -1,0 +1,240 @@
+"""Real servers for the client tests, and a scripted player at a pseudo-terminal.
+
+The servers run in the test's event loop; the client runs in a subprocess, so
+every blocking pexpect call goes through `asyncio.to_thread`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import io
+import os
+import re
+import signal
+import struct
+import sys
+import termios
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import pexpect
+from pexpect import fdpexpect
+
+from services.game.server import GameServer
+from services.matchmaker.server import MatchmakerConfig, MatchmakerServer
+from tests.game.harness import SECRET, start_server
+
+ROOT = Path(__file__).resolve().parents[2]
+WAIT_S = 30.0
+"""Bounds every wait on the terminal, so a stuck client fails instead of hanging."""
+
+MY_DRAW = r"Your turn[^\]\r\n]*: draw \(d\)"
+FINAL = r"Final totals: [^\r\n]*"
+HAND = r"Your hand \((\d+)\): ([^\r\n]*)"
+SYMBOLS = {"♠": "S", "♥": "H", "♦": "D", "♣": "C"}
+PENALTY = {"A": 11, "T": 10, "J": 10, "Q": 10, "K": 10}
+
+
+@dataclass
+class Servers:
+    """A game server and a matchmaker on one fresh database."""
+
+    dsn: str
+    game: GameServer
+    matchmaker: MatchmakerServer
+    bot_delay_ms: int
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.matchmaker.port}"
+
+    @property
+    def game_address(self) -> str:
+        return f"127.0.0.1:{self.game.port}"
+
+    async def restart_game(self) -> None:
+        """Stop the game server and start a new replica on the same port and database."""
+        port = self.game.port
+        await self.game.stop(0)
+        self.game = await start_server(
+            self.dsn, bot_delay_ms=self.bot_delay_ms, address=f"127.0.0.1:{port}"
+        )
+
+
+@asynccontextmanager
+async def servers(dsn: str, *, bot_delay_ms: int = 0) -> AsyncIterator[Servers]:
+    game = await start_server(dsn, bot_delay_ms=bot_delay_ms)
+    matchmaker = MatchmakerServer(
+        MatchmakerConfig(
+            dsn=dsn, secret=SECRET, game_target=f"127.0.0.1:{game.port}", match_interval=0.02
+        )
+    )
+    await matchmaker.start()
+    running = Servers(dsn, game, matchmaker, bot_delay_ms)
+    try:
+        yield running
+    finally:
+        await matchmaker.stop(0)
+        await running.game.stop(0)
+
+
+def play_args(running: Servers, name: str, config_dir: Path) -> tuple[str, ...]:
+    """`rummy play` against these servers, bots at the table at once."""
+    return (
+        *("play", "--server", running.address, "--bots"),
+        *("--name", name, "--config-dir", str(config_dir)),
+    )
+
+
+def cli_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RUMMY_")}
+    env.update(NO_COLOR="1", TERM="xterm", PYTHONPATH=str(ROOT))
+    return env
+
+
+def cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "clients.cli.main", *args]
+
+
+async def run_cli(*args: str, timeout: float = 120.0) -> tuple[int, str]:
+    """Run `rummy ARGS` to its end (not on a terminal); its exit status and output."""
+    process = await asyncio.create_subprocess_exec(
+        *cli(*args),
+        cwd=ROOT,
+        env=cli_env(),
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    out, _ = await asyncio.wait_for(process.communicate(), timeout)
+    assert process.returncode is not None
+    return process.returncode, out.decode()
+
+
+def ascii_code(label: str) -> str:
+    """`10♠` -> `TS`, `JK` -> `JK`: what the terminal shows, as a card code."""
+    if label == "JK":
+        return label
+    rank = "T" if label[:-1] == "10" else label[:-1]
+    return rank + SYMBOLS[label[-1]]
+
+
+def parse_hand(text: str) -> list[str]:
+    return [ascii_code(label) for label in text.split()]
+
+
+def discard_choice(hand: Sequence[str]) -> str:
+    """The costliest card that is not a joker (a joker only when nothing else is left)."""
+    naturals = [c for c in hand if c != "JK"]
+    if not naturals:
+        return hand[0]
+    return max(naturals, key=lambda c: PENALTY.get(c[0], int(c[0]) if c[0].isdigit() else 0))
+
+
+def spawn_on_pty(argv: Sequence[str], env: dict[str, str], rows: int, cols: int) -> tuple[int, int]:
+    """Start `argv` on a new pseudo-terminal (its controlling terminal); (pid, master fd).
+
+    posix_spawn, not fork: the test process runs gRPC servers, and a forked copy of
+    it can die in gRPC's fork handlers before it gets to exec the client."""
+    master, slave = os.openpty()
+    fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+    try:
+        pid = os.posix_spawn(
+            argv[0],
+            list(argv),
+            env,
+            # After setsid, opening the terminal makes it the controlling one (so ^C works).
+            file_actions=[
+                (os.POSIX_SPAWN_OPEN, 0, os.ttyname(slave), os.O_RDWR, 0),
+                (os.POSIX_SPAWN_DUP2, 0, 1),
+                (os.POSIX_SPAWN_DUP2, 0, 2),
+            ],
+            setsid=True,
+        )
+    finally:
+        os.close(slave)
+    return pid, master
+
+
+class Terminal:
+    """`rummy ARGS` on a pseudo-terminal, driven like a person would."""
+
+    def __init__(self, *args: str) -> None:
+        self.log = io.StringIO()
+        self.pid, master = spawn_on_pty(cli(*args), cli_env(), 60, 220)
+        self.child = fdpexpect.fdspawn(master, encoding="utf-8", timeout=WAIT_S)
+        self.child.logfile_read = self.log
+        self.status: int | None = None
+
+    async def expect(self, patterns: object, timeout: float = WAIT_S) -> int:
+        try:
+            index: int = await asyncio.to_thread(self.child.expect, patterns, timeout)
+        except (pexpect.TIMEOUT, pexpect.EOF) as error:
+            raise AssertionError(
+                f"{type(error).__name__} waiting for {patterns!r}:\n{self.transcript()}"
+            ) from None
+        return index
+
+    def group(self, n: int) -> str:
+        match = self.child.match
+        assert isinstance(match, re.Match)
+        return str(match.group(n))
+
+    async def send(self, line: str) -> None:
+        await asyncio.to_thread(self.child.sendline, line)
+
+    async def send_raw(self, keys: str) -> None:
+        """Keys without Enter: a tab to complete a card name, ^C to interrupt."""
+        await asyncio.to_thread(self.child.send, keys)
+
+    def transcript(self) -> str:
+        return self.log.getvalue()[-6000:]
+
+    async def finish(self, timeout: float = WAIT_S) -> int:
+        """Wait for the client to exit; its exit status."""
+        await self.expect(pexpect.EOF, timeout)
+        _, status = await asyncio.to_thread(os.waitpid, self.pid, 0)
+        self.status = os.waitstatus_to_exitcode(status)
+        return self.status
+
+    def kill(self) -> None:
+        """Make sure the client is gone (a failed test may leave it running)."""
+        if self.status is None:
+            with contextlib.suppress(ProcessLookupError, ChildProcessError):
+                os.kill(self.pid, signal.SIGKILL)
+                os.waitpid(self.pid, 0)
+            self.status = -signal.SIGKILL
+        with contextlib.suppress(OSError):
+            self.child.close()
+
+    # --- a scripted player ----------------------------------------------------
+
+    async def next_turn(self) -> bool:
+        """Wait for this player's turn (True) or the end of the game (False)."""
+        return await self.expect([MY_DRAW, FINAL], timeout=60) == 0
+
+    async def play_turn(self) -> None:
+        """Draw, lay down what the hint suggests, discard the costliest card."""
+        await self.send("d")
+        await self.expect(r"You drew [^\r\n]*")
+        await self.expect(HAND)
+        hand = parse_hand(self.group(2))
+        await self.send("h")
+        if await self.expect([r"type: (m [^\r\n]*)", r"no meld in your hand yet"]) == 0:
+            await self.send(self.group(1))
+            await self.expect(HAND)
+            hand = parse_hand(self.group(2))
+        await self.send(f"x {discard_choice(hand)}")
+        # Refused only when every card left is a joker: the turn timer then moves on.
+        await self.expect([r"You discarded", FINAL, r"Refused: "])
+
+    async def play_to_end(self, max_turns: int = 200) -> None:
+        for _ in range(max_turns):
+            if not await self.next_turn():
+                return
+            await self.play_turn()
+        raise AssertionError(f"the game did not end:\n{self.transcript()}")

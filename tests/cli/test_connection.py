@@ -1,0 +1,55 @@
+"""The client's connection: a Watch stream and a playing bot survive a server restart."""
+
+from __future__ import annotations
+
+import asyncio
+
+from clients.cli.bots import BotPlayer, Stats
+from clients.cli.connection import Connection
+from clients.cli.matchmaking import QueueChoice
+from services.common.pb.rummy.v1 import table_pb2
+
+from .harness import servers
+
+
+async def test_a_game_goes_on_across_a_game_server_restart(fresh_dsn: str) -> None:
+    async with servers(fresh_dsn, bot_delay_ms=100) as running:
+        stats = Stats()
+        bot = BotPlayer(running.address, "Robo", QueueChoice(players=2, bots=True), stats)
+        playing = asyncio.create_task(bot.run(games=1))
+        async with asyncio.timeout(30):
+            while not stats.tables:
+                await asyncio.sleep(0.05)
+        table_id = next(iter(stats.tables))
+
+        spectator = Connection(running.address, "device-spectator-1", "Eve")
+        notes: list[str] = []
+        spectator.notify = notes.append
+        await spectator.login()
+        spectator.use_game(running.game_address)
+        seqs: list[int] = []
+        views: list[table_pb2.TableView] = []
+
+        async def follow() -> None:
+            async for item in spectator.watch(table_id, 0):
+                if isinstance(item, table_pb2.TableView):
+                    views.append(item)
+                else:
+                    seqs.append(item.seq)
+
+        following = asyncio.create_task(follow())
+        async with asyncio.timeout(30):
+            while len(seqs) < 8:
+                await asyncio.sleep(0.02)
+        await running.restart_game()
+        async with asyncio.timeout(90):
+            await playing
+            await following
+        await spectator.close()
+        await bot.conn.close()
+
+    assert stats.errors == 0, stats.messages
+    assert len(stats.games) == 1
+    assert seqs == list(range(1, len(seqs) + 1)), "no gap and no duplicate"
+    assert any("reconnecting" in n for n in notes) and any("Reconnected" in n for n in notes)
+    assert views and not views[0].HasField("my_seat"), "a spectator's view after the reconnect"

@@ -1,0 +1,91 @@
+"""Typed moves become requests naming the player's own cards by id."""
+
+from __future__ import annotations
+
+import pytest
+
+from clients.cli import commands as C
+from clients.cli.cards import CardError, pick
+from clients.cli.moves import MoveError, request_for, swap_plan
+from services.common.pb.rummy.v1 import game_pb2
+
+from .views import CAFE, Cards, sample_view
+
+
+def test_two_copies_of_a_card_are_two_distinct_ids() -> None:
+    hand = Cards().many("7S 7S 8S")
+    first, second = pick(hand, ["7s", "7♠"])
+    assert first != second
+    with pytest.raises(CardError, match="You have only 2 7♠"):
+        pick(hand, ["7S", "7S", "7S"])
+    with pytest.raises(CardError, match="You have no Q♦"):
+        pick(hand, ["QD"])
+
+
+def test_the_discard_avoids_the_copy_just_taken_from_the_pile() -> None:
+    view = sample_view(hand="KS KS 2H")
+    view.taken_discard_id = view.hand[0].id
+    request = request_for(view, C.parse("x ks")).message
+    assert isinstance(request, game_pb2.DiscardRequest)
+    assert request.card_id == view.hand[1].id
+
+
+def test_a_meld_request_keeps_the_typed_order_and_the_version_seen() -> None:
+    view = sample_view(hand="9S JK TS 2H 3H 4H")
+    request = request_for(view, C.parse("m 9S JK TS / 2h 3h 4h")).message
+    assert isinstance(request, game_pb2.MeldRequest)
+    codes = {c.id: c.code for c in view.hand}
+    assert [[codes[i] for i in m.card_ids] for m in request.melds] == [
+        ["9S", "JK", "TS"],
+        ["2H", "3H", "4H"],
+    ]
+    assert request.expected_version == view.version
+
+
+def test_a_lay_off_names_a_meld_on_the_table() -> None:
+    view = sample_view()
+    request = request_for(view, C.parse("l 3 7s")).message
+    assert isinstance(request, game_pb2.LayOffRequest)
+    assert request.meld_id == 3
+    with pytest.raises(MoveError, match=r"no meld \[9\]"):
+        request_for(view, C.parse("l 9 7S"))
+
+
+def test_a_swapped_joker_is_laid_off_where_it_fits() -> None:
+    view = sample_view(hand="9S 2H KC")
+    plan = swap_plan(view, C.parse("s 1 9s"))  # type: ignore[arg-type]
+    joker = next(c.id for c in view.melds[0].cards if c.code == "JK")
+    assert plan.request.joker_card_id == joker
+    assert plan.lay_offs, "the run 4♥ 5♥ 6♥ (and the completed run itself) take a joker"
+    request = plan.automatic()
+    assert request is not None
+    message = request.message
+    assert isinstance(message, game_pb2.SwapJokerRequest)
+    assert message.WhichOneof("placement") == "lay_off"
+    assert list(message.lay_off.card_ids) == [joker]
+
+
+def test_a_joker_that_fits_nowhere_is_placed_in_a_new_meld() -> None:
+    view = sample_view(hand="9S 2C 3C KD")
+    del view.melds[2]  # only the run with the joker and the full group are left
+    view.melds[1].cards.add(id=CAFE.deck.ids_of("QC")[1], code="QC")  # four: no room for more
+    plan = swap_plan(view, C.parse("s 1 9S"))  # type: ignore[arg-type]
+    codes = {c.id: c.code for c in view.hand}
+    if plan.lay_offs:  # the completed run 7♠ 8♠ 9♠ 10♠ may still take it at an end
+        assert {m for m, _ in plan.lay_offs} == {1}
+    assert sorted(codes.get(i, "JK") for i in plan.new_meld) == ["2C", "3C", "JK"]
+    assert plan.example(view.hand) in ("2C 3C JK", "JK 2C 3C")
+    message = plan.placement("2c jk 3c", view.hand).message
+    assert isinstance(message, game_pb2.SwapJokerRequest)
+    assert message.WhichOneof("placement") == "new_meld"
+    assert [codes.get(i, "JK") for i in message.new_meld.card_ids] == ["2C", "JK", "3C"]
+    laid = plan.placement("[1]", view.hand).message
+    assert isinstance(laid, game_pb2.SwapJokerRequest)
+    assert laid.lay_off.meld_id == 1 and list(laid.lay_off.card_ids) == [plan.joker]
+    with pytest.raises(MoveError, match="You have no 9♠"):
+        plan.placement("9S JK", view.hand)  # the 9♠ goes into the run: not in hand any more
+
+
+def test_a_meld_without_a_joker_cannot_be_swapped() -> None:
+    with pytest.raises(MoveError, match=r"\[3\] has no joker"):
+        swap_plan(sample_view(), C.SwapCommand(3, "7H"))

@@ -1,0 +1,105 @@
+"""`rummy play` through a pseudo-terminal, against real servers and a bot seat."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from tests.game.harness import table_db
+
+from .harness import HAND, Terminal, parse_hand, play_args, run_cli, servers
+
+TABLE_ID = r"Table ([0-9a-f-]{36}) found"
+
+
+async def test_a_person_plays_a_whole_game_against_a_bot(fresh_dsn: str, tmp_path: Path) -> None:
+    async with servers(fresh_dsn) as running:
+        term = Terminal(*play_args(running, "Alice", tmp_path))
+        try:
+            await term.expect(TABLE_ID)
+            table_id = term.group(1)
+            await term.expect(HAND)
+            hand = parse_hand(term.group(2))
+            assert len(hand) == 13
+            assert await term.next_turn()
+            # A move the rules refuse: the server's sentence, then the hand again. The
+            # card is typed with tab completion when its rank is alone in the hand.
+            alone = [c for c in hand if c != "JK" and [h[0] for h in hand].count(c[0]) == 1]
+            if alone:  # without completion this would be "'9' is not a card"
+                await term.send_raw(f"x {alone[0][0].lower()}\t")
+                await term.send("")
+            else:
+                await term.send(f"x {hand[0]}")
+            await term.expect(r"Refused: Draw a card first[^\r\n]*\[MUST_DRAW_FIRST\]")
+            await term.expect(HAND)
+            # A move the client cannot even send.
+            await term.send("x 7Z")
+            await term.expect(r"'7Z' is not a card")
+            await term.play_turn()
+            await term.play_to_end()
+            assert await term.finish() == 0
+        finally:
+            term.kill()
+        assert re.search(r"Game over: [^\r\n]+ wins? \(", term.log.getvalue())
+        async with table_db(fresh_dsn) as db:
+            _, state = await db.state(table_id)
+        assert state.phase.name == "GAME_OVER"
+
+        # The same device watches its finished table from its seat; a stranger as a spectator.
+        code, seat_out = await run_cli(
+            "watch", table_id, "--server", running.address, "--config-dir", str(tmp_path)
+        )
+        assert code == 0, seat_out
+        assert "from your seat" in seat_out and "Game over" in seat_out
+        code, spectator_out = await run_cli(
+            "watch",
+            table_id,
+            "--server",
+            running.address,
+            "--game",
+            running.game_address,
+            "--config-dir",
+            str(tmp_path / "stranger"),
+        )
+        assert code == 0, spectator_out
+        assert "as a spectator" in spectator_out and "Your hand" not in spectator_out
+
+
+async def test_a_lost_connection_and_a_restarted_client_resume_the_game(
+    fresh_dsn: str, tmp_path: Path
+) -> None:
+    async with servers(fresh_dsn) as running:
+        args = play_args(running, "Bob", tmp_path)
+        term = Terminal(*args)
+        try:
+            await term.expect(TABLE_ID)
+            table_id = term.group(1)
+            assert await term.next_turn()
+            await term.play_turn()
+            assert await term.next_turn()
+
+            # The game server goes away mid-game; a new replica takes its place.
+            await running.restart_game()
+            await term.expect(r"Connection to the table lost")
+            await term.expect(r"Reconnected: resuming after event \d+")
+            assert await term.next_turn()
+            await term.play_turn()
+
+            # The client itself stops; started again, it rejoins the same table.
+            assert await term.next_turn()
+            await term.send_raw("\x03")  # Ctrl-C
+            await term.expect(r"Your seat is kept")
+            await term.finish()
+        finally:
+            term.kill()
+
+        again = Terminal(*args)
+        try:
+            await again.expect(rf"Rejoining your table {table_id}")
+            await again.play_to_end()
+            assert await again.finish() == 0
+        finally:
+            again.kill()
+        async with table_db(fresh_dsn) as db:
+            _, state = await db.state(table_id)
+        assert state.phase.name == "GAME_OVER"

@@ -1,0 +1,70 @@
+"""`rummy rules`: check a meld, score a hand, show a rule set."""
+
+from __future__ import annotations
+
+import pytest
+
+from clients.cli.main import main
+from clients.cli.rules_cmd import describe
+from services.game.rules import preset
+from services.game.rules.ruleset import with_changes
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    code = main(list(args))
+    return code, capsys.readouterr().out
+
+
+def test_check_names_the_meld_and_what_the_joker_stands_for(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out = run(capsys, "rules", "check", "8S", "9S", "JK", "--rules", "cafe")
+    assert code == 0
+    assert out.splitlines() == ["A run of spades ♠: 8♠ 9♠ JK", "  the joker stands for 10♠"]
+    code, out = run(capsys, "rules", "check", "jk", "8s", "9s")
+    assert "the joker stands for 7♠" in out
+    code, out = run(capsys, "rules", "check", "7S", "7H", "JK")
+    assert out.splitlines() == [
+        "A group of 7s: 7♠ 7♥ JK",
+        "  the joker stands for 7♦ or 7♣",
+    ]
+
+
+def test_check_prints_the_refusal_sentence(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = run(capsys, "rules", "check", "7S", "JK", "JK")
+    assert code == 1
+    assert out.strip() == (
+        "Refused: A meld needs at least 2 natural cards besides its jokers. [MELD_JOKER_LIMIT]"
+    )
+    code, out = run(capsys, "rules", "check", "7S", "7S", "7D")
+    assert code == 1 and "different suits" in out
+    code, out = run(capsys, "rules", "check", "7Z", "8S", "9S")
+    assert code == 2 and "'7Z' is not a card" in out
+
+
+def test_score_adds_the_penalties(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(capsys, "rules", "score", "KS", "QH", "JC", "AD", "--rules", "cafe") == (0, "41\n")
+    assert run(capsys, "rules", "score", "JK", "2S", "10h") == (0, "37\n")
+
+
+def test_show_explains_the_rule_set_from_its_data(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = run(capsys, "rules", "show", "cafe")
+    assert code == 0
+    for line in (
+        "Deck: 2 × 52 cards + 6 jokers = 110 cards; 13 cards each; 2 to 4 players.",
+        "Opening: No threshold: any valid meld opens.",
+        "  A joker may be discarded only as the last card, to go out.",
+        "  J Q K     10",
+        "  A         11",
+        "  joker     25",
+        "Turn cap: a round stops after 120 turns; the lightest hand wins it.",
+    ):
+        assert line in out.splitlines()
+    variant = with_changes(preset("cafe"), name="house", opening_threshold=51, jokers=4)
+    text = describe(variant)
+    assert "must total at least 51 points" in text and "4 jokers = 108 cards" in text
+
+
+def test_an_unknown_rule_set_is_named(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit, match="unknown rule set 'nope'"):
+        main(["rules", "show", "nope"])
