@@ -30,6 +30,7 @@ log = structlog.get_logger(__name__)
 
 TABLE_COUNT_INTERVAL_S = 15.0
 MAX_MESSAGE_BYTES = 64 * 1024
+MAX_CONNECTION_AGE_MS = 15 * 60 * 1000
 """No legitimate request comes near this; bigger ones are refused by gRPC itself."""
 
 
@@ -74,7 +75,13 @@ class GameServer:
         await fanout.start()
         server = grpc.aio.server(
             interceptors=[ObserveInterceptor(), AuthInterceptor(secret=config.secret)],
-            options=[("grpc.max_receive_message_length", MAX_MESSAGE_BYTES)],
+            options=[
+                ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+                # Clients re-resolve the headless Service as replicas come and go;
+                # a Watch cut by this resumes from its last seq like any reconnect.
+                ("grpc.max_connection_age_ms", MAX_CONNECTION_AGE_MS),
+                ("grpc.max_connection_age_grace_ms", 30_000),
+            ],
         )
         game_pb2_grpc.add_GameServiceServicer_to_server(GameServicer(tables, fanout, pool), server)
         auth_pb2_grpc.add_AuthServiceServicer_to_server(

@@ -87,7 +87,11 @@ class MatchmakerServer:
         config = self.config
         self._pool = pool = await open_pool(config.dsn, max_size=config.pool_size)
         await migrate(pool)
-        self._game_channel = grpc.aio.insecure_channel(config.game_target)
+        # Round robin over every address the (headless) game Service resolves to;
+        # the game servers' max connection age makes the channel re-resolve.
+        self._game_channel = grpc.aio.insecure_channel(
+            config.game_target, options=[("grpc.lb_policy_name", "round_robin")]
+        )
         game = game_pb2_grpc.GameServiceStub(self._game_channel)
         self.matcher = Matcher(
             pool, game, Credential(config.secret), interval=config.match_interval
