@@ -60,6 +60,12 @@ def parse_cards(text: str | Sequence[str], ruleset: Ruleset) -> list[int]:
 
 def validate_meld(cards: Sequence[int], ruleset: Ruleset) -> Shape:
     """The meld these cards make, or `RuleError` saying why they make none."""
+    deck = ruleset.deck
+    for card in cards:
+        if not deck.is_card(card):
+            raise RuleError(Reason.CARD_UNKNOWN, f"There is no card {card} in this game.")
+    if len(set(cards)) != len(cards):
+        raise RuleError(Reason.CARD_DUPLICATED, "The same card is named twice.")
     return check_meld(cards, ruleset)
 
 

@@ -21,8 +21,10 @@ class MeldSpec:
 
 @dataclass(frozen=True, slots=True)
 class Deal:
-    """The chance step: the shuffled deck (top of the stock last) and the seed that
-    drives later reshuffles of this round. The caller draws both from its RNG."""
+    """The chance step: the shuffled deck and the seed that drives later reshuffles
+    of this round. The caller draws both from its RNG. ``order[0]`` is the top card:
+    it is dealt first, one card at a time from the seat left of the dealer; the card
+    after the hands starts the discard pile, and the rest is the stock, in order."""
 
     order: tuple[int, ...]
     seed: int

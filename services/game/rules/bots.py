@@ -9,7 +9,7 @@ import random
 from collections.abc import Sequence
 
 from .actions import Action, Discard, DrawStock, LayOff, Meld, MeldSpec, TakeDiscard
-from .finder import candidates, find_melds
+from .finder import find_melds, shuffled_candidates
 from .legal import can_draw_stock, discardable, joker_swaps
 from .melds import Shape, fits
 from .scoring import card_penalty, meld_points
@@ -140,9 +140,7 @@ class RandomPlayer:
             if side is not None and discardable(state, rest):
                 return LayOff(meld.id, (card,), side)
             return None
-        shapes = candidates(hand, rules)
-        self.rng.shuffle(shapes)
-        for shape in shapes[:3]:
+        for shape in shuffled_candidates(hand, rules, self.rng, 3):
             rest = [c for c in hand if c not in shape.cards]
             if discardable(state, rest) and _opening_ok(state, seat, [shape], len(rest)):
                 return Meld((_spec(shape),))

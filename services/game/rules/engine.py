@@ -280,6 +280,8 @@ def _swap_joker(state: GameState, seat: int, action: SwapJoker, events: Events) 
     placement = action.new_meld.cards if action.new_meld else ()
     if action.lay_off is not None:
         placement = action.lay_off.cards
+    if len(set(placement)) != len(placement):
+        raise RuleError(Reason.CARD_DUPLICATED, "The same card is named twice.")
     if placement and action.joker not in placement:
         raise RuleError(Reason.SWAP_JOKER_NOT_PLACED, "Place the joker you took back.")
     if not placement and rules.retrieved_joker_must_be_melded:

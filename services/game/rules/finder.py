@@ -9,6 +9,7 @@ key, which candidates to lay and which cards to keep.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
@@ -48,12 +49,16 @@ class Found:
 class _Hand:
     def __init__(self, hand: Sequence[int], rules: Ruleset) -> None:
         deck = rules.deck
+        rank, suit = deck.rank, deck.suit
         self.rules = rules
-        self.jokers = [c for c in hand if deck.rank[c] == JOKER]
+        self.jokers: list[int] = []
         by_key: dict[tuple[int, int], list[int]] = {}
         for card in hand:
-            if deck.rank[card] != JOKER:
-                by_key.setdefault((deck.rank[card], deck.suit[card]), []).append(card)
+            r = rank[card]
+            if r == JOKER:
+                self.jokers.append(card)
+            else:
+                by_key.setdefault((r, suit[card]), []).append(card)
         self.keys = sorted(by_key)
         self.cards = [by_key[k] for k in self.keys]
         self.index = {k: i for i, k in enumerate(self.keys)}
@@ -71,20 +76,33 @@ def _limits_ok(naturals: int, jokers: int, rules: Ruleset) -> bool:
 
 def _runs(hand: _Hand, out: dict[tuple[tuple[int, ...], int], _Candidate]) -> None:
     rules, jokers = hand.rules, len(hand.jokers)
-    for suit in range(4):
-        present = {r: hand.index[(r, suit)] for r in range(1, 14) if (r, suit) in hand.index}
-        if len(present) < rules.min_naturals:
+    min_naturals = rules.min_naturals
+    points, joker_points = hand.points, hand.joker_points
+    by_suit: list[dict[int, int]] = [{}, {}, {}, {}]
+    for key, (rank, suit) in enumerate(hand.keys):
+        by_suit[suit][rank] = key
+    for suit, present in enumerate(by_suit):
+        if len(present) < min_naturals:
             continue
         if 1 in present:
             present[ACE_HIGH] = present[1]
-        for start in range(1, ACE_HIGH - 1):
+        # A run's first natural card sits at most `jokers` places above its start
+        # (only jokers can fill the places below it): other starts find nothing.
+        starts = {p - j for p in present for j in range(jokers + 1)}
+        for start in sorted(s for s in starts if 1 <= s < ACE_HIGH - 1):
             longest = min(rules.max_run_length, ACE_HIGH - start + 1)
+            # The held positions grow with the length: extend them, never rebuild.
+            held = [p for p in (start, start + 1) if p in present]
             for length in range(3, longest + 1):
-                positions = range(start, start + length)
-                held = [p for p in positions if p in present]
+                top = start + length - 1
+                if top in present:
+                    held.append(top)
                 missing = length - len(held)
                 if missing > jokers:
                     break
+                if len(held) < min_naturals:
+                    continue  # too few naturals, whatever the jokers do
+                positions = range(start, start + length)
                 for extra in range(jokers - missing + 1):
                     used = missing + extra
                     if not _limits_ok(len(held) - extra, used, rules):
@@ -97,22 +115,21 @@ def _runs(hand: _Hand, out: dict[tuple[tuple[int, ...], int], _Candidate]) -> No
                             present[p] if p in present and p not in as_joker else -1
                             for p in positions
                         )
-                        points = sum(hand.points[k] for k in keys) + used * hand.joker_points
+                        value = sum(points[k] for k in keys) + used * joker_points
                         out[(keys, used)] = _Candidate(
-                            keys, used, points, MeldKind.RUN, layout, start, suit
+                            keys, used, value, MeldKind.RUN, layout, start, suit
                         )
 
 
 def _groups(hand: _Hand, out: dict[tuple[tuple[int, ...], int], _Candidate]) -> None:
     rules, jokers = hand.rules, len(hand.jokers)
     size = rules.max_group_size
-    for rank in range(1, 14):
-        pool: list[int] = []
-        for suit in range(4):
-            key = hand.index.get((rank, suit))
-            if key is not None:
-                copies = 1 if rules.group_distinct_suits else len(hand.cards[key])
-                pool.extend([key] * copies)
+    # Keys sort by (rank, suit): one pass gathers each rank's keys, suits ascending.
+    pools: dict[int, list[int]] = {}
+    for key, (rank, _) in enumerate(hand.keys):
+        copies = 1 if rules.group_distinct_suits else len(hand.cards[key])
+        pools.setdefault(rank, []).extend([key] * copies)
+    for rank, pool in pools.items():
         for taken in range(rules.min_naturals, min(size, len(pool)) + 1):
             for keys in set(combinations(pool, taken)):
                 for used in range(max(0, 3 - taken), min(size - taken, jokers) + 1):
@@ -124,13 +141,28 @@ def _groups(hand: _Hand, out: dict[tuple[tuple[int, ...], int], _Candidate]) -> 
                     )
 
 
-def candidates(hand: Sequence[int], rules: Ruleset) -> list[Shape]:
-    """Every distinct meld these cards can make (one concrete layout per card set)."""
+def _enumerate(hand: Sequence[int], rules: Ruleset) -> tuple[_Hand, list[_Candidate]]:
     h = _Hand(hand, rules)
     found: dict[tuple[tuple[int, ...], int], _Candidate] = {}
     _runs(h, found)
     _groups(h, found)
-    return [_realise(h, c, [list(cs) for cs in h.cards], list(h.jokers)) for c in found.values()]
+    return h, list(found.values())
+
+
+def candidates(hand: Sequence[int], rules: Ruleset) -> list[Shape]:
+    """Every distinct meld these cards can make (one concrete layout per card set)."""
+    h, found = _enumerate(hand, rules)
+    return [_realise(h, c, [list(cs) for cs in h.cards], list(h.jokers)) for c in found]
+
+
+def shuffled_candidates(
+    hand: Sequence[int], rules: Ruleset, rng: random.Random, limit: int
+) -> list[Shape]:
+    """``candidates(hand, rules)`` shuffled by ``rng``, first ``limit`` only: the same
+    melds and the same draws from ``rng``, but only the melds returned are built."""
+    h, found = _enumerate(hand, rules)
+    rng.shuffle(found)
+    return [_realise(h, c, [list(cs) for cs in h.cards], list(h.jokers)) for c in found[:limit]]
 
 
 def find_melds(hand: Sequence[int], rules: Ruleset, *, keep_one: bool = False) -> Found:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from .actions import Action, Discard, DrawStock, LayOff, Meld, MeldSpec, SwapJoker, TakeDiscard
+from .cards import JOKER
 from .finder import candidates
 from .melds import fits, joker_targets
 from .ruleset import JokerDiscard
@@ -21,12 +22,9 @@ def can_draw_stock(state: GameState) -> bool:
 def discardable(state: GameState, hand: Sequence[int]) -> list[int]:
     """The cards of ``hand`` the current seat may discard."""
     rules = state.ruleset
-    last_only = rules.joker_discard is JokerDiscard.LAST_CARD_ONLY
-    return [
-        c
-        for c in hand
-        if c != state.taken_discard and not (last_only and rules.deck.is_joker(c) and len(hand) > 1)
-    ]
+    keep_jokers = rules.joker_discard is JokerDiscard.LAST_CARD_ONLY and len(hand) > 1
+    rank, taken = rules.deck.rank, state.taken_discard
+    return [c for c in hand if c != taken and not (keep_jokers and rank[c] == JOKER)]
 
 
 def joker_swaps(state: GameState, seat: int) -> Iterator[SwapJoker]:

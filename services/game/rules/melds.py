@@ -8,7 +8,7 @@ split or rearranged: they only grow by lay-offs and change by joker swaps.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import IntEnum
 
@@ -86,26 +86,29 @@ def run_starts(cards: Sequence[int], deck: Deck) -> list[int]:
     bottom, 14 at the top, never both (a run spans at most 1..14 less one).
     """
     rank, suit = deck.rank, deck.suit
-    n = len(cards)
+    if len({suit[c] for c in cards if rank[c] != JOKER}) > 1:
+        return []
+    return _starts([rank[c] for c in cards])
+
+
+def _starts(ranks: Sequence[int]) -> list[int]:
+    """`run_starts` for the ranks of one suit's cards (a joker is `JOKER`), in order."""
+    n = len(ranks)
     first = -1
-    run_suit = NO_SUIT
-    for i, card in enumerate(cards):
-        if rank[card] != JOKER:
-            if first < 0:
-                first = i
-                run_suit = suit[card]
-            elif suit[card] != run_suit:
-                return []
+    for i, r in enumerate(ranks):
+        if r != JOKER:
+            first = i
+            break
     if first < 0:
         return []
-    r0 = rank[cards[first]]
+    r0 = ranks[first]
     candidates = [r0 - first] if r0 != 1 else [1 - first, ACE_HIGH - first]
     starts = []
     for start in candidates:
         if start < 1 or start + n - 1 > ACE_HIGH:
             continue
         for i in range(first + 1, n):
-            r = rank[cards[i]]
+            r = ranks[i]
             if r != JOKER and r != start + i and not (r == 1 and start + i == ACE_HIGH):
                 break
         else:
@@ -116,15 +119,6 @@ def run_starts(cards: Sequence[int], deck: Deck) -> list[int]:
 def _counts(cards: Sequence[int], deck: Deck) -> tuple[int, int]:
     jokers = sum(1 for c in cards if deck.rank[c] == JOKER)
     return len(cards) - jokers, jokers
-
-
-def _run_orders(cards: Sequence[int], deck: Deck) -> Iterable[tuple[int, ...]]:
-    """The orders a submitted run is read in: as given, reversed, and, with no
-    joker whose place the order would fix, sorted (ace low, then ace high)."""
-    given = tuple(cards)
-    yield given
-    yield given[::-1]
-    yield from _sorted_orders(given, deck)
 
 
 def _sorted_orders(cards: tuple[int, ...], deck: Deck) -> list[tuple[int, ...]]:
@@ -139,20 +133,36 @@ def _sorted_orders(cards: tuple[int, ...], deck: Deck) -> list[tuple[int, ...]]:
 
 
 def check_run(cards: Sequence[int], rules: Ruleset) -> Shape:
-    deck = rules.deck
-    if len(cards) < 3:
+    """A run is read as given, then reversed, and, with no joker whose place the
+    order would fix, sorted (ace low, then ace high)."""
+    n = len(cards)
+    if n < 3:
         raise _refuse("A meld needs at least 3 cards.", Reason.MELD_TOO_SHORT)
-    if len(cards) > rules.max_run_length:
+    if n > rules.max_run_length:
         raise _refuse(f"A run has at most {rules.max_run_length} cards.")
-    naturals, jokers = _counts(cards, deck)
-    check_joker_limits(naturals, jokers, rules)
-    if len({deck.suit[c] for c in cards if deck.rank[c] != JOKER}) > 1:
+    deck = rules.deck
+    rank = deck.rank
+    ranks = [rank[c] for c in cards]
+    jokers = ranks.count(JOKER)
+    check_joker_limits(n - jokers, jokers, rules)
+    suits = {deck.suit[c] for c in cards}
+    suits.discard(NO_SUIT)
+    if len(suits) > 1:
         raise _refuse("A run's cards must all be of one suit.")
-    for order in _run_orders(cards, deck):
-        starts = run_starts(order, deck)
+    if suits:
+        suit = suits.pop()
+        given = tuple(cards)
+        starts = _starts(ranks)
         if starts:
-            suit = next(deck.suit[c] for c in order if deck.rank[c] != JOKER)
-            return Shape(MeldKind.RUN, order, starts[0], suit)
+            return Shape(MeldKind.RUN, given, starts[0], suit)
+        starts = _starts(ranks[::-1])
+        if starts:
+            return Shape(MeldKind.RUN, given[::-1], starts[0], suit)
+        if not jokers:
+            for order in _sorted_orders(given, deck):
+                starts = _starts([rank[c] for c in order])
+                if starts:
+                    return Shape(MeldKind.RUN, order, starts[0], suit)
     raise _refuse(
         "These cards do not follow each other: a run needs consecutive ranks "
         "(the ace goes below the 2 or above the king, never both)."
@@ -162,20 +172,21 @@ def check_run(cards: Sequence[int], rules: Ruleset) -> Shape:
 def check_group(
     cards: Sequence[int], joker_suits: Sequence[tuple[int, int]], rules: Ruleset
 ) -> Shape:
-    deck = rules.deck
-    if len(cards) < 3:
+    n = len(cards)
+    if n < 3:
         raise _refuse("A meld needs at least 3 cards.", Reason.MELD_TOO_SHORT)
-    if len(cards) > rules.max_group_size:
+    if n > rules.max_group_size:
         raise _refuse(f"A group has at most {rules.max_group_size} cards.")
-    naturals, jokers = _counts(cards, deck)
-    check_joker_limits(naturals, jokers, rules)
-    ranks = {deck.rank[c] for c in cards if deck.rank[c] != JOKER}
+    deck = rules.deck
+    rank, suit = deck.rank, deck.suit
+    naturals = [c for c in cards if rank[c] != JOKER]
+    check_joker_limits(len(naturals), n - len(naturals), rules)
+    ranks = {rank[c] for c in naturals}
     if len(ranks) != 1:
         raise _refuse("A group's natural cards must all have the same rank.")
-    suits = [deck.suit[c] for c in cards if deck.rank[c] != JOKER]
-    named = _named_suits(cards, joker_suits, rules)
+    named = _named_suits(cards, joker_suits, rules) if joker_suits else ()
     if rules.group_distinct_suits:
-        taken = suits + [s for _, s in named]
+        taken = [suit[c] for c in naturals] + [s for _, s in named]
         if len(set(taken)) != len(taken):
             raise _refuse(
                 "A group needs different suits: two copies of one card are the same card."
@@ -201,8 +212,9 @@ def check_meld(
     cards: Sequence[int], rules: Ruleset, joker_suits: Sequence[tuple[int, int]] = ()
 ) -> Shape:
     """Validate a new meld: a group when its natural cards share one rank, else a run."""
-    deck = rules.deck
-    ranks = {deck.rank[c] for c in cards if deck.rank[c] != JOKER}
+    rank = rules.deck.rank
+    ranks = {rank[c] for c in cards}
+    ranks.discard(JOKER)
     if len(ranks) == 1:
         return check_group(cards, joker_suits, rules)
     if joker_suits:

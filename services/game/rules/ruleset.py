@@ -57,6 +57,9 @@ class Ruleset:
     decks: int = 2
     jokers: int = 6
     hand_size: int = 13
+    min_players: int = 2
+    max_players: int = 4
+    """`cafe`: 2, 3 or 4 players (seed 000)."""
     # Meld shape.
     min_naturals: int = 2
     naturals_at_least_jokers: bool = True
@@ -99,8 +102,8 @@ class TableOptions:
     last player left wins; `rounds` is then ignored."""
 
     def validate(self) -> None:
-        if self.turn_timer_ms < 1_000 and self.turn_timer_ms != 0:
-            raise ValueError("turn timer must be at least 1000 ms")
+        if not 100 <= self.turn_timer_ms <= 3_600_000:
+            raise ValueError("turn timer must be between 100 ms and one hour")
         if not 1 <= self.turn_cap <= 10_000:
             raise ValueError("turn cap must be between 1 and 10000")
         if not 1 <= self.rounds <= 100:

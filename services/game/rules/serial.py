@@ -72,6 +72,8 @@ def dumps(state: GameState) -> bytes:
 def loads(data: bytes) -> GameState:
     try:
         doc = json.loads(data)
+        if not isinstance(doc, dict):
+            raise StateFormatError("not a table state: not a JSON object")
         if doc.get("v") != FORMAT_VERSION:
             raise StateFormatError(f"state format {doc.get('v')} is not {FORMAT_VERSION}")
         t = doc["turn"]
@@ -100,7 +102,7 @@ def loads(data: bytes) -> GameState:
             winner=t[11],
             results=[RoundResult(r[0], r[1], r[2], tuple(r[3])) for r in doc["results"]],
         )
-    except (KeyError, IndexError, TypeError, ValueError) as error:
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as error:
         if isinstance(error, StateFormatError):
             raise
         raise StateFormatError(f"not a table state: {error}") from error

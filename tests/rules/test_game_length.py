@@ -1,0 +1,96 @@
+"""RULES.md §2 row `game length`: a number of rounds (default 1, lowest total
+wins) or an elimination cap (a player reaching it is out; the last one left wins)."""
+
+from __future__ import annotations
+
+from services.game.rules import Leave, Phase, Reason, SeatStatus, TableOptions
+from services.game.rules.events import EndReason, GameEnded, PlayerEliminated, RoundEnded
+
+from .helpers import Table
+
+RAMI = "7S 8S 9S TS QD QH QC 2D 3D 4D 5C 6C 7C"
+LONER = "AS 3H 5S 7H 9S JH 2H 4S 6H 8S TH QS 9C"  # 94 points
+CHEAP = "2S 3H 4D 5C 2H 3D 4C 5S 2D 3C 4S 5H 6S"  # 48 points
+HEAVY = "KS KH KD KC QS QH QD QC JS JH JD JC AD"  # 131 points
+
+
+def go_out_at_once(table: Table, seat: int) -> None:
+    """``seat`` holds RAMI: it draws the KD, lays everything and throws the KD."""
+    table.draw(seat)
+    table.meld(seat, "7S 8S 9S TS", "QD QH QC", "2D 3D 4D", "5C 6C 7C")
+    table.discard(seat, "KD")
+
+
+def test_game_length_default_is_one_round() -> None:
+    table = Table([RAMI, LONER], "KH", "KD")
+    assert table.state.options.rounds == 1
+    go_out_at_once(table, 0)
+    assert table.kinds() == ["Discarded", "RoundEnded", "GameEnded"]
+    ended = table.events[-1]
+    assert isinstance(ended, GameEnded) and ended.reason == EndReason.ROUNDS_PLAYED
+    assert ended.winner == 0 and table.state.phase == Phase.GAME_OVER
+
+
+def test_game_length_rounds_after_the_last_round_the_lowest_total_wins() -> None:
+    table = Table([RAMI, LONER], "KH", "KD", options=TableOptions(rounds=2))
+    go_out_at_once(table, 0)  # seat 1 pays 94
+    assert table.kinds() == ["Discarded", "RoundEnded"]
+    assert table.state.phase == Phase.DEAL and table.state.totals == [0, 94]
+    table.deal([CHEAP, RAMI], "KH", "KD")  # dealer is now seat 0: seat 1 starts
+    assert table.state.current == 1
+    go_out_at_once(table, 1)  # seat 0 pays 48
+    ended = table.events[-1]
+    assert isinstance(ended, GameEnded) and ended.reason == EndReason.ROUNDS_PLAYED
+    assert ended.totals == (48, 94)
+    assert ended.winner == 0, "the lower total wins, not the last round's winner"
+
+
+def test_game_length_rounds_equal_totals_go_to_the_lowest_seat() -> None:
+    table = Table([RAMI, LONER], "KH", "KD", options=TableOptions(rounds=2))
+    go_out_at_once(table, 0)  # seat 1 pays 94
+    table.deal([LONER, RAMI], "KH", "KD")
+    go_out_at_once(table, 1)  # seat 0 pays 94, and seat 1 won the last round
+    ended = table.events[-1]
+    assert isinstance(ended, GameEnded) and ended.totals == (94, 94)
+    assert ended.winner == 0
+
+
+def test_game_length_elimination_cap_reaching_it_puts_a_player_out() -> None:
+    options = TableOptions(elimination_cap=100)
+    table = Table([RAMI, LONER, HEAVY], "KH", "KD", options=options)
+    go_out_at_once(table, 0)
+    assert table.kinds() == ["Discarded", "RoundEnded", "PlayerEliminated"]
+    out = table.events[-1]
+    assert isinstance(out, PlayerEliminated) and out.seat == 2 and out.total == 131
+    assert table.state.status == [SeatStatus.PLAYING, SeatStatus.PLAYING, SeatStatus.ELIMINATED]
+    assert table.state.phase == Phase.DEAL, "with a cap the game goes on past `rounds`"
+
+
+def test_game_length_elimination_cap_the_last_player_left_wins() -> None:
+    options = TableOptions(elimination_cap=100)
+    table = Table([RAMI, LONER, HEAVY], "KH", "KD", options=options)
+    go_out_at_once(table, 0)  # seat 1: 94, seat 2: 131 and out
+    # Round 2: the dealer moves to seat 0; seat 2 is dealt nothing; seat 1 starts.
+    table.deal([HEAVY, RAMI, None], "KH", "KD")
+    assert table.state.hands[2] == [] and table.state.current == 1
+    go_out_at_once(table, 1)  # seat 0 pays 131 and is out
+    kinds = table.kinds()
+    assert kinds == ["Discarded", "RoundEnded", "PlayerEliminated", "GameEnded"]
+    ended = table.events[-1]
+    assert isinstance(ended, GameEnded) and ended.reason == EndReason.LAST_STANDING
+    assert ended.winner == 1 and ended.totals == (131, 94, 131)
+    round_end = table.events[1]
+    assert isinstance(round_end, RoundEnded) and round_end.penalties == (131, 0, 0)
+
+
+def test_a_seat_that_leaves_plays_no_more_and_the_last_one_left_wins() -> None:
+    table = Table([RAMI, LONER, HEAVY], "KH", "KD")
+    table.draw(0)
+    table.act(0, Leave())  # during its own turn: the turn passes
+    assert table.kinds() == ["PlayerLeft", "TurnPassed", "TurnBegan"]
+    assert table.state.current == 1 and table.state.status[0] == SeatStatus.LEFT
+    assert table.refuse(0, Leave()).reason == Reason.SEAT_LEFT
+    table.act(2, Leave())  # out of turn: seat 1 keeps playing
+    ended = table.events[-1]
+    assert isinstance(ended, GameEnded) and ended.reason == EndReason.OTHERS_LEFT
+    assert ended.winner == 1

@@ -1,0 +1,160 @@
+"""The state as bytes and back: lossless, versioned, and a loaded state plays on
+exactly as the original."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import os
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from services.game.rules import (
+    SYSTEM,
+    Action,
+    GameState,
+    Meld,
+    MeldSpec,
+    Phase,
+    TableOptions,
+    Timeout,
+    apply,
+    new_game,
+)
+from services.game.rules.bots import GreedyBot, RandomPlayer
+from services.game.rules.events import Event
+from services.game.rules.serial import FORMAT_VERSION, StateFormatError, dumps, loads
+from services.game.rules.simulate import Player, deal_action
+
+from .helpers import CAFE, Table
+
+STATES = int(os.environ.get("RULES_SERIAL_STATES", "40"))
+
+
+def next_move(
+    state: GameState, players: list[Player], rng: random.Random, now: int
+) -> tuple[int, Action, int]:
+    """The next (seat, action, time) of a self-playing table: deal, move, or the clock."""
+    if state.phase == Phase.DEAL:
+        return SYSTEM, deal_action(state, rng), now
+    seat = state.current
+    move = players[seat].move(state, seat)
+    if move is None:
+        return SYSTEM, Timeout(), state.deadline_ms
+    return seat, move, now + 1
+
+
+def play_on(state: GameState, seed: int, greedy: bool, now: int) -> tuple[list[Event], bytes]:
+    """Finish the game from ``state``: every event, and the final state as bytes."""
+    rng = random.Random(seed)
+    players: list[Player] = [GreedyBot() if greedy else RandomPlayer(rng) for _ in state.hands]
+    log: list[Event] = []
+    for _ in range(100_000):
+        if state.phase == Phase.GAME_OVER:
+            return log, dumps(state)
+        seat, action, now = next_move(state, players, rng, now)
+        state, events = apply(state, seat, action, now)
+        log.extend(events)
+    raise AssertionError("the game did not end")
+
+
+@settings(max_examples=STATES, deadline=None)
+@given(
+    seats=st.integers(2, 4),
+    seed=st.integers(0, 2**32 - 1),
+    steps=st.integers(0, 400),
+    greedy=st.booleans(),
+    rounds=st.integers(1, 3),
+)
+def test_serial_round_trip_of_random_mid_game_states(
+    seats: int, seed: int, steps: int, greedy: bool, rounds: int
+) -> None:
+    rng = random.Random(seed)
+    players: list[Player] = [GreedyBot() if greedy else RandomPlayer(rng) for _ in range(seats)]
+    state = new_game(CAFE, seats, TableOptions(rounds=rounds))
+    now = 0
+    for _ in range(steps):
+        if state.phase == Phase.GAME_OVER:
+            break
+        seat, action, now = next_move(state, players, rng, now)
+        state, _ = apply(state, seat, action, now)
+    data = dumps(state)
+    loaded = loads(data)
+    assert dumps(loaded) == data
+    assert loaded == state, "every field comes back equal"
+    # ...and the loaded table plays on exactly as the original.
+    assert play_on(loaded, seed + 1, greedy, now) == play_on(state, seed + 1, greedy, now)
+
+
+def test_serial_round_trip_keeps_melds_joker_suits_and_results() -> None:
+    table = Table(
+        ["7S 7H JK 4C 5C 6C AH 3C 5D 9D JC KH 2S", "AD 3D 5D 7D 9S JD KS 2C 4S 6C 8C TH QH"],
+        "KD",
+        "2D",
+        options=TableOptions(rounds=2, elimination_cap=0, turn_cap=50, turn_timer_ms=20_000),
+    )
+    table.draw(0)
+    joker = table.card(0, "JK")
+    table.act(0, Meld((MeldSpec(table.cards(0, "7S 7H JK"), ((joker, 2),)),)))
+    state = table.state
+    loaded = loads(dumps(state))
+    assert loaded == state
+    assert loaded.melds[0].joker_suits == ((joker, 2),)
+    assert loaded.options == state.options
+
+
+def test_serial_format_carries_its_version_and_refuses_others() -> None:
+    table = Table(
+        ["7S 7H JK 4C 5C 6C AH 3C 5D 9D JC KH 2S", "AD 3D 5D 7D 9S JD KS 2C 4S 6C 8C TH QH"],
+        "KD",
+    )
+    doc = json.loads(dumps(table.state))
+    assert doc["v"] == FORMAT_VERSION
+    doc["v"] = FORMAT_VERSION + 1
+    with pytest.raises(StateFormatError):
+        loads(json.dumps(doc).encode())
+    for garbage in (b"", b"{}", b"[1, 2]", b"5", b'"v"', b"not json", b"\xff", b'{"v": 1}'):
+        with pytest.raises(StateFormatError):
+            loads(garbage)
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 200) | st.text(max_size=3),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=3), inner),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=STATES * 2, deadline=None)
+@given(
+    key=st.sampled_from(["v", "ruleset", "options", "seats", "hands", "melds", "turn"]), value=JSON
+)
+def test_serial_damaged_documents_raise_state_format_error_only(key: str, value: object) -> None:
+    table = Table(
+        ["7S 7H JK 4C 5C 6C AH 3C 5D 9D JC KH 2S", "AD 3D 5D 7D 9S JD KS 2C 4S 6C 8C TH QH"],
+        "KD",
+    )
+    doc = json.loads(dumps(table.state))
+    doc[key] = value
+    with contextlib.suppress(StateFormatError):
+        loads(json.dumps(doc).encode())
+
+
+def test_copy_is_independent_and_complete() -> None:
+    table = Table(
+        ["7S 7H JK 4C 5C 6C AH 3C 5D 9D JC KH 2S", "AD 3D 5D 7D 9S JD KS 2C 4S 6C 8C TH QH"],
+        "KD",
+    )
+    state = table.state
+    copy = state.copy()
+    for field in dataclasses.fields(GameState):
+        original, copied = getattr(state, field.name), getattr(copy, field.name)
+        assert copied == original, field.name
+        if isinstance(original, list):
+            assert copied is not original, f"{field.name} is shared"
+    copy.hands[0].append(copy.stock.pop())
+    assert dumps(state) != dumps(copy) and len(state.hands[0]) == 13
