@@ -63,11 +63,23 @@ class SwapJoker:
     replacement: int
     new_meld: MeldSpec | None = None
     lay_off: LayOff | None = None
+    second: int = -1
+    """`classic`: the second card that completes a brelan into a carré."""
 
 
 @dataclass(frozen=True, slots=True)
 class Discard:
     card: int
+
+
+@dataclass(frozen=True, slots=True)
+class Reposer:
+    """`rami51`: put the card taken from the discard pile back, then draw from the stock."""
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """`contract` "Puis-je ?": ask for the discard another seat passed over."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,4 +92,16 @@ class Leave:
     """The seat resigns: it plays no more turns and cannot win."""
 
 
-Action = Deal | DrawStock | TakeDiscard | Meld | LayOff | SwapJoker | Discard | Timeout | Leave
+Action = (
+    Deal
+    | DrawStock
+    | TakeDiscard
+    | Meld
+    | LayOff
+    | SwapJoker
+    | Discard
+    | Reposer
+    | Claim
+    | Timeout
+    | Leave
+)

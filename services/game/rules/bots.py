@@ -6,25 +6,20 @@ passes the turn). Randomness comes from the caller's `random.Random`."""
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
 
-from .actions import Action, Discard, DrawStock, LayOff, Meld, MeldSpec, TakeDiscard
+from .actions import Action, Discard, DrawStock, LayOff, Meld, MeldSpec, Reposer, TakeDiscard
 from .finder import find_melds, shuffled_candidates
 from .legal import can_draw_stock, discardable, joker_swaps
 from .melds import Shape, fits
-from .scoring import card_penalty, meld_points
+from .plans import melds_to_lay, opening_ok
+from .ruleset import TakenDiscard
+from .scoring import card_penalty
 from .state import GameState, Phase
+from .turns import taken_card_owed
 
 
 def _spec(shape: Shape) -> MeldSpec:
     return MeldSpec(shape.cards)
-
-
-def _opening_ok(state: GameState, seat: int, shapes: Sequence[Shape], left: int) -> bool:
-    threshold = state.ruleset.opening_threshold
-    if state.opened[seat] or threshold <= 0 or left <= 1:
-        return True
-    return sum(meld_points(s, state.ruleset) for s in shapes) >= threshold
 
 
 class GreedyBot:
@@ -38,47 +33,50 @@ class GreedyBot:
         return self._play(state, seat)
 
     def _draw(self, state: GameState, seat: int) -> Action | None:
-        if state.discard:
+        rules = state.ruleset
+        if state.discard and not state.reposed:
             top = state.discard[-1]
             hand = state.hands[seat]
-            keep = state.ruleset.must_discard_to_go_out
-            after = find_melds([*hand, top], state.ruleset, keep_one=keep)
-            used = any(top in m.cards for m in after.melds)
-            if used and _opening_ok(state, seat, after.melds, len(after.left)):
+            plan = melds_to_lay(state, seat, [*hand, top])
+            must_use = rules.taken_discard is TakenDiscard.USE_THIS_TURN or (
+                rules.taken_discard is TakenDiscard.USE_IN_OPENING and not state.opened[seat]
+            )
+            if any(top in m.cards for m in plan):
                 return TakeDiscard()
-            if (
-                state.opened[seat]
-                and not state.ruleset.deck.is_joker(top)
-                and any(fits(m, top, state.ruleset) for m in state.melds)
-            ):
+            fits_table = state.opened[seat] and any(fits(m, top, rules) for m in state.melds)
+            if fits_table and not rules.deck.is_joker(top):
                 return TakeDiscard()
+            if not must_use and not state.opened[seat] and not rules.contracts:
+                after = find_melds([*hand, top], rules, keep_one=rules.must_discard_to_go_out)
+                if any(top in m.cards for m in after.melds):
+                    return TakeDiscard()
         if can_draw_stock(state):
             return DrawStock()
-        return TakeDiscard() if state.discard else None
+        return TakeDiscard() if state.discard and not state.reposed else None
 
     def _play(self, state: GameState, seat: int) -> Action | None:
         rules = state.ruleset
         hand = state.hands[seat]
         keep = rules.must_discard_to_go_out
-        found = find_melds(hand, rules, keep_one=keep)
-        melds = list(found.melds)
-        while melds:
+        melds = melds_to_lay(state, seat, hand)
+        if melds:
             used = {c for m in melds for c in m.cards}
             left = [c for c in hand if c not in used]
-            if (not keep or discardable(state, left)) and _opening_ok(
-                state, seat, melds, len(left)
-            ):
+            if not keep or not left or discardable(state, left) or taken_card_owed(state):
                 return Meld(tuple(_spec(m) for m in melds))
-            melds.remove(min(melds, key=lambda m: meld_points(m, rules)))
+        loose = list(find_melds(hand, rules, keep_one=keep).left)
         if state.opened[seat]:
-            move = self._lay_off(state, seat, list(found.left)) or self._swap(state, seat)
+            owed = [state.taken_discard] if taken_card_owed(state) else []
+            move = self._lay_off(state, seat, owed or loose) or self._swap(state, seat)
             if move is not None:
                 return move
-        return self._discard(state, list(found.left), hand)
+        if rules.reposer and taken_card_owed(state) and not state.moved:
+            return Reposer()
+        return self._discard(state, loose, hand)
 
     def _lay_off(self, state: GameState, seat: int, loose: list[int]) -> Action | None:
         hand = state.hands[seat]
-        if len(hand) <= 1:
+        if len(hand) <= 1 and state.ruleset.must_discard_to_go_out:
             return None
         for card in sorted(loose, key=lambda c: -card_penalty(c, state.ruleset)):
             rest = [c for c in hand if c != card]
@@ -118,16 +116,36 @@ class RandomPlayer:
             options: list[Action] = []
             if can_draw_stock(state):
                 options.append(DrawStock())
-            if state.discard:
+            if state.discard and not state.reposed:
                 options.append(TakeDiscard())
             return rng.choice(options) if options else None
+        if state.ruleset.contracts and not state.opened[seat]:
+            # Before its contract a seat lays nothing else.
+            plan = melds_to_lay(state, seat, state.hands[seat])
+            if plan and rng.random() < 0.5:
+                return Meld(tuple(_spec(m) for m in plan))
+            pool = discardable(state, state.hands[seat])
+            return Discard(rng.choice(pool)) if pool else None
         hand = state.hands[seat]
         if len(hand) > 1 and rng.random() < self.play_rate:
             move = self._meld_or_lay_off(state, seat)
             if move is not None:
                 return move
         pool = discardable(state, hand)
-        return Discard(rng.choice(pool)) if pool else None
+        if pool:
+            return Discard(rng.choice(pool))
+        return self._settle_taken(state, seat)
+
+    def _settle_taken(self, state: GameState, seat: int) -> Action | None:
+        """Nothing may be discarded until the taken card is used: use it, or put it back."""
+        if not taken_card_owed(state):
+            return None
+        plan = melds_to_lay(state, seat, state.hands[seat])
+        if any(state.taken_discard in m.cards for m in plan):
+            return Meld(tuple(_spec(m) for m in plan))
+        if state.ruleset.reposer and not state.moved:
+            return Reposer()
+        return None
 
     def _meld_or_lay_off(self, state: GameState, seat: int) -> Action | None:
         rules = state.ruleset
@@ -142,6 +160,6 @@ class RandomPlayer:
             return None
         for shape in shuffled_candidates(hand, rules, self.rng, 3):
             rest = [c for c in hand if c not in shape.cards]
-            if discardable(state, rest) and _opening_ok(state, seat, [shape], len(rest)):
+            if discardable(state, rest) and opening_ok(state, seat, [shape], len(rest)):
                 return Meld((_spec(shape),))
         return None

@@ -3,6 +3,7 @@ events the action caused, or raises `RuleError` and leaves ``state`` unchanged.
 
 Each phase has its own small handler; every handler validates before it writes,
 and works on a copy, so a refusal can never leave a half-applied action behind.
+Rule-set differences are read from `state.ruleset`, never from its name.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from . import melds as M
 from .actions import (
     SYSTEM,
     Action,
+    Claim,
     Deal,
     Discard,
     DrawStock,
@@ -21,31 +23,34 @@ from .actions import (
     Leave,
     Meld,
     MeldSpec,
+    Reposer,
     SwapJoker,
     TakeDiscard,
     Timeout,
 )
+from .contract import check_contract
 from .errors import Reason, RuleError
 from .events import (
-    Discarded,
+    Claimed,
+    ClaimMade,
+    ClaimWindowOpened,
     Drew,
     EndReason,
     Event,
-    GameEnded,
     JokerSwapped,
     LaidOff,
     Melded,
-    PlayerEliminated,
     PlayerLeft,
+    Reposed,
     Reshuffled,
     RoundDealt,
-    RoundEnded,
-    TurnBegan,
     TurnPassed,
 )
-from .ruleset import JokerDiscard
-from .scoring import card_penalty, hand_penalty, meld_points
-from .state import GameState, Phase, RoundResult, SeatStatus
+from .rounds import end_game, end_round, lightest_hand
+from .ruleset import JokerDiscard, Reshuffle, TakenDiscard
+from .scoring import meld_points
+from .state import GameState, Phase, SeatStatus
+from .turns import announce, begin_turn, end_turn, taken_card_owed, throw, turn_timeout
 
 Events = list[Event]
 
@@ -58,15 +63,19 @@ def apply(state: GameState, seat: int, action: Action, now: int) -> tuple[GameSt
         case DrawStock():
             _draw_stock(new, seat, now, events)
         case TakeDiscard():
-            _take_discard(new, seat, now, events)
+            _take_discard(new, seat, events)
         case Meld():
-            _meld(new, seat, action, events)
+            _meld(new, seat, action, now, events)
         case LayOff():
-            _lay_off(new, seat, action, events)
+            _lay_off(new, seat, action, now, events)
         case SwapJoker():
-            _swap_joker(new, seat, action, events)
+            _swap_joker(new, seat, action, now, events)
         case Discard():
             _discard(new, seat, action, now, events)
+        case Reposer():
+            _reposer(new, seat, events)
+        case Claim():
+            _claim(new, seat, now, events)
         case Timeout():
             _timeout(new, seat, now, events)
         case Deal():
@@ -81,7 +90,7 @@ def apply(state: GameState, seat: int, action: Action, now: int) -> tuple[GameSt
 # --- guards -----------------------------------------------------------------
 
 
-def _require_turn(state: GameState, seat: int, phase: Phase) -> None:
+def _require_seat(state: GameState, seat: int) -> None:
     if state.phase == Phase.GAME_OVER:
         raise RuleError(Reason.GAME_OVER, "The game is over.")
     if state.phase == Phase.DEAL:
@@ -90,6 +99,10 @@ def _require_turn(state: GameState, seat: int, phase: Phase) -> None:
         raise RuleError(Reason.NOT_SEATED, "You have no seat at this table.")
     if state.status[seat] != SeatStatus.PLAYING:
         raise RuleError(Reason.SEAT_LEFT, "You are no longer playing at this table.")
+
+
+def _require_turn(state: GameState, seat: int, phase: Phase) -> None:
+    _require_seat(state, seat)
     if seat != state.current:
         raise RuleError(Reason.NOT_YOUR_TURN, "It is not your turn.")
     if state.phase != phase:
@@ -121,6 +134,23 @@ def _keep_one(state: GameState, left: Sequence[int]) -> None:
         )
 
 
+def _require_opened(state: GameState, seat: int, doing: str) -> None:
+    if not state.opened[seat]:
+        first = "your contract" if state.ruleset.contracts else "a meld of your own"
+        raise RuleError(Reason.NOT_OPENED, f"Lay down {first} before you {doing}.")
+
+
+def _after_play(state: GameState, seat: int, used: Sequence[int], now: int, events: Events) -> None:
+    """Book-keeping after a meld, lay-off or swap: the taken card, "Carte !", going out."""
+    state.moved = True
+    if state.taken_discard in used:
+        state.taken_used = True
+    announce(state, seat, events)
+    if not state.hands[seat]:
+        _close_claims(state, events)
+        end_round(state, seat, EndReason.WENT_OUT, events)
+
+
 # --- the deal ---------------------------------------------------------------
 
 
@@ -137,7 +167,7 @@ def _deal(state: GameState, seat: int, action: Deal, now: int, events: Events) -
     players = _seats_from(state, state.dealer + 1)
     state.stock = list(reversed(action.order))
     state.hands = [[] for _ in range(state.seats)]
-    for _ in range(rules.hand_size):
+    for _ in range(rules.cards_dealt(state.round_no + 1)):
         for s in players:
             state.hands[s].append(state.stock.pop())
     state.discard = [state.stock.pop()]
@@ -148,6 +178,8 @@ def _deal(state: GameState, seat: int, action: Deal, now: int, events: Events) -
     state.seed = action.seed
     state.round_no += 1
     state.turn = 0
+    state.claim_card = -1
+    state.claimants = []
     events.append(
         RoundDealt(
             state.round_no,
@@ -157,7 +189,7 @@ def _deal(state: GameState, seat: int, action: Deal, now: int, events: Events) -
             len(state.stock),
         )
     )
-    _begin_turn(state, players[0], now, events)
+    begin_turn(state, players[0], now, events)
 
 
 def _seats_from(state: GameState, start: int) -> list[int]:
@@ -168,32 +200,47 @@ def _seats_from(state: GameState, start: int) -> list[int]:
 # --- drawing ----------------------------------------------------------------
 
 
+def _rebuild_stock(state: GameState, events: Events) -> bool:
+    """Turn the discard pile into a new stock; False when the rules or the pile forbid."""
+    rules = state.ruleset
+    limit = rules.max_reshuffles
+    keep_top = rules.reshuffle is Reshuffle.KEEP_TOP
+    if len(state.discard) < (2 if keep_top else 1) or (
+        limit is not None and state.reshuffles >= limit
+    ):
+        return False
+    stock = state.discard[:-1] if keep_top else state.discard[:]
+    state.discard = state.discard[-1:] if keep_top else []
+    random.Random(state.seed * 1009 + state.reshuffles).shuffle(stock)
+    state.stock = stock
+    state.reshuffles += 1
+    events.append(Reshuffled(len(stock), state.discard[-1] if state.discard else -1))
+    return True
+
+
 def _draw_stock(state: GameState, seat: int, now: int, events: Events) -> None:
     _require_turn(state, seat, Phase.DRAW)
-    if not state.stock:
-        _reshuffle(state, events)
+    if not state.stock and not _rebuild_stock(state, events):
+        if state.ruleset.blocked_deal:
+            end_round(state, lightest_hand(state), EndReason.BLOCKED, events)
+            return
+        raise RuleError(Reason.STOCK_EMPTY, "The stock is empty: take the discard.")
     card = state.stock.pop()
     state.drawn = card
     state.hands[seat].append(card)
     state.phase = Phase.PLAY
     events.append(Drew(seat, card, False, len(state.stock)))
+    if state.ruleset.claims and state.discard:
+        state.claim_card = state.discard[-1]
+        state.claim_deadline_ms = now + state.options.claim_window_ms
+        state.claimants = []
+        events.append(ClaimWindowOpened(state.claim_card, state.claim_deadline_ms))
 
 
-def _reshuffle(state: GameState, events: Events) -> None:
-    limit = state.ruleset.max_reshuffles
-    if len(state.discard) < 2 or (limit is not None and state.reshuffles >= limit):
-        raise RuleError(Reason.STOCK_EMPTY, "The stock is empty: take the discard.")
-    top = state.discard[-1]
-    stock = state.discard[:-1]
-    random.Random(state.seed * 1009 + state.reshuffles).shuffle(stock)
-    state.stock = stock
-    state.discard = [top]
-    state.reshuffles += 1
-    events.append(Reshuffled(len(stock), top))
-
-
-def _take_discard(state: GameState, seat: int, now: int, events: Events) -> None:
+def _take_discard(state: GameState, seat: int, events: Events) -> None:
     _require_turn(state, seat, Phase.DRAW)
+    if state.reposed:
+        raise RuleError(Reason.REPOSER_NOT_ALLOWED, "You put that card back: draw from the stock.")
     if not state.discard:
         raise RuleError(Reason.DISCARD_EMPTY, "The discard pile is empty: draw from the stock.")
     card = state.discard.pop()
@@ -201,6 +248,60 @@ def _take_discard(state: GameState, seat: int, now: int, events: Events) -> None
     state.hands[seat].append(card)
     state.phase = Phase.PLAY
     events.append(Drew(seat, card, True, len(state.stock)))
+
+
+def _reposer(state: GameState, seat: int, events: Events) -> None:
+    _require_turn(state, seat, Phase.PLAY)
+    if not state.ruleset.reposer:
+        raise RuleError(Reason.RULE_NOT_IN_PLAY, "Putting the discard back is not in these rules.")
+    if not taken_card_owed(state) or state.moved:
+        raise RuleError(
+            Reason.REPOSER_NOT_ALLOWED,
+            "Only a discard you took before opening goes back, and before any other move.",
+        )
+    card = state.taken_discard
+    state.hands[seat].remove(card)
+    state.discard.append(card)
+    state.taken_discard = state.drawn = -1
+    state.reposed = True
+    state.phase = Phase.DRAW
+    events.append(Reposed(seat, card))
+
+
+# --- "Puis-je ?" claims (contract) -------------------------------------------
+
+
+def _claim(state: GameState, seat: int, now: int, events: Events) -> None:
+    _require_seat(state, seat)
+    if not state.ruleset.claims:
+        raise RuleError(Reason.RULE_NOT_IN_PLAY, "Claiming the discard is not in these rules.")
+    if state.claim_card < 0 or now >= state.claim_deadline_ms:
+        raise RuleError(Reason.CLAIM_NOT_ALLOWED, "No discard can be claimed right now.")
+    if seat == state.current:
+        raise RuleError(Reason.CLAIM_NOT_ALLOWED, "You passed over that card yourself.")
+    if seat in state.claimants:
+        raise RuleError(Reason.CLAIM_NOT_ALLOWED, "You have already claimed it.")
+    state.claimants.append(seat)
+    events.append(ClaimMade(seat))
+
+
+def _close_claims(state: GameState, events: Events) -> None:
+    """Settle the window by the rule, not by arrival: the claimant nearest to the
+    active player in play order takes the card and one penalty card."""
+    if state.claim_card < 0:
+        return
+    card, claimants = state.claim_card, set(state.claimants)
+    state.claim_card, state.claimants = -1, []
+    winner = next((s for s in _seats_from(state, state.current + 1) if s in claimants), None)
+    if winner is None or not state.discard or state.discard[-1] != card:
+        return
+    state.discard.pop()
+    penalty = -1
+    if state.stock or _rebuild_stock(state, events):
+        penalty = state.stock.pop()
+        state.hands[winner].append(penalty)
+    state.hands[winner].append(card)
+    events.append(Claimed(winner, card, penalty))
 
 
 # --- melding ----------------------------------------------------------------
@@ -211,30 +312,49 @@ def _shape(spec: MeldSpec, state: GameState) -> M.Shape:
 
 
 def _check_opening(state: GameState, seat: int, shapes: Sequence[M.Shape], left: int) -> None:
-    threshold = state.ruleset.opening_threshold
-    if state.opened[seat] or threshold <= 0 or left <= 1:
+    rules = state.ruleset
+    if state.opened[seat]:
         return
-    points = sum(meld_points(s, state.ruleset) for s in shapes)
+    contract = rules.contract(state.round_no)
+    if contract is not None:
+        check_contract(shapes, contract, left)
+        return
+    threshold = state.options.opening_threshold
+    if threshold <= 0 or left <= rules.opening_exempt_left:
+        return
+    points = sum(meld_points(s, rules) for s in shapes)
     if points < threshold:
         raise RuleError(
-            Reason.MELD_INVALID,
+            Reason.OPENING_TOO_LOW,
             f"Your opening counts {points} points; it needs at least {threshold}.",
         )
 
 
-def _meld(state: GameState, seat: int, action: Meld, events: Events) -> None:
+def _meld(state: GameState, seat: int, action: Meld, now: int, events: Events) -> None:
     _require_turn(state, seat, Phase.PLAY)
     if not action.melds:
         raise RuleError(Reason.NOTHING_TO_MELD, "Name the cards of at least one meld.")
     cards = [c for spec in action.melds for c in spec.cards]
     left = _take_from_hand(state.hands[seat], cards, state)
     shapes = [_shape(spec, state) for spec in action.melds]
-    _keep_one(state, left)
+    contract = state.ruleset.contract(state.round_no)
+    if not (contract and contract.no_final_discard and not state.opened[seat]):
+        _keep_one(state, left)
     _check_opening(state, seat, shapes, len(left))
+    if (
+        state.ruleset.taken_discard is TakenDiscard.USE_IN_OPENING
+        and taken_card_owed(state)
+        and state.taken_discard not in cards
+    ):
+        raise RuleError(
+            Reason.TAKEN_CARD_UNUSED,
+            "Your opening must use the card you took from the discard pile.",
+        )
     placed = tuple(_place(state, seat, shape) for shape in shapes)
     state.hands[seat] = left
     state.opened[seat] = True
     events.append(Melded(seat, placed))
+    _after_play(state, seat, cards, now, events)
 
 
 def _place(state: GameState, seat: int, shape: M.Shape) -> M.Meld:
@@ -244,11 +364,6 @@ def _place(state: GameState, seat: int, shape: M.Shape) -> M.Meld:
     return meld
 
 
-def _require_opened(state: GameState, seat: int, doing: str) -> None:
-    if not state.opened[seat]:
-        raise RuleError(Reason.NOT_OPENED, f"Lay down a meld of your own before you {doing}.")
-
-
 def _table_meld(state: GameState, meld_id: int) -> int:
     index = state.meld(meld_id)
     if index < 0:
@@ -256,7 +371,7 @@ def _table_meld(state: GameState, meld_id: int) -> int:
     return index
 
 
-def _lay_off(state: GameState, seat: int, action: LayOff, events: Events) -> None:
+def _lay_off(state: GameState, seat: int, action: LayOff, now: int, events: Events) -> None:
     _require_turn(state, seat, Phase.PLAY)
     _require_opened(state, seat, "lay off")
     index = _table_meld(state, action.meld_id)
@@ -266,15 +381,30 @@ def _lay_off(state: GameState, seat: int, action: LayOff, events: Events) -> Non
     state.melds[index] = meld
     state.hands[seat] = left
     events.append(LaidOff(seat, action.cards, meld))
+    _after_play(state, seat, action.cards, now, events)
 
 
-def _swap_joker(state: GameState, seat: int, action: SwapJoker, events: Events) -> None:
+def _swapped(state: GameState, action: SwapJoker, left: list[int]) -> tuple[M.Meld, list[int]]:
+    """The meld after the swap, and the hand without the card(s) put in."""
+    rules = state.ruleset
+    meld = state.melds[_table_meld(state, action.meld_id)]
+    if rules.group_swap_completes and meld.kind == M.MeldKind.GROUP and len(meld.cards) == 3:
+        left = _take_from_hand(left, [action.second], state)
+        return M.complete_group(
+            meld, action.joker, (action.replacement, action.second), rules
+        ), left
+    if action.second >= 0:
+        raise RuleError(Reason.SWAP_INVALID, "One card takes a joker's place here.")
+    return M.swap_joker(meld, action.joker, action.replacement, rules), left
+
+
+def _swap_joker(state: GameState, seat: int, action: SwapJoker, now: int, events: Events) -> None:
     _require_turn(state, seat, Phase.PLAY)
     _require_opened(state, seat, "swap a joker")
     rules = state.ruleset
     index = _table_meld(state, action.meld_id)
     left = _take_from_hand(state.hands[seat], [action.replacement], state)
-    swapped = M.swap_joker(state.melds[index], action.joker, action.replacement, rules)
+    swapped, left = _swapped(state, action, left)
     if action.new_meld is not None and action.lay_off is not None:
         raise RuleError(Reason.SWAP_INVALID, "Put the joker in one place only.")
     placement = action.new_meld.cards if action.new_meld else ()
@@ -290,7 +420,8 @@ def _swap_joker(state: GameState, seat: int, action: SwapJoker, events: Events) 
             "The joker you take back must go into a meld in the same move.",
         )
     left = _take_from_hand(left, [c for c in placement if c != action.joker], state)
-    _keep_one(state, left)
+    if placement:
+        _keep_one(state, left)
     state.melds[index] = swapped
     after: Event
     if action.new_meld is not None:
@@ -307,20 +438,27 @@ def _swap_joker(state: GameState, seat: int, action: SwapJoker, events: Events) 
     events.append(JokerSwapped(seat, action.joker, action.replacement, swapped))
     if placement:
         events.append(after)
+    used = [action.replacement, action.second, *placement]
+    _after_play(state, seat, used, now, events)
 
 
-# --- discarding and the end of a turn ---------------------------------------
+# --- discarding, the clock, leaving ------------------------------------------
 
 
 def _discard(state: GameState, seat: int, action: Discard, now: int, events: Events) -> None:
     _require_turn(state, seat, Phase.PLAY)
-    hand = state.hands[seat]
-    left = _take_from_hand(hand, [action.card], state)
+    left = _take_from_hand(state.hands[seat], [action.card], state)
     rules = state.ruleset
     if action.card == state.taken_discard:
         raise RuleError(
             Reason.DISCARD_TAKEN_CARD,
             "You cannot throw back the card you just took from the discard pile.",
+        )
+    if taken_card_owed(state):
+        but = " or put it back" if rules.reposer and not state.moved else ""
+        raise RuleError(
+            Reason.TAKEN_CARD_UNUSED,
+            f"Use the card you took from the discard pile in a meld first{but}.",
         )
     last_only = rules.joker_discard is JokerDiscard.LAST_CARD_ONLY
     if rules.deck.is_joker(action.card) and left and last_only:
@@ -328,19 +466,9 @@ def _discard(state: GameState, seat: int, action: Discard, now: int, events: Eve
             Reason.JOKER_DISCARD_FORBIDDEN,
             "A joker can only be discarded as your last card, to go out.",
         )
-    _throw(state, seat, action.card, left, False, now, events)
-
-
-def _throw(
-    state: GameState, seat: int, card: int, left: list[int], auto: bool, now: int, events: Events
-) -> None:
-    state.hands[seat] = left
-    state.discard.append(card)
-    events.append(Discarded(seat, card, auto))
-    if not left:
-        _end_round(state, seat, EndReason.WENT_OUT, events)
-    else:
-        _end_turn(state, now, events)
+    _close_claims(state, events)
+    state.hands[seat].remove(action.card)
+    throw(state, seat, action.card, False, now, events)
 
 
 def _timeout(state: GameState, seat: int, now: int, events: Events) -> None:
@@ -348,102 +476,12 @@ def _timeout(state: GameState, seat: int, now: int, events: Events) -> None:
         raise RuleError(Reason.NOT_YOUR_TURN, "Only the table clock ends a turn.")
     if state.phase not in (Phase.DRAW, Phase.PLAY):
         raise RuleError(Reason.NO_ROUND_IN_PLAY, "No turn is in play.")
-    if now < state.deadline_ms:
+    claims_due = state.claim_card >= 0 and now >= state.claim_deadline_ms
+    if now < state.deadline_ms and not claims_due:
         raise RuleError(Reason.TIMEOUT_NOT_DUE, "The turn has time left.")
-    current = state.current
-    card = auto_discard_choice(state) if state.phase == Phase.PLAY else -1
-    if card < 0:
-        events.append(TurnPassed(current, "timeout"))
-        _end_turn(state, now, events)
-        return
-    left = list(state.hands[current])
-    left.remove(card)
-    _throw(state, current, card, left, True, now, events)
-
-
-def auto_discard_choice(state: GameState) -> int:
-    """RULES.md `cafe` decision: the highest-penalty non-joker card, never the card
-    taken from the discard pile this turn; ties go to the card drawn this turn,
-    then to the lowest id. -1 when no card qualifies (the turn then just passes)."""
-    rules = state.ruleset
-    best, best_key = -1, (-1, 0, 0)
-    for card in state.hands[state.current]:
-        if rules.deck.is_joker(card) or card == state.taken_discard:
-            continue
-        key = (card_penalty(card, rules), card == state.drawn, -card)
-        if key > best_key:
-            best, best_key = card, key
-    return best
-
-
-def _begin_turn(state: GameState, seat: int, now: int, events: Events) -> None:
-    state.current = seat
-    state.phase = Phase.DRAW
-    state.turn += 1
-    state.deadline_ms = now + state.options.turn_timer_ms
-    state.taken_discard = state.drawn = -1
-    events.append(TurnBegan(seat, state.turn, state.deadline_ms))
-
-
-def _end_turn(state: GameState, now: int, events: Events) -> None:
-    if state.turn >= state.options.turn_cap:
-        _end_round(state, _lightest_hand(state), EndReason.TURN_CAP, events)
-        return
-    _begin_turn(state, state.next_playing(state.current), now, events)
-
-
-def _lightest_hand(state: GameState) -> int:
-    """Smallest hand penalty among playing seats; ties go to the lowest seat."""
-    return min(state.playing(), key=lambda s: (hand_penalty(state.hands[s], state.ruleset), s))
-
-
-# --- end of a round and of the game ----------------------------------------
-
-
-def _end_round(state: GameState, winner: int, reason: EndReason, events: Events) -> None:
-    rules = state.ruleset
-    penalties = [0] * state.seats
-    for s in state.playing():
-        if s != winner:
-            penalties[s] = hand_penalty(state.hands[s], rules)
-            state.totals[s] += penalties[s]
-    state.results.append(RoundResult(state.round_no, winner, reason.value, tuple(penalties)))
-    state.deadline_ms = 0
-    state.taken_discard = state.drawn = -1
-    events.append(RoundEnded(state.round_no, winner, reason, tuple(penalties), tuple(state.totals)))
-    _after_round(state, events)
-
-
-def _after_round(state: GameState, events: Events) -> None:
-    options = state.options
-    if options.elimination_cap > 0:
-        reached = [s for s in state.playing() if state.totals[s] >= options.elimination_cap]
-        still = [s for s in state.playing() if s not in reached]
-        for s in reached:
-            state.status[s] = SeatStatus.ELIMINATED
-            events.append(PlayerEliminated(s, state.totals[s]))
-        if len(still) <= 1:
-            pool = still or reached
-            _end_game(
-                state,
-                min(pool, key=lambda s: (state.totals[s], s)),
-                EndReason.LAST_STANDING,
-                events,
-            )
-            return
-    elif state.round_no >= options.rounds:
-        winner = min(state.playing(), key=lambda s: (state.totals[s], s))
-        _end_game(state, winner, EndReason.ROUNDS_PLAYED, events)
-        return
-    state.phase = Phase.DEAL
-    state.dealer = state.next_playing(state.dealer)
-
-
-def _end_game(state: GameState, winner: int, reason: EndReason, events: Events) -> None:
-    state.phase = Phase.GAME_OVER
-    state.winner = winner
-    state.deadline_ms = 0
-    events.append(GameEnded(winner, reason, tuple(state.totals)))
+    _close_claims(state, events)
+    if now >= state.deadline_ms:
+        turn_timeout(state, now, events)
 
 
 def _leave(state: GameState, seat: int, now: int, events: Events) -> None:
@@ -454,11 +492,14 @@ def _leave(state: GameState, seat: int, now: int, events: Events) -> None:
     if state.status[seat] != SeatStatus.PLAYING:
         raise RuleError(Reason.SEAT_LEFT, "You have already left this table.")
     state.status[seat] = SeatStatus.LEFT
+    if seat in state.claimants:
+        state.claimants.remove(seat)
     events.append(PlayerLeft(seat))
     still = state.playing()
     if len(still) == 1:
-        _end_game(state, still[0], EndReason.OTHERS_LEFT, events)
+        end_game(state, still[0], EndReason.OTHERS_LEFT, events)
         return
     if state.phase in (Phase.DRAW, Phase.PLAY) and seat == state.current:
+        _close_claims(state, events)
         events.append(TurnPassed(seat, "left"))
-        _end_turn(state, now, events)
+        end_turn(state, now, events)

@@ -18,6 +18,8 @@ HIDDEN = -1
 class EndReason(StrEnum):
     WENT_OUT = "went_out"
     TURN_CAP = "turn_cap"
+    BLOCKED = "blocked"
+    TARGET_REACHED = "target_reached"
     ROUNDS_PLAYED = "rounds_played"
     LAST_STANDING = "last_standing"
     OTHERS_LEFT = "others_left"
@@ -135,3 +137,38 @@ class GameEnded(Event):
     winner: int
     reason: EndReason
     totals: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Reposed(Event):
+    seat: int
+    card: int
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimWindowOpened(Event):
+    card: int
+    closes_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimMade(Event):
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class Claimed(Event):
+    seat: int
+    card: int
+    penalty: int
+    """The extra card from the stock; only its taker sees it."""
+
+    def visible_to(self, viewer: int | None) -> Event:
+        return self if viewer == self.seat else replace(self, penalty=HIDDEN)
+
+
+@dataclass(frozen=True, slots=True)
+class CardAnnounced(Event):
+    """ "Carte !": the seat holds one card."""
+
+    seat: int

@@ -4,24 +4,41 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from .actions import Action, Discard, DrawStock, LayOff, Meld, MeldSpec, SwapJoker, TakeDiscard
+from .actions import (
+    Action,
+    Claim,
+    Discard,
+    DrawStock,
+    LayOff,
+    Meld,
+    MeldSpec,
+    Reposer,
+    SwapJoker,
+    TakeDiscard,
+)
 from .cards import JOKER
 from .finder import candidates
-from .melds import fits, joker_targets
-from .ruleset import JokerDiscard
-from .scoring import meld_points
+from .melds import MeldKind, fits, joker_targets
+from .plans import contract_plan, opening_ok
+from .ruleset import JokerDiscard, Reshuffle
 from .state import GameState, Phase, SeatStatus
+from .turns import taken_card_owed
 
 
 def can_draw_stock(state: GameState) -> bool:
-    limit = state.ruleset.max_reshuffles
-    reshuffle_ok = len(state.discard) >= 2 and (limit is None or state.reshuffles < limit)
-    return bool(state.stock) or reshuffle_ok
+    """DrawStock would be accepted (it may rebuild the stock, or block a `rami51` deal)."""
+    rules = state.ruleset
+    limit = rules.max_reshuffles
+    pile = 2 if rules.reshuffle is Reshuffle.KEEP_TOP else 1
+    reshuffle_ok = len(state.discard) >= pile and (limit is None or state.reshuffles < limit)
+    return bool(state.stock) or reshuffle_ok or rules.blocked_deal
 
 
 def discardable(state: GameState, hand: Sequence[int]) -> list[int]:
     """The cards of ``hand`` the current seat may discard."""
     rules = state.ruleset
+    if taken_card_owed(state):
+        return []
     keep_jokers = rules.joker_discard is JokerDiscard.LAST_CARD_ONLY and len(hand) > 1
     rank, taken = rules.deck.rank, state.taken_discard
     return [c for c in hand if c != taken and not (keep_jokers and rank[c] == JOKER)]
@@ -32,6 +49,8 @@ def joker_swaps(state: GameState, seat: int) -> Iterator[SwapJoker]:
     rules = state.ruleset
     deck = rules.deck
     for meld in state.melds:
+        if rules.group_swap_completes and meld.kind == MeldKind.GROUP and len(meld.cards) == 3:
+            continue
         for joker in (c for c in meld.cards if deck.is_joker(c)):
             targets = set(joker_targets(meld, joker, rules))
             for card in state.hands[seat]:
@@ -47,33 +66,42 @@ def joker_swaps(state: GameState, seat: int) -> Iterator[SwapJoker]:
 
 def legal_actions(state: GameState, seat: int) -> list[Action]:
     """Every single-step move ``seat`` may make now: the draws; each meld of its hand
-    laid alone; each card laid off alone; each joker swap whose joker goes onto
-    another meld; each discard. (Several melds may also go down in one action.)"""
-    if (
-        state.phase not in (Phase.DRAW, Phase.PLAY)
-        or seat != state.current
-        or state.status[seat] != SeatStatus.PLAYING
-    ):
+    laid alone (or the deal's whole contract); each card laid off alone; each joker
+    swap whose joker goes onto another meld; putting a taken discard back; each
+    discard; a claim when another seat passed over the discard. (Several melds may
+    also go down in one action.)"""
+    if state.phase not in (Phase.DRAW, Phase.PLAY) or state.status[seat] != SeatStatus.PLAYING:
         return []
+    if seat != state.current:
+        open_claim = state.claim_card >= 0 and seat not in state.claimants
+        return [Claim()] if open_claim else []
     if state.phase == Phase.DRAW:
         draws: list[Action] = []
         if can_draw_stock(state):
             draws.append(DrawStock())
-        if state.discard:
+        if state.discard and not state.reposed:
             draws.append(TakeDiscard())
         return draws
     rules = state.ruleset
     hand = state.hands[seat]
     keep = rules.must_discard_to_go_out
     moves: list[Action] = []
-    threshold = 0 if state.opened[seat] else rules.opening_threshold
-    for shape in candidates(hand, rules):
-        rest = [c for c in hand if c not in shape.cards]
-        if keep and not rest:
-            continue
-        if len(rest) > 1 and meld_points(shape, rules) < threshold:
-            continue
-        moves.append(Meld((MeldSpec(shape.cards),)))
+    contract = rules.contract(state.round_no)
+    if contract is not None and not state.opened[seat]:
+        plan = contract_plan(hand, contract, state)
+        if plan:
+            moves.append(Meld(tuple(MeldSpec(m.cards) for m in plan)))
+    else:
+        owed = taken_card_owed(state)
+        for shape in candidates(hand, rules):
+            rest = [c for c in hand if c not in shape.cards]
+            if keep and not rest:
+                continue
+            if not opening_ok(state, seat, [shape], len(rest)):
+                continue
+            if owed and not state.opened[seat] and state.taken_discard not in shape.cards:
+                continue
+            moves.append(Meld((MeldSpec(shape.cards),)))
     if state.opened[seat] and not (keep and len(hand) <= 1):
         for card in hand:
             for meld in state.melds:
@@ -81,5 +109,7 @@ def legal_actions(state: GameState, seat: int) -> list[Action]:
                 if side is not None:
                     moves.append(LayOff(meld.id, (card,), side))
         moves.extend(joker_swaps(state, seat))
+    if rules.reposer and taken_card_owed(state) and not state.moved:
+        moves.append(Reposer())
     moves.extend(Discard(c) for c in discardable(state, hand))
     return moves

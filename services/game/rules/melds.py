@@ -267,6 +267,8 @@ def joker_targets(meld: Meld, joker: int, rules: Ruleset) -> list[tuple[int, int
     named = dict(meld.joker_suits)
     if joker in named:
         return [(meld.rank, named[joker])]
+    if not rules.group_distinct_suits:
+        return [(meld.rank, s) for s in range(4)]
     taken = {deck.suit[c] for c in meld.cards if deck.rank[c] != JOKER} | set(named.values())
     return [(meld.rank, s) for s in range(4) if s not in taken]
 
@@ -338,3 +340,18 @@ def _joker_fits(naturals: int, jokers: int, rules: Ruleset) -> bool:
     if rules.naturals_at_least_jokers and jokers > naturals:
         return False
     return rules.max_jokers_per_meld is None or jokers <= rules.max_jokers_per_meld
+
+
+def complete_group(meld: Meld, joker: int, cards: tuple[int, int], rules: Ruleset) -> Meld:
+    """`classic`: the brelan ``meld`` made a carré by the two cards it misses, its joker out."""
+    deck = rules.deck
+    if meld.kind != MeldKind.GROUP or joker not in meld.cards or len(meld.cards) != 3:
+        raise _refuse("Only a brelan with a joker is completed this way.", Reason.SWAP_INVALID)
+    naturals = [c for c in meld.cards if c != joker]
+    suits = {deck.suit[c] for c in naturals} | {deck.suit[c] for c in cards}
+    if any(deck.rank[c] != meld.rank for c in cards) or len(suits) != 4:
+        raise _refuse(
+            "Take a joker from a brelan by adding both missing cards of the carré.",
+            Reason.SWAP_INVALID,
+        )
+    return Meld(meld.id, meld.owner, meld.kind, (*naturals, *cards), meld.rank, NO_SUIT)

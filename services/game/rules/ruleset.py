@@ -30,7 +30,66 @@ class JokerDiscard(Enum):
 
 class Scoring(Enum):
     EACH_PAYS = "each_pays"
-    """Losers add their hand penalty; the winner scores 0; lowest total wins (`cafe`)."""
+    """Losers add their hand penalty; the winner scores 0; lowest total wins (`cafe`,
+    `contract`)."""
+    WINNER_COLLECTS = "winner_collects"
+    """The winner scores the others' penalties, doubled for a rami d'un coup; a
+    blocked deal pays the differences; highest total wins (`rami51`)."""
+    CLASSIC = "classic"
+    """Losers add their hands (doubled with a joker), the winner -10; a rami sec
+    doubles everything (`classic`)."""
+
+
+class TakenDiscard(Enum):
+    """What a player must do with the card taken from the discard pile."""
+
+    KEEP = "keep"
+    """Nothing: it may stay in hand (`cafe`)."""
+    USE_IN_OPENING = "use_in_opening"
+    """Before opening, it must go into the opening made this turn (`rami51`)."""
+    USE_THIS_TURN = "use_this_turn"
+    """It must go into a meld or a lay-off this turn (`classic`)."""
+
+
+class Reshuffle(Enum):
+    KEEP_TOP = "keep_top"
+    """The discard pile but its top card becomes the stock (`cafe`, `rami51`)."""
+    ALL = "all"
+    """The whole discard pile becomes the stock (`classic`, `contract`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Contract:
+    """What a `contract` deal asks to lay in one action."""
+
+    groups: int
+    runs: int
+    no_final_discard: bool = False
+    """Deal 7: go out by laying every card, no discard."""
+
+    def describe(self) -> str:
+        parts = []
+        if self.groups:
+            parts.append(f"{self.groups} group{'s' if self.groups > 1 else ''} of 3")
+        if self.runs:
+            parts.append(f"{self.runs} run{'s' if self.runs > 1 else ''} of 4")
+        text = " and ".join(parts)
+        return text + (", no final discard" if self.no_final_discard else "")
+
+
+CONTRACTS = (
+    Contract(2, 0),
+    Contract(1, 1),
+    Contract(0, 2),
+    Contract(3, 0),
+    Contract(2, 1),
+    Contract(1, 2),
+    Contract(0, 3, no_final_discard=True),
+)
+"""Seed 004's seven deals."""
+
+CONTRACT_GROUP = 3
+CONTRACT_RUN = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +116,8 @@ class Ruleset:
     decks: int = 2
     jokers: int = 6
     hand_size: int = 13
+    deal_sizes: tuple[int, ...] = ()
+    """Cards dealt in deal 1, 2, ... when they vary (`contract`); else `hand_size`."""
     min_players: int = 2
     max_players: int = 4
     """`cafe`: 2, 3 or 4 players (seed 000)."""
@@ -69,15 +130,35 @@ class Ruleset:
     max_run_length: int = 13
     # Opening and play.
     opening_threshold: int = 0
+    opening_choices: tuple[int, ...] = ()
+    """Thresholds a table may choose (`rami51`: 30, 40, 51)."""
+    opening_exempt_left: int = -1
+    """An opening that leaves this many cards or fewer needs no threshold (-1: none)."""
+    taken_discard: TakenDiscard = TakenDiscard.KEEP
+    reposer: bool = False
+    """A player may put back the discard they took, before any other move (`rami51`)."""
+    group_swap_completes: bool = False
+    """`classic`: a joker leaves a brelan only when both missing cards complete it."""
+    announce_last_card: bool = False
+    """`classic`: "Carte !" when a player is down to one card."""
+    contracts: tuple[Contract, ...] = ()
+    claims: bool = False
+    """`contract`: other seats may claim the discard ("Puis-je ?") after a stock draw."""
     joker_discard: JokerDiscard = JokerDiscard.LAST_CARD_ONLY
     must_discard_to_go_out: bool = True
     """`cafe`: a player never melds the last card; a discard closes every turn."""
     retrieved_joker_must_be_melded: bool = True
     max_reshuffles: int | None = None
     """None: the discard pile is reshuffled into the stock as often as needed."""
+    reshuffle: Reshuffle = Reshuffle.KEEP_TOP
+    blocked_deal: bool = False
+    """`rami51`: a stock that cannot be rebuilt ends the deal as blocked."""
     # Scoring.
     penalties: Penalties = field(default_factory=Penalties)
     scoring: Scoring = Scoring.EACH_PAYS
+    cap_has_winner: bool = True
+    """`contract`: at the turn cap nobody went out and everybody pays."""
+    default_elimination_cap: int = 0
     _deck: Deck = field(init=False, repr=False, compare=False)
     """Looked up once: the engine asks for the deck on every card it checks."""
 
@@ -87,6 +168,16 @@ class Ruleset:
     @property
     def deck(self) -> Deck:
         return self._deck
+
+    def cards_dealt(self, round_no: int) -> int:
+        if self.deal_sizes:
+            return self.deal_sizes[(round_no - 1) % len(self.deal_sizes)]
+        return self.hand_size
+
+    def contract(self, round_no: int) -> Contract | None:
+        if not self.contracts:
+            return None
+        return self.contracts[(round_no - 1) % len(self.contracts)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +191,14 @@ class TableOptions:
     elimination_cap: int = 0
     """0: no cap. Otherwise a player whose total reaches the cap is out, and the
     last player left wins; `rounds` is then ignored."""
+    opening_threshold: int = 0
+    """0: the rule set's own threshold."""
+    target_score: int = 0
+    """`rami51` "to 200": deals go on until a deal's winner reaches this total."""
+    buy_backs: int = 0
+    """`classic`: times an eliminated player re-enters (at most 3)."""
+    claim_window_ms: int = 3_000
+    """`contract`: how long the others may claim the discard after a stock draw."""
 
     def validate(self) -> None:
         if not 100 <= self.turn_timer_ms <= 3_600_000:
@@ -110,12 +209,94 @@ class TableOptions:
             raise ValueError("rounds must be between 1 and 100")
         if self.elimination_cap < 0:
             raise ValueError("elimination cap must be positive or 0 (no cap)")
+        if not 0 <= self.buy_backs <= 3:
+            raise ValueError("buy-backs must be between 0 and 3")
+        if self.target_score < 0 or self.opening_threshold < 0:
+            raise ValueError("scores and thresholds are never negative")
+        if not 500 <= self.claim_window_ms <= 60_000:
+            raise ValueError("the claim window must be between 500 ms and 60 s")
 
 
 CAFE = Ruleset(name="cafe")
 """Café Rummy house rules (seed 000): 110 cards, no opening threshold."""
 
-PRESETS: dict[str, Ruleset] = {CAFE.name: CAFE}
+RAMI51 = Ruleset(
+    name="rami51",
+    jokers=4,
+    naturals_at_least_jokers=False,
+    opening_threshold=40,
+    opening_choices=(30, 40, 51),
+    opening_exempt_left=1,
+    taken_discard=TakenDiscard.USE_IN_OPENING,
+    reposer=True,
+    must_discard_to_go_out=False,
+    max_reshuffles=2,
+    blocked_deal=True,
+    penalties=Penalties(joker=20),
+    scoring=Scoring.WINNER_COLLECTS,
+)
+"""Rami with an opening threshold (seed 001): 108 cards, the winner collects."""
+
+CLASSIC = Ruleset(
+    name="classic",
+    jokers=4,
+    hand_size=14,
+    max_jokers_per_meld=1,
+    opening_threshold=51,
+    taken_discard=TakenDiscard.USE_THIS_TURN,
+    group_swap_completes=True,
+    retrieved_joker_must_be_melded=False,
+    announce_last_card=True,
+    joker_discard=JokerDiscard.ALLOWED,
+    must_discard_to_go_out=False,
+    reshuffle=Reshuffle.ALL,
+    penalties=Penalties(joker=20),
+    scoring=Scoring.CLASSIC,
+    default_elimination_cap=100,
+)
+"""Traditional French rami (seed 002): 14 dealt, 51 to open, elimination at 100."""
+
+CONTRACT = Ruleset(
+    name="contract",
+    jokers=1,
+    hand_size=10,
+    deal_sizes=(10, 10, 10, 12, 12, 12, 12),
+    group_distinct_suits=False,
+    contracts=CONTRACTS,
+    claims=True,
+    reshuffle=Reshuffle.ALL,
+    penalties=Penalties(ace=15, joker=15),
+    cap_has_winner=False,
+)
+"""Rami contrat, Liverpool (seed 004): seven deals with imposed contracts."""
+
+PRESETS: dict[str, Ruleset] = {r.name: r for r in (CAFE, RAMI51, CLASSIC, CONTRACT)}
+
+
+def effective_options(ruleset: Ruleset, options: TableOptions) -> TableOptions:
+    """The table's options with the rule set's defaults filled in, checked."""
+    threshold = options.opening_threshold or ruleset.opening_threshold
+    if (
+        options.opening_threshold
+        and ruleset.opening_choices
+        and (threshold not in ruleset.opening_choices)
+    ):
+        choices = ", ".join(str(c) for c in ruleset.opening_choices)
+        raise ValueError(f"the opening threshold of {ruleset.name} is one of {choices}")
+    if options.opening_threshold and not ruleset.opening_choices:
+        raise ValueError(f"{ruleset.name} has no opening threshold to choose")
+    if options.target_score and ruleset.scoring is not Scoring.WINNER_COLLECTS:
+        raise ValueError(f"{ruleset.name} is not played to a target score")
+    if options.buy_backs and ruleset.scoring is not Scoring.CLASSIC:
+        raise ValueError(f"{ruleset.name} has no buy-backs")
+    effective = replace(
+        options,
+        opening_threshold=threshold,
+        elimination_cap=options.elimination_cap or ruleset.default_elimination_cap,
+        rounds=len(ruleset.contracts) if ruleset.contracts else options.rounds,
+    )
+    effective.validate()
+    return effective
 
 
 def preset(name: str) -> Ruleset:

@@ -41,7 +41,16 @@ def dumps(state: GameState) -> bytes:
     doc = {
         "v": FORMAT_VERSION,
         "ruleset": state.ruleset.name,
-        "options": [o.turn_timer_ms, o.turn_cap, o.rounds, o.elimination_cap],
+        "options": [
+            o.turn_timer_ms,
+            o.turn_cap,
+            o.rounds,
+            o.elimination_cap,
+            o.opening_threshold,
+            o.target_score,
+            o.buy_backs,
+            o.claim_window_ms,
+        ],
         "seats": state.seats,
         "hands": state.hands,
         "stock": state.stock,
@@ -63,7 +72,15 @@ def dumps(state: GameState) -> bytes:
             state.reshuffles,
             state.seed,
             state.winner,
+            state.began_opened,
+            state.moved,
+            state.taken_used,
+            state.reposed,
+            state.claim_card,
+            state.claim_deadline_ms,
         ],
+        "claimants": state.claimants,
+        "buy_backs": state.buy_backs,
         "results": [[r.round_no, r.winner, r.reason, list(r.penalties)] for r in state.results],
     }
     return json.dumps(doc, separators=(",", ":")).encode()
@@ -101,6 +118,14 @@ def loads(data: bytes) -> GameState:
             seed=t[10],
             winner=t[11],
             results=[RoundResult(r[0], r[1], r[2], tuple(r[3])) for r in doc["results"]],
+            began_opened=t[12],
+            moved=t[13],
+            taken_used=t[14],
+            reposed=t[15],
+            claim_card=t[16],
+            claim_deadline_ms=t[17],
+            claimants=doc["claimants"],
+            buy_backs=doc["buy_backs"],
         )
     except (KeyError, IndexError, TypeError, ValueError, AttributeError) as error:
         if isinstance(error, StateFormatError):

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 
 from .melds import Meld
-from .ruleset import Ruleset, TableOptions
+from .ruleset import Ruleset, TableOptions, effective_options
 
 
 class Phase(IntEnum):
@@ -64,6 +64,20 @@ class GameState:
     winner: int = -1
     """The game's winner once the phase is GAME_OVER."""
     results: list[RoundResult] = field(default_factory=list)
+    began_opened: bool = False
+    """Whether the current seat had opened when its turn began (rami d'un coup)."""
+    moved: bool = False
+    """The current seat has melded, laid off or swapped this turn."""
+    taken_used: bool = False
+    """The card taken from the discard pile this turn went into a meld."""
+    reposed: bool = False
+    """The current seat put the taken discard back this turn (`rami51`)."""
+    claim_card: int = -1
+    """`contract`: the discard others may claim now, or -1 when no window is open."""
+    claim_deadline_ms: int = 0
+    claimants: list[int] = field(default_factory=list)
+    buy_backs: list[int] = field(default_factory=list)
+    """`classic`: buy-backs each seat has used."""
 
     def copy(self) -> GameState:
         """An independent copy (every list is new; melds and results are immutable).
@@ -94,6 +108,14 @@ class GameState:
         new.seed = self.seed
         new.winner = self.winner
         new.results = self.results[:]
+        new.began_opened = self.began_opened
+        new.moved = self.moved
+        new.taken_used = self.taken_used
+        new.reposed = self.reposed
+        new.claim_card = self.claim_card
+        new.claim_deadline_ms = self.claim_deadline_ms
+        new.claimants = self.claimants[:]
+        new.buy_backs = self.buy_backs[:]
         return new
 
     def playing(self) -> list[int]:
@@ -105,6 +127,14 @@ class GameState:
             if self.status[candidate] == SeatStatus.PLAYING:
                 return candidate
         return seat
+
+    def due_ms(self) -> int:
+        """When the table clock next has something to do (0: nothing)."""
+        if self.phase not in (Phase.DRAW, Phase.PLAY):
+            return 0
+        if self.claim_card >= 0:
+            return min(self.deadline_ms, self.claim_deadline_ms)
+        return self.deadline_ms
 
     def meld(self, meld_id: int) -> int:
         """Index of the table meld with this id, or -1."""
@@ -120,8 +150,7 @@ def new_game(ruleset: Ruleset, seats: int, options: TableOptions | None = None) 
         raise ValueError(
             f"a {ruleset.name} table has {ruleset.min_players} to {ruleset.max_players} seats"
         )
-    opts = options or TableOptions()
-    opts.validate()
+    opts = effective_options(ruleset, options or TableOptions())
     return GameState(
         ruleset=ruleset,
         options=opts,
@@ -134,4 +163,5 @@ def new_game(ruleset: Ruleset, seats: int, options: TableOptions | None = None) 
         totals=[0] * seats,
         status=[SeatStatus.PLAYING] * seats,
         dealer=seats - 1,
+        buy_backs=[0] * seats,
     )

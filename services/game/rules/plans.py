@@ -1,0 +1,78 @@
+"""Which melds a seat can lay now under its rule set: the opening threshold, the
+`contract` of the deal, the card taken from the discard pile. Shared by the bots,
+hints and `legal_actions`; the engine stays the referee."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import combinations
+
+from .contract import check_contract
+from .errors import RuleError
+from .finder import candidates, find_melds
+from .melds import MeldKind, Shape
+from .ruleset import CONTRACT_RUN, Contract
+from .scoring import meld_points
+from .state import GameState
+from .turns import taken_card_owed
+
+SEARCH_LIMIT = 20_000
+"""Contract combinations tried at most: a bot gives up rather than stall a table."""
+
+
+def opening_ok(state: GameState, seat: int, shapes: Sequence[Shape], left: int) -> bool:
+    """Whether laying ``shapes`` (leaving ``left`` cards) meets the opening threshold."""
+    if state.opened[seat]:
+        return True
+    threshold = state.options.opening_threshold
+    if threshold <= 0 or left <= state.ruleset.opening_exempt_left:
+        return True
+    return sum(meld_points(s, state.ruleset) for s in shapes) >= threshold
+
+
+def contract_plan(hand: Sequence[int], contract: Contract, state: GameState) -> list[Shape] | None:
+    """Disjoint melds of ``hand`` that are exactly the contract, most points first."""
+    rules = state.ruleset
+    shapes = candidates(hand, rules)
+    groups = [s for s in shapes if s.kind == MeldKind.GROUP]
+    runs = [s for s in shapes if s.kind == MeldKind.RUN and len(s.cards) >= CONTRACT_RUN]
+    best: list[Shape] | None = None
+    best_points = -1
+    tried = 0
+    for gs in combinations(groups, contract.groups):
+        for rs in combinations(runs, contract.runs):
+            tried += 1
+            if tried > SEARCH_LIMIT:
+                return best
+            chosen = [*gs, *rs]
+            used = [c for s in chosen for c in s.cards]
+            if len(set(used)) != len(used):
+                continue
+            left = len(hand) - len(used)
+            try:
+                check_contract(chosen, contract, left)
+            except RuleError:
+                continue
+            points = sum(meld_points(s, rules) for s in chosen)
+            if points > best_points:
+                best, best_points = chosen, points
+    return best
+
+
+def melds_to_lay(state: GameState, seat: int, hand: Sequence[int]) -> list[Shape]:
+    """The melds a greedy player lays now from ``hand`` (possibly none)."""
+    rules = state.ruleset
+    contract = rules.contract(state.round_no)
+    if contract is not None and not state.opened[seat]:
+        return contract_plan(hand, contract, state) or []
+    keep = rules.must_discard_to_go_out
+    melds = list(find_melds(hand, rules, keep_one=keep).melds)
+    owed = taken_card_owed(state) and state.current == seat
+    while melds:
+        used = {c for m in melds for c in m.cards}
+        left = len(hand) - len(used)
+        uses_taken = not owed or state.taken_discard in used
+        if opening_ok(state, seat, melds, left) and uses_taken:
+            return melds
+        melds.remove(min(melds, key=lambda m: meld_points(m, rules)))
+    return []

@@ -1,0 +1,113 @@
+"""The end of a round (scoring by rule set) and of the game."""
+
+from __future__ import annotations
+
+from .events import EndReason, Event, GameEnded, PlayerEliminated, RoundEnded
+from .ruleset import Scoring
+from .scoring import hand_penalty
+from .state import GameState, Phase, RoundResult, SeatStatus
+
+Events = list[Event]
+
+
+def lightest_hand(state: GameState) -> int:
+    """Smallest hand penalty among playing seats; ties go to the lowest seat."""
+    return min(state.playing(), key=lambda s: (hand_penalty(state.hands[s], state.ruleset), s))
+
+
+def _holds_joker(state: GameState, seat: int) -> bool:
+    return any(state.ruleset.deck.is_joker(c) for c in state.hands[seat])
+
+
+def round_points(state: GameState, winner: int, reason: EndReason) -> list[int]:
+    """What each seat scores this round (RULES.md sections 2-6)."""
+    rules = state.ruleset
+    points = [0] * state.seats
+    seats = state.playing()
+    hand = {s: hand_penalty(state.hands[s], rules) for s in seats}
+    went_out = reason == EndReason.WENT_OUT
+    # "Rami d'un coup" / "rami sec": out in a turn begun without having opened.
+    in_one_go = went_out and not state.began_opened
+    if rules.scoring is Scoring.WINNER_COLLECTS:
+        if went_out:
+            points[winner] = sum(hand[s] for s in seats if s != winner) * (2 if in_one_go else 1)
+        else:
+            points[winner] = sum(hand[s] - hand[winner] for s in seats if s != winner)
+    elif rules.scoring is Scoring.CLASSIC:
+        factor = 2 if in_one_go else 1
+        for s in seats:
+            if s == winner:
+                points[s] = -10 * factor
+            else:
+                points[s] = hand[s] * factor * (2 if _holds_joker(state, s) else 1)
+    else:
+        for s in seats:
+            if s != winner:
+                points[s] = hand[s]
+    return points
+
+
+def end_round(state: GameState, winner: int, reason: EndReason, events: Events) -> None:
+    """Score the round; ``winner`` is -1 when nobody won (a capped `contract` deal)."""
+    points = round_points(state, winner, reason)
+    for s in range(state.seats):
+        state.totals[s] += points[s]
+    state.results.append(RoundResult(state.round_no, winner, reason.value, tuple(points)))
+    state.deadline_ms = 0
+    state.taken_discard = state.drawn = state.claim_card = -1
+    state.claimants = []
+    events.append(RoundEnded(state.round_no, winner, reason, tuple(points), tuple(state.totals)))
+    _after_round(state, events)
+
+
+def _best(state: GameState, seats: list[int]) -> int:
+    if state.ruleset.scoring is Scoring.WINNER_COLLECTS:
+        return min(seats, key=lambda s: (-state.totals[s], s))
+    return min(seats, key=lambda s: (state.totals[s], s))
+
+
+def _after_round(state: GameState, events: Events) -> None:
+    options = state.options
+    if options.target_score:
+        if max(state.totals[s] for s in state.playing()) >= options.target_score:
+            end_game(state, _best(state, state.playing()), EndReason.TARGET_REACHED, events)
+            return
+    elif options.elimination_cap > 0:
+        if _eliminate(state, events):
+            return
+    elif state.round_no >= options.rounds:
+        end_game(state, _best(state, state.playing()), EndReason.ROUNDS_PLAYED, events)
+        return
+    state.phase = Phase.DEAL
+    state.dealer = state.next_playing(state.dealer)
+
+
+def _eliminate(state: GameState, events: Events) -> bool:
+    """Apply the cap (with `classic` buy-backs); True when the game is over."""
+    cap = state.options.elimination_cap
+    reached = [s for s in state.playing() if state.totals[s] >= cap]
+    still = [s for s in state.playing() if s not in reached]
+    for s in reached:
+        if still and state.buy_backs[s] < state.options.buy_backs:
+            # Back in, at the highest score among the players still in the game.
+            state.buy_backs[s] += 1
+            state.totals[s] = max(state.totals[t] for t in still)
+            continue
+        state.status[s] = SeatStatus.ELIMINATED
+        events.append(PlayerEliminated(s, state.totals[s]))
+    left = state.playing()
+    if len(left) <= 1:
+        pool = left or reached
+        end_game(
+            state, min(pool, key=lambda s: (state.totals[s], s)), EndReason.LAST_STANDING, events
+        )
+        return True
+    return False
+
+
+def end_game(state: GameState, winner: int, reason: EndReason, events: Events) -> None:
+    state.phase = Phase.GAME_OVER
+    state.winner = winner
+    state.deadline_ms = 0
+    state.claim_card = -1
+    events.append(GameEnded(winner, reason, tuple(state.totals)))
