@@ -35,4 +35,7 @@ def bot_turn(state: GameState, seat: int, now_ms: int) -> tuple[GameState, list[
             # A bot must never wedge a table: leave the turn to the clock.
             break
         events.extend(more)
+        if state.claim_card >= 0:
+            # Let the other seats claim the discard it passed over ("Puis-je ?").
+            break
     return state, events

@@ -100,11 +100,12 @@ _LOCK = (
 def _deadline(
     state: GameState, bots: Sequence[int] = (), now_ms: int = 0, bot_delay_ms: int = 0
 ) -> datetime | None:
-    """The `turn_deadline` column: the turn's timeout, or sooner when a bot is to play."""
-    if state.phase not in (Phase.DRAW, Phase.PLAY) or not state.deadline_ms:
+    """The `turn_deadline` column: when the table clock is next due (the turn's
+    timeout, a claim window's end), or sooner when a bot is to play."""
+    due = state.due_ms()
+    if not due:
         return None
-    due = state.deadline_ms
-    if state.current in bots:
+    if state.current in bots and state.claim_card < 0:
         due = min(due, now_ms + bot_delay_ms)
     return datetime.fromtimestamp(due / 1000, UTC)
 

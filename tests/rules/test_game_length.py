@@ -25,7 +25,7 @@ def test_game_length_default_is_one_round() -> None:
     table = Table([RAMI, LONER], "KH", "KD")
     assert table.state.options.rounds == 1
     go_out_at_once(table, 0)
-    assert table.kinds() == ["Discarded", "RoundEnded", "GameEnded"]
+    assert table.kinds() == ["Discarded", "RoundEnded", "DeckRevealed", "GameEnded"]
     ended = table.events[-1]
     assert isinstance(ended, GameEnded) and ended.reason == EndReason.ROUNDS_PLAYED
     assert ended.winner == 0 and table.state.phase == Phase.GAME_OVER
@@ -34,7 +34,7 @@ def test_game_length_default_is_one_round() -> None:
 def test_game_length_rounds_after_the_last_round_the_lowest_total_wins() -> None:
     table = Table([RAMI, LONER], "KH", "KD", options=TableOptions(rounds=2))
     go_out_at_once(table, 0)  # seat 1 pays 94
-    assert table.kinds() == ["Discarded", "RoundEnded"]
+    assert table.kinds() == ["Discarded", "RoundEnded", "DeckRevealed"]
     assert table.state.phase == Phase.DEAL and table.state.totals == [0, 94]
     table.deal([CHEAP, RAMI], "KH", "KD")  # dealer is now seat 0: seat 1 starts
     assert table.state.current == 1
@@ -59,7 +59,7 @@ def test_game_length_elimination_cap_reaching_it_puts_a_player_out() -> None:
     options = TableOptions(elimination_cap=100)
     table = Table([RAMI, LONER, HEAVY], "KH", "KD", options=options)
     go_out_at_once(table, 0)
-    assert table.kinds() == ["Discarded", "RoundEnded", "PlayerEliminated"]
+    assert table.kinds() == ["Discarded", "RoundEnded", "DeckRevealed", "PlayerEliminated"]
     out = table.events[-1]
     assert isinstance(out, PlayerEliminated) and out.seat == 2 and out.total == 131
     assert table.state.status == [SeatStatus.PLAYING, SeatStatus.PLAYING, SeatStatus.ELIMINATED]
@@ -75,7 +75,7 @@ def test_game_length_elimination_cap_the_last_player_left_wins() -> None:
     assert table.state.hands[2] == [] and table.state.current == 1
     go_out_at_once(table, 1)  # seat 0 pays 131 and is out
     kinds = table.kinds()
-    assert kinds == ["Discarded", "RoundEnded", "PlayerEliminated", "GameEnded"]
+    assert kinds == ["Discarded", "RoundEnded", "DeckRevealed", "PlayerEliminated", "GameEnded"]
     ended = table.events[-1]
     assert isinstance(ended, GameEnded) and ended.reason == EndReason.LAST_STANDING
     assert ended.winner == 1 and ended.totals == (131, 94, 131)

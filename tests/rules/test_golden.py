@@ -17,6 +17,7 @@ import pytest
 from services.game.rules import Action, Deal, GameState, TableOptions
 from services.game.rules.bots import GreedyBot
 from services.game.rules.events import (
+    DeckRevealed,
     Discarded,
     Drew,
     Event,
@@ -81,6 +82,8 @@ def describe(event: Event) -> str | None:
             )
         case PlayerEliminated() | PlayerLeft():
             return f"s{event.seat} {type(event).__name__}"
+        case DeckRevealed():
+            return f"round {event.round_no} deck revealed ({len(event.order)} cards)"
         case GameEnded():
             return (
                 f"game ends, {event.reason.value}: winner s{event.winner},"

@@ -46,7 +46,8 @@ from services.game.rules import (
     view,
 )
 from services.game.rules.bots import GreedyBot, RandomPlayer
-from services.game.rules.events import HIDDEN, EndReason, Event, RoundEnded
+from services.game.rules.events import HIDDEN, DeckRevealed, EndReason, Event, RoundEnded
+from services.game.rules.fairness import commitment, verify
 from services.game.rules.melds import Meld as TableMeld
 from services.game.rules.melds import check_meld, joker_targets
 from services.game.rules.serial import dumps
@@ -60,7 +61,7 @@ GAMES = int(os.environ.get("RULES_GAMES", "40"))
 # no card. Every field of every view and event must be in one of them, so a new
 # field cannot slip past the leak check unclassified.
 CARD_FIELDS = {"hand", "hands", "cards", "discard", "card", "discard_top", "joker", "replacement"}
-CARD_FIELDS |= {"taken_discard"}
+CARD_FIELDS |= {"taken_discard", "penalty", "order"}
 MELD_FIELDS = {"melds", "meld"}
 PLAIN_FIELDS = {
     "viewer",
@@ -84,6 +85,10 @@ PLAIN_FIELDS = {
     "opened",
     "status",
     "results",
+    "closes_ms",
+    "commitment",
+    "seed",
+    "salt",
 }
 
 MAX_ACTIONS_PER_TURN = 2 + 2 * 14
@@ -142,8 +147,17 @@ def check_events(before: GameState, action: Action, after: GameState, events: li
         for event in events:
             seen = event.visible_to(viewer)
             assert type(seen) is type(event)
+            if isinstance(event, DeckRevealed):
+                # Shown to all once the round is over, to check the deal's commitment.
+                assert after.phase in (Phase.DEAL, Phase.GAME_OVER)
+                assert verify(event.order, event.seed, event.salt, dealt_commitment(before))
+                continue
             leaked = cards_shown(seen) & hidden
             assert not leaked, f"{type(event).__name__} shows {sorted(leaked)} to {viewer}"
+
+
+def dealt_commitment(state: GameState) -> str:
+    return commitment(state.deal_order, state.seed, bytes.fromhex(state.deal_salt))
 
 
 def check_refused(state: GameState, seat: int, action: Action, now: int, *reasons: Reason) -> None:

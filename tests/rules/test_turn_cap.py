@@ -39,7 +39,7 @@ def test_turn_cap_120_the_120th_turn_completes_then_the_round_ends() -> None:
 def test_turn_cap_smallest_hand_in_points_wins_and_others_pay_their_hands() -> None:
     table = Table([HEAVY, LIGHT_A], "JK")
     table.pass_turns(120)
-    ended = table.events[-2]
+    ended = next(e for e in table.events if isinstance(e, RoundEnded))
     assert isinstance(ended, RoundEnded) and ended.reason == EndReason.TURN_CAP
     assert ended.winner == 1 and ended.penalties == (131, 0)
     assert table.state.phase == Phase.GAME_OVER
@@ -48,7 +48,7 @@ def test_turn_cap_smallest_hand_in_points_wins_and_others_pay_their_hands() -> N
 def test_turn_cap_ties_go_to_the_lowest_seat() -> None:
     table = Table([HEAVY, LIGHT_B, LIGHT_A], "JK")
     table.pass_turns(120)  # turn 120 is seat 2's: it does not decide the tie
-    ended = table.events[-2]
+    ended = next(e for e in table.events if isinstance(e, RoundEnded))
     assert isinstance(ended, RoundEnded) and ended.reason == EndReason.TURN_CAP
     assert ended.winner == 1 and ended.penalties == (131, 0, 95)
 

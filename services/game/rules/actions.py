@@ -28,6 +28,8 @@ class Deal:
 
     order: tuple[int, ...]
     seed: int
+    salt: bytes = b""
+    """Secret until the round ends; makes the deck commitment unguessable."""
 
 
 @dataclass(frozen=True, slots=True)

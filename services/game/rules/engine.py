@@ -46,6 +46,7 @@ from .events import (
     RoundDealt,
     TurnPassed,
 )
+from .fairness import commitment
 from .rounds import end_game, end_round, lightest_hand
 from .ruleset import JokerDiscard, Reshuffle, TakenDiscard
 from .scoring import meld_points
@@ -180,6 +181,8 @@ def _deal(state: GameState, seat: int, action: Deal, now: int, events: Events) -
     state.turn = 0
     state.claim_card = -1
     state.claimants = []
+    state.deal_order = tuple(action.order)
+    state.deal_salt = action.salt.hex()
     events.append(
         RoundDealt(
             state.round_no,
@@ -187,6 +190,7 @@ def _deal(state: GameState, seat: int, action: Deal, now: int, events: Events) -
             tuple(tuple(h) for h in state.hands),
             state.discard[-1],
             len(state.stock),
+            commitment(action.order, action.seed, action.salt),
         )
     )
     begin_turn(state, players[0], now, events)
@@ -389,6 +393,11 @@ def _swapped(state: GameState, action: SwapJoker, left: list[int]) -> tuple[M.Me
     rules = state.ruleset
     meld = state.melds[_table_meld(state, action.meld_id)]
     if rules.group_swap_completes and meld.kind == M.MeldKind.GROUP and len(meld.cards) == 3:
+        if action.second < 0:
+            raise RuleError(
+                Reason.SWAP_INVALID,
+                "Take a joker from a brelan by adding both missing cards of the carré.",
+            )
         left = _take_from_hand(left, [action.second], state)
         return M.complete_group(
             meld, action.joker, (action.replacement, action.second), rules

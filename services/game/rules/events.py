@@ -39,6 +39,8 @@ class RoundDealt(Event):
     hands: tuple[tuple[int, ...], ...]
     discard_top: int
     stock_size: int
+    commitment: str = ""
+    """SHA-256 of the deck, seed and salt (see fairness.py), revealed at the end."""
 
     def visible_to(self, viewer: int | None) -> Event:
         hands = tuple(
@@ -172,3 +174,13 @@ class CardAnnounced(Event):
     """ "Carte !": the seat holds one card."""
 
     seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class DeckRevealed(Event):
+    """The round is over: its deck, seed and salt, to check against the commitment."""
+
+    round_no: int
+    order: tuple[int, ...]
+    seed: int
+    salt: str

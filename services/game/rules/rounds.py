@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .events import EndReason, Event, GameEnded, PlayerEliminated, RoundEnded
+from .events import DeckRevealed, EndReason, Event, GameEnded, PlayerEliminated, RoundEnded
 from .ruleset import Scoring
 from .scoring import hand_penalty
 from .state import GameState, Phase, RoundResult, SeatStatus
@@ -57,6 +57,7 @@ def end_round(state: GameState, winner: int, reason: EndReason, events: Events) 
     state.taken_discard = state.drawn = state.claim_card = -1
     state.claimants = []
     events.append(RoundEnded(state.round_no, winner, reason, tuple(points), tuple(state.totals)))
+    events.append(DeckRevealed(state.round_no, state.deal_order, state.seed, state.deal_salt))
     _after_round(state, events)
 
 

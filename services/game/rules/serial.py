@@ -81,6 +81,7 @@ def dumps(state: GameState) -> bytes:
         ],
         "claimants": state.claimants,
         "buy_backs": state.buy_backs,
+        "deal": [list(state.deal_order), state.deal_salt],
         "results": [[r.round_no, r.winner, r.reason, list(r.penalties)] for r in state.results],
     }
     return json.dumps(doc, separators=(",", ":")).encode()
@@ -126,6 +127,8 @@ def loads(data: bytes) -> GameState:
             claim_deadline_ms=t[17],
             claimants=doc["claimants"],
             buy_backs=doc["buy_backs"],
+            deal_order=tuple(doc["deal"][0]),
+            deal_salt=doc["deal"][1],
         )
     except (KeyError, IndexError, TypeError, ValueError, AttributeError) as error:
         if isinstance(error, StateFormatError):

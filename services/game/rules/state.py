@@ -78,6 +78,9 @@ class GameState:
     claimants: list[int] = field(default_factory=list)
     buy_backs: list[int] = field(default_factory=list)
     """`classic`: buy-backs each seat has used."""
+    deal_order: tuple[int, ...] = ()
+    """The round's deck as dealt: secret until the round ends (DeckRevealed)."""
+    deal_salt: str = ""
 
     def copy(self) -> GameState:
         """An independent copy (every list is new; melds and results are immutable).
@@ -116,6 +119,8 @@ class GameState:
         new.claim_deadline_ms = self.claim_deadline_ms
         new.claimants = self.claimants[:]
         new.buy_backs = self.buy_backs[:]
+        new.deal_order = self.deal_order
+        new.deal_salt = self.deal_salt
         return new
 
     def playing(self) -> list[int]:

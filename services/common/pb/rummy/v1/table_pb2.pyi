@@ -177,6 +177,8 @@ class _EventKindEnumTypeWrapper(google.protobuf.internal.enum_type_wrapper._Enum
     EVENT_KIND_PLAYER_ELIMINATED: _EventKind.ValueType  # 16
     EVENT_KIND_ROUND_ENDED: _EventKind.ValueType  # 17
     EVENT_KIND_GAME_ENDED: _EventKind.ValueType  # 18
+    EVENT_KIND_CLAIM_MADE: _EventKind.ValueType  # 19
+    EVENT_KIND_DECK_REVEALED: _EventKind.ValueType  # 20
 
 class EventKind(_EventKind, metaclass=_EventKindEnumTypeWrapper):
     """Kind of a `TableEvent`, one per payload. Lets a client log or skip an
@@ -202,6 +204,8 @@ EVENT_KIND_PLAYER_LEFT: EventKind.ValueType  # 15
 EVENT_KIND_PLAYER_ELIMINATED: EventKind.ValueType  # 16
 EVENT_KIND_ROUND_ENDED: EventKind.ValueType  # 17
 EVENT_KIND_GAME_ENDED: EventKind.ValueType  # 18
+EVENT_KIND_CLAIM_MADE: EventKind.ValueType  # 19
+EVENT_KIND_DECK_REVEALED: EventKind.ValueType  # 20
 Global___EventKind: typing_extensions.TypeAlias = EventKind
 
 class _TurnPassedReason:
@@ -248,6 +252,7 @@ class TableOptions(google.protobuf.message.Message):
     TO_200_FIELD_NUMBER: builtins.int
     CLAIM_WINDOW_MS_FIELD_NUMBER: builtins.int
     CONTRACTS_FIELD_NUMBER: builtins.int
+    BUY_BACKS_FIELD_NUMBER: builtins.int
     turn_timer_ms: builtins.int
     """Time a player has for one turn. 0 means 45000 (45 s). When it runs out
     before the draw the turn passes; after the draw a card is discarded
@@ -281,6 +286,10 @@ class TableOptions(google.protobuf.message.Message):
     ("Puis-je ?") after the active player draws from the stock.
     0 means 3000 (3 s).
     """
+    buy_backs: builtins.int
+    """classic: times an eliminated player re-enters the game (0 to 3), at the
+    highest score among the players still in.
+    """
     @property
     def contracts(self) -> google.protobuf.internal.containers.RepeatedCompositeFieldContainer[Global___Contract]:
         """contract only: the contract of each deal, in order. Empty means the
@@ -299,8 +308,9 @@ class TableOptions(google.protobuf.message.Message):
         to_200: builtins.bool = ...,
         claim_window_ms: builtins.int = ...,
         contracts: collections.abc.Iterable[Global___Contract] | None = ...,
+        buy_backs: builtins.int = ...,
     ) -> None: ...
-    _ClearFieldArgType: typing_extensions.TypeAlias = typing.Literal["claim_window_ms", b"claim_window_ms", "contracts", b"contracts", "elimination_cap", b"elimination_cap", "opening_threshold", b"opening_threshold", "rounds", b"rounds", "to_200", b"to_200", "turn_cap", b"turn_cap", "turn_timer_ms", b"turn_timer_ms"]
+    _ClearFieldArgType: typing_extensions.TypeAlias = typing.Literal["buy_backs", b"buy_backs", "claim_window_ms", b"claim_window_ms", "contracts", b"contracts", "elimination_cap", b"elimination_cap", "opening_threshold", b"opening_threshold", "rounds", b"rounds", "to_200", b"to_200", "turn_cap", b"turn_cap", "turn_timer_ms", b"turn_timer_ms"]
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
 
 Global___TableOptions: typing_extensions.TypeAlias = TableOptions
@@ -781,6 +791,8 @@ class TableEvent(google.protobuf.message.Message):
     PLAYER_ELIMINATED_FIELD_NUMBER: builtins.int
     ROUND_ENDED_FIELD_NUMBER: builtins.int
     GAME_ENDED_FIELD_NUMBER: builtins.int
+    CLAIM_MADE_FIELD_NUMBER: builtins.int
+    DECK_REVEALED_FIELD_NUMBER: builtins.int
     seq: builtins.int
     """Position in the table's event log: 1 for the first event, then +1,
     with no gaps. It is the resume cursor of Watch.
@@ -833,6 +845,10 @@ class TableEvent(google.protobuf.message.Message):
     def round_ended(self) -> Global___RoundEnded: ...
     @property
     def game_ended(self) -> Global___GameEnded: ...
+    @property
+    def claim_made(self) -> Global___ClaimMade: ...
+    @property
+    def deck_revealed(self) -> Global___DeckRevealed: ...
     def __init__(
         self,
         *,
@@ -859,14 +875,16 @@ class TableEvent(google.protobuf.message.Message):
         player_eliminated: Global___PlayerEliminated | None = ...,
         round_ended: Global___RoundEnded | None = ...,
         game_ended: Global___GameEnded | None = ...,
+        claim_made: Global___ClaimMade | None = ...,
+        deck_revealed: Global___DeckRevealed | None = ...,
     ) -> None: ...
-    _HasFieldArgType: typing_extensions.TypeAlias = typing.Literal["_seat", b"_seat", "card_announced", b"card_announced", "claim_window_opened", b"claim_window_opened", "claimed", b"claimed", "dealt", b"dealt", "discarded", b"discarded", "drew", b"drew", "game_ended", b"game_ended", "joker_swapped", b"joker_swapped", "laid_off", b"laid_off", "melded", b"melded", "occurred_at", b"occurred_at", "payload", b"payload", "player_eliminated", b"player_eliminated", "player_left", b"player_left", "reposed", b"reposed", "reshuffled", b"reshuffled", "round_ended", b"round_ended", "seat", b"seat", "took_discard", b"took_discard", "turn_passed", b"turn_passed", "turn_started", b"turn_started"]
+    _HasFieldArgType: typing_extensions.TypeAlias = typing.Literal["_seat", b"_seat", "card_announced", b"card_announced", "claim_made", b"claim_made", "claim_window_opened", b"claim_window_opened", "claimed", b"claimed", "dealt", b"dealt", "deck_revealed", b"deck_revealed", "discarded", b"discarded", "drew", b"drew", "game_ended", b"game_ended", "joker_swapped", b"joker_swapped", "laid_off", b"laid_off", "melded", b"melded", "occurred_at", b"occurred_at", "payload", b"payload", "player_eliminated", b"player_eliminated", "player_left", b"player_left", "reposed", b"reposed", "reshuffled", b"reshuffled", "round_ended", b"round_ended", "seat", b"seat", "took_discard", b"took_discard", "turn_passed", b"turn_passed", "turn_started", b"turn_started"]
     def HasField(self, field_name: _HasFieldArgType) -> builtins.bool: ...
-    _ClearFieldArgType: typing_extensions.TypeAlias = typing.Literal["_seat", b"_seat", "card_announced", b"card_announced", "claim_window_opened", b"claim_window_opened", "claimed", b"claimed", "dealt", b"dealt", "discarded", b"discarded", "drew", b"drew", "game_ended", b"game_ended", "joker_swapped", b"joker_swapped", "kind", b"kind", "laid_off", b"laid_off", "melded", b"melded", "occurred_at", b"occurred_at", "payload", b"payload", "player_eliminated", b"player_eliminated", "player_left", b"player_left", "reposed", b"reposed", "reshuffled", b"reshuffled", "round_ended", b"round_ended", "seat", b"seat", "seq", b"seq", "took_discard", b"took_discard", "turn_passed", b"turn_passed", "turn_started", b"turn_started", "version", b"version"]
+    _ClearFieldArgType: typing_extensions.TypeAlias = typing.Literal["_seat", b"_seat", "card_announced", b"card_announced", "claim_made", b"claim_made", "claim_window_opened", b"claim_window_opened", "claimed", b"claimed", "dealt", b"dealt", "deck_revealed", b"deck_revealed", "discarded", b"discarded", "drew", b"drew", "game_ended", b"game_ended", "joker_swapped", b"joker_swapped", "kind", b"kind", "laid_off", b"laid_off", "melded", b"melded", "occurred_at", b"occurred_at", "payload", b"payload", "player_eliminated", b"player_eliminated", "player_left", b"player_left", "reposed", b"reposed", "reshuffled", b"reshuffled", "round_ended", b"round_ended", "seat", b"seat", "seq", b"seq", "took_discard", b"took_discard", "turn_passed", b"turn_passed", "turn_started", b"turn_started", "version", b"version"]
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__seat: typing_extensions.TypeAlias = typing.Literal["seat"]
     _WhichOneofArgType__seat: typing_extensions.TypeAlias = typing.Literal["_seat", b"_seat"]
-    _WhichOneofReturnType_payload: typing_extensions.TypeAlias = typing.Literal["dealt", "turn_started", "drew", "took_discard", "reposed", "melded", "laid_off", "joker_swapped", "discarded", "turn_passed", "reshuffled", "claim_window_opened", "claimed", "card_announced", "player_left", "player_eliminated", "round_ended", "game_ended"]
+    _WhichOneofReturnType_payload: typing_extensions.TypeAlias = typing.Literal["dealt", "turn_started", "drew", "took_discard", "reposed", "melded", "laid_off", "joker_swapped", "discarded", "turn_passed", "reshuffled", "claim_window_opened", "claimed", "card_announced", "player_left", "player_eliminated", "round_ended", "game_ended", "claim_made", "deck_revealed"]
     _WhichOneofArgType_payload: typing_extensions.TypeAlias = typing.Literal["payload", b"payload"]
     @typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__seat) -> _WhichOneofReturnType__seat | None: ...
@@ -888,9 +906,14 @@ class Dealt(google.protobuf.message.Message):
     DISCARD_TOP_FIELD_NUMBER: builtins.int
     STOCK_SIZE_FIELD_NUMBER: builtins.int
     CONTRACT_DUE_FIELD_NUMBER: builtins.int
+    DECK_COMMITMENT_FIELD_NUMBER: builtins.int
     round: builtins.int
     dealer_seat: builtins.int
     stock_size: builtins.int
+    deck_commitment: builtins.str
+    """SHA-256 (hex) of the deck order, reshuffle seed and a secret salt, fixed
+    before the first card is dealt; DeckRevealed opens it at the round's end.
+    """
     @property
     def hand(self) -> google.protobuf.internal.containers.RepeatedCompositeFieldContainer[services.common.pb.rummy.v1.cards_pb2.Card]:
         """The viewer's new hand."""
@@ -919,10 +942,11 @@ class Dealt(google.protobuf.message.Message):
         discard_top: services.common.pb.rummy.v1.cards_pb2.Card | None = ...,
         stock_size: builtins.int = ...,
         contract_due: Global___Contract | None = ...,
+        deck_commitment: builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: typing_extensions.TypeAlias = typing.Literal["contract_due", b"contract_due", "discard_top", b"discard_top"]
     def HasField(self, field_name: _HasFieldArgType) -> builtins.bool: ...
-    _ClearFieldArgType: typing_extensions.TypeAlias = typing.Literal["contract_due", b"contract_due", "dealer_seat", b"dealer_seat", "discard_top", b"discard_top", "hand", b"hand", "hand_sizes", b"hand_sizes", "round", b"round", "stock_size", b"stock_size"]
+    _ClearFieldArgType: typing_extensions.TypeAlias = typing.Literal["contract_due", b"contract_due", "dealer_seat", b"dealer_seat", "deck_commitment", b"deck_commitment", "discard_top", b"discard_top", "hand", b"hand", "hand_sizes", b"hand_sizes", "round", b"round", "stock_size", b"stock_size"]
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
 
 Global___Dealt: typing_extensions.TypeAlias = Dealt
@@ -1268,6 +1292,54 @@ class CardAnnounced(google.protobuf.message.Message):
     ) -> None: ...
 
 Global___CardAnnounced: typing_extensions.TypeAlias = CardAnnounced
+
+@typing.final
+class ClaimMade(google.protobuf.message.Message):
+    """contract: the acting seat asked for the discard ("Puis-je ?"); who gets it
+    is settled when the window closes (Claimed).
+    """
+
+    DESCRIPTOR: google.protobuf.descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+
+Global___ClaimMade: typing_extensions.TypeAlias = ClaimMade
+
+@typing.final
+class DeckRevealed(google.protobuf.message.Message):
+    """End of a round: the deck as it was dealt and the secret salt, so that any
+    player can check them against the commitment shown in Dealt.
+    """
+
+    DESCRIPTOR: google.protobuf.descriptor.Descriptor
+
+    ROUND_FIELD_NUMBER: builtins.int
+    ORDER_FIELD_NUMBER: builtins.int
+    SEED_FIELD_NUMBER: builtins.int
+    SALT_FIELD_NUMBER: builtins.int
+    round: builtins.int
+    seed: builtins.int
+    """Seed of the round's reshuffles."""
+    salt: builtins.str
+    """Hex salt of the commitment."""
+    @property
+    def order(self) -> google.protobuf.internal.containers.RepeatedScalarFieldContainer[builtins.int]:
+        """Card ids from the top of the deck: the first is dealt first."""
+
+    def __init__(
+        self,
+        *,
+        round: builtins.int = ...,
+        order: collections.abc.Iterable[builtins.int] | None = ...,
+        seed: builtins.int = ...,
+        salt: builtins.str = ...,
+    ) -> None: ...
+    _ClearFieldArgType: typing_extensions.TypeAlias = typing.Literal["order", b"order", "round", b"round", "salt", b"salt", "seed", b"seed"]
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+
+Global___DeckRevealed: typing_extensions.TypeAlias = DeckRevealed
 
 @typing.final
 class PlayerLeft(google.protobuf.message.Message):
