@@ -131,7 +131,12 @@ def test_going_out_seed_example_meld_4c_5c_6c_then_discard_9h() -> None:
     assert table.hand(0) == "9H 4C 5C 6C"
     table.meld(0, "4C 5C 6C")
     events = table.discard(0, "9H")
-    assert [type(e).__name__ for e in events] == ["Discarded", "RoundEnded", "DeckRevealed", "GameEnded"]
+    assert [type(e).__name__ for e in events] == [
+        "Discarded",
+        "RoundEnded",
+        "DeckRevealed",
+        "GameEnded",
+    ]
     ended = events[1]
     assert isinstance(ended, RoundEnded) and ended.winner == 0 and ended.reason == "went_out"
     assert table.state.hands[0] == [] and table.state.phase == Phase.GAME_OVER
