@@ -12,10 +12,13 @@ from .rules import events as ev
 from .rules.cards import Deck, rank_name
 from .rules.events import HIDDEN
 from .rules.melds import Meld, MeldKind, joker_targets
-from .rules.ruleset import Ruleset, TableOptions
+from .rules.ruleset import CONTRACT_GROUP, CONTRACT_RUN, Contract, Ruleset, TableOptions
 from .rules.state import GameState, Phase, SeatStatus
 from .rules.view import view
 from .tables import Committed, SeatPlayer
+
+TARGET_200 = 200
+"""`rami51` "to 200": the target score the `to_200` option sets."""
 
 _PHASES = {
     Phase.DEAL: table_pb2.PHASE_ROUND_OVER,
@@ -34,6 +37,8 @@ _END = {
     ev.EndReason.ROUNDS_PLAYED: table_pb2.END_REASON_ROUNDS_PLAYED,
     ev.EndReason.LAST_STANDING: table_pb2.END_REASON_LAST_STANDING,
     ev.EndReason.OTHERS_LEFT: table_pb2.END_REASON_OTHERS_LEFT,
+    ev.EndReason.BLOCKED: table_pb2.END_REASON_BLOCKED,
+    ev.EndReason.TARGET_REACHED: table_pb2.END_REASON_TARGET_REACHED,
 }
 _KIND = {MeldKind.GROUP: table_pb2.MELD_KIND_GROUP, MeldKind.RUN: table_pb2.MELD_KIND_RUN}
 
@@ -83,7 +88,22 @@ def options_message(options: TableOptions, rules: Ruleset) -> table_pb2.TableOpt
         turn_cap=options.turn_cap,
         rounds=options.rounds,
         elimination_cap=options.elimination_cap,
-        opening_threshold=rules.opening_threshold,
+        opening_threshold=options.opening_threshold,
+        to_200=options.target_score == TARGET_200,
+        claim_window_ms=options.claim_window_ms if rules.claims else 0,
+        buy_backs=options.buy_backs,
+    )
+
+
+def contract_message(contract: Contract | None) -> table_pb2.Contract | None:
+    if contract is None:
+        return None
+    return table_pb2.Contract(
+        groups=contract.groups,
+        runs=contract.runs,
+        min_group_size=CONTRACT_GROUP,
+        min_run_size=CONTRACT_RUN,
+        no_final_discard=contract.no_final_discard,
     )
 
 
@@ -130,7 +150,7 @@ def table_view(
         turn_cap=seen.turn_cap,
         server_time=timestamp_ms(committed.now_ms),
         last_seq=committed.last_seq,
-        rules=table_pb2.RuleInfo(opening_threshold=rules.opening_threshold),
+        rules=rule_info(state),
         round_results=[
             table_pb2.RoundResult(
                 round=r.round_no,
@@ -150,7 +170,27 @@ def table_view(
         message.turn_deadline.CopyFrom(timestamp_ms(seen.deadline_ms))
     if seen.taken_discard >= 0:
         message.taken_discard_id = seen.taken_discard
+    if state.claim_card >= 0 and seen.phase in (Phase.DRAW, Phase.PLAY):
+        message.claim_window.CopyFrom(
+            table_pb2.ClaimWindow(
+                card=card(deck, state.claim_card),
+                closes_at=timestamp_ms(state.claim_deadline_ms),
+                claimed_by_me=committed.seat in state.claimants,
+            )
+        )
     return message
+
+
+def rule_info(state: GameState) -> table_pb2.RuleInfo:
+    """What the table view says of the rules in force: threshold, contract, reshuffles."""
+    rules = state.ruleset
+    info = table_pb2.RuleInfo(
+        opening_threshold=state.options.opening_threshold,
+        contract_due=contract_message(rules.contract(max(state.round_no, 1))),
+    )
+    if rules.max_reshuffles is not None:
+        info.reshuffles_left = max(0, rules.max_reshuffles - state.reshuffles)
+    return info
 
 
 def table_event(
@@ -173,6 +213,8 @@ def table_event(
                     hand_sizes=[len(h) for h in seen.hands],
                     discard_top=card(deck, seen.discard_top),
                     stock_size=seen.stock_size,
+                    contract_due=contract_message(rules.contract(seen.round_no)),
+                    deck_commitment=seen.commitment,
                 )
             )
         case ev.TurnBegan():
@@ -251,6 +293,42 @@ def table_event(
                         end_reason=_END[seen.reason],
                         scores=_scores(seen.penalties, seen.totals),
                     )
+                )
+            )
+        case ev.Reposed():
+            out.kind = table_pb2.EVENT_KIND_REPOSED
+            out.seat = seen.seat
+            out.reposed.CopyFrom(table_pb2.Reposed(card=card(deck, seen.card)))
+        case ev.ClaimWindowOpened():
+            out.kind = table_pb2.EVENT_KIND_CLAIM_WINDOW_OPENED
+            out.claim_window_opened.CopyFrom(
+                table_pb2.ClaimWindowOpened(
+                    card=card(deck, seen.card), closes_at=timestamp_ms(seen.closes_ms)
+                )
+            )
+        case ev.ClaimMade():
+            out.kind = table_pb2.EVENT_KIND_CLAIM_MADE
+            out.seat = seen.seat
+            out.claim_made.CopyFrom(table_pb2.ClaimMade())
+        case ev.Claimed():
+            out.kind = table_pb2.EVENT_KIND_CLAIMED
+            out.seat = seen.seat
+            out.claimed.CopyFrom(
+                table_pb2.Claimed(
+                    card=card(deck, seen.card),
+                    penalty_count=1 if seen.penalty != -1 or viewer != seen.seat else 0,
+                    penalty_cards=cards(deck, [seen.penalty]),
+                )
+            )
+        case ev.CardAnnounced():
+            out.kind = table_pb2.EVENT_KIND_CARD_ANNOUNCED
+            out.seat = seen.seat
+            out.card_announced.CopyFrom(table_pb2.CardAnnounced())
+        case ev.DeckRevealed():
+            out.kind = table_pb2.EVENT_KIND_DECK_REVEALED
+            out.deck_revealed.CopyFrom(
+                table_pb2.DeckRevealed(
+                    round=seen.round_no, order=seen.order, seed=seen.seed, salt=seen.salt
                 )
             )
         case ev.GameEnded():

@@ -29,6 +29,12 @@ _KINDS: dict[str, type[ev.Event]] = {
         ev.PlayerEliminated,
         ev.RoundEnded,
         ev.GameEnded,
+        ev.Reposed,
+        ev.ClaimWindowOpened,
+        ev.ClaimMade,
+        ev.Claimed,
+        ev.CardAnnounced,
+        ev.DeckRevealed,
     )
 }
 
