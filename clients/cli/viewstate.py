@@ -4,9 +4,10 @@ and hints can run in a client that only sees what its seat may see."""
 from __future__ import annotations
 
 from services.common.pb.rummy.v1 import table_pb2
+from services.game import options
 from services.game.rules import melds as M
 from services.game.rules.cards import JOKER, NO_SUIT
-from services.game.rules.ruleset import Ruleset, TableOptions, preset
+from services.game.rules.ruleset import Ruleset, preset
 from services.game.rules.state import GameState, Phase, SeatStatus
 
 _PHASE = {
@@ -51,10 +52,11 @@ def state_from_view(view: table_pb2.TableView) -> GameState:
         [c.id for c in view.hand] if s == me else [UNKNOWN] * view.seats[s].card_count
         for s in range(seats)
     ]
-    o = view.options
+    taken = view.taken_discard_id if view.HasField("taken_discard_id") else -1
+    window = view.claim_window if view.HasField("claim_window") else None
     return GameState(
         ruleset=rules,
-        options=TableOptions(o.turn_timer_ms, o.turn_cap, o.rounds or 1, o.elimination_cap),
+        options=options.from_message(view.options),
         seats=seats,
         hands=hands,
         stock=[UNKNOWN] * view.stock_size,
@@ -68,5 +70,11 @@ def state_from_view(view: table_pb2.TableView) -> GameState:
         dealer=view.dealer_seat,
         current=view.current_seat,
         turn=view.turn,
-        taken_discard=view.taken_discard_id if view.HasField("taken_discard_id") else -1,
+        taken_discard=taken,
+        # The view does not say whether the taken card was used: it was if it left the hand.
+        taken_used=taken >= 0 and all(c.id != taken for c in view.hand),
+        began_opened=view.seats[view.current_seat].has_opened if view.seats else False,
+        claim_card=window.card.id if window is not None else -1,
+        claim_deadline_ms=window.closes_at.ToMilliseconds() if window is not None else 0,
+        claimants=[me] if window is not None and window.claimed_by_me else [],
     )

@@ -8,17 +8,15 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from services.common.pb.rummy.v1 import cards_pb2, table_pb2
 
+from . import options
 from .rules import events as ev
 from .rules.cards import Deck, rank_name
 from .rules.events import HIDDEN
 from .rules.melds import Meld, MeldKind, joker_targets
-from .rules.ruleset import CONTRACT_GROUP, CONTRACT_RUN, Contract, Ruleset, TableOptions
+from .rules.ruleset import CONTRACT_GROUP, CONTRACT_RUN, Contract, Ruleset
 from .rules.state import GameState, Phase, SeatStatus
 from .rules.view import view
 from .tables import Committed, SeatPlayer
-
-TARGET_200 = 200
-"""`rami51` "to 200": the target score the `to_200` option sets."""
 
 _PHASES = {
     Phase.DEAL: table_pb2.PHASE_ROUND_OVER,
@@ -82,19 +80,6 @@ def meld_view(meld: Meld, rules: Ruleset) -> table_pb2.MeldView:
     )
 
 
-def options_message(options: TableOptions, rules: Ruleset) -> table_pb2.TableOptions:
-    return table_pb2.TableOptions(
-        turn_timer_ms=options.turn_timer_ms,
-        turn_cap=options.turn_cap,
-        rounds=options.rounds,
-        elimination_cap=options.elimination_cap,
-        opening_threshold=options.opening_threshold,
-        to_200=options.target_score == TARGET_200,
-        claim_window_ms=options.claim_window_ms if rules.claims else 0,
-        buy_backs=options.buy_backs,
-    )
-
-
 def contract_message(contract: Contract | None) -> table_pb2.Contract | None:
     if contract is None:
         return None
@@ -124,7 +109,7 @@ def table_view(
         table_id=table_id,
         version=committed.version,
         ruleset=rules.name,
-        options=options_message(state.options, rules),
+        options=options.to_message(state.options, rules),
         seats=[
             table_pb2.SeatView(
                 seat=s,
@@ -154,7 +139,7 @@ def table_view(
         round_results=[
             table_pb2.RoundResult(
                 round=r.round_no,
-                winner_seat=r.winner,
+                winner_seat=r.winner if r.winner >= 0 else None,
                 end_reason=_END[ev.EndReason(r.reason)],
                 scores=_scores(r.penalties, seen.totals),
             )
@@ -289,7 +274,7 @@ def table_event(
                 table_pb2.RoundEnded(
                     result=table_pb2.RoundResult(
                         round=seen.round_no,
-                        winner_seat=seen.winner,
+                        winner_seat=seen.winner if seen.winner >= 0 else None,
                         end_reason=_END[seen.reason],
                         scores=_scores(seen.penalties, seen.totals),
                     )
@@ -335,7 +320,7 @@ def table_event(
             out.kind = table_pb2.EVENT_KIND_GAME_ENDED
             out.game_ended.CopyFrom(
                 table_pb2.GameEnded(
-                    winner_seat=seen.winner,
+                    winner_seat=seen.winner if seen.winner >= 0 else None,
                     reason=_END[seen.reason],
                     totals=[
                         table_pb2.SeatScore(seat=s, points=t, total=t)

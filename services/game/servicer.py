@@ -14,13 +14,12 @@ from services.common import errors
 from services.common.interceptors import require_player, require_service
 from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc
 
-from . import convert
+from . import convert, options
 from .fanout import Fanout, read_events
 from .rules import actions as act
 from .rules.events import GameEnded
 from .rules.finder import find_melds
 from .rules.melds import Side
-from .rules.ruleset import TableOptions
 from .rules.scoring import meld_points
 from .tables import Committed, Refusal, SeatPlayer, Tables
 
@@ -73,7 +72,12 @@ async def guard(context: grpc.aio.ServicerContext, call: Awaitable[Resp]) -> Res
         return await call
     except Refusal as refusal:
         await errors.abort(context, refusal.code, refusal.reason, refusal.message)
-    except (asyncpg.SerializationError, asyncpg.DeadlockDetectedError):
+    except (
+        asyncpg.SerializationError,
+        asyncpg.DeadlockDetectedError,
+        # Two creates of one table id at once: the loser retries and gets the same answer.
+        asyncpg.UniqueViolationError,
+    ):
         await errors.abort(
             context, grpc.StatusCode.ABORTED, "CONFLICT", "Another move got there first: try again."
         )
@@ -101,21 +105,17 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
         return await guard(context, self._create(request))
 
     async def _create(self, request: game_pb2.CreateTableRequest) -> game_pb2.CreateTableResponse:
-        o = request.options
-        defaults = TableOptions()
-        options = TableOptions(
-            turn_timer_ms=o.turn_timer_ms or defaults.turn_timer_ms,
-            turn_cap=o.turn_cap or defaults.turn_cap,
-            rounds=o.rounds or defaults.rounds,
-            elimination_cap=o.elimination_cap,
-        )
+        try:
+            table_options = options.from_message(request.options)
+        except ValueError as error:
+            raise Malformed("OPTIONS_INVALID", str(error)) from None
         players = [SeatPlayer(p.player_id, p.display_name, p.is_bot) for p in request.players]
         if any(not p.player_id or len(p.player_id) > 128 for p in players):
             raise Malformed("PLAYER_ID_INVALID", "Every seat needs a player id.")
         table_id = table_id_of(request.table_id) if request.table_id else None
         committed = await self._tables.create(
             request.ruleset or "cafe",
-            options,
+            table_options,
             players,
             deck_order=list(request.deck_order),
             table_id=table_id,
@@ -278,22 +278,12 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
     async def Reposer(
         self, request: game_pb2.ReposerRequest, context: grpc.aio.ServicerContext
     ) -> game_pb2.ReposerResponse:
-        await errors.abort(
-            context,
-            grpc.StatusCode.FAILED_PRECONDITION,
-            "NOT_IN_THESE_RULES",
-            "Putting the discard back is not part of this table's rules.",
-        )
+        return await self._act(request, context, act.Reposer(), game_pb2.ReposerResponse)
 
     async def Claim(
         self, request: game_pb2.ClaimRequest, context: grpc.aio.ServicerContext
     ) -> game_pb2.ClaimResponse:
-        await errors.abort(
-            context,
-            grpc.StatusCode.FAILED_PRECONDITION,
-            "NOT_IN_THESE_RULES",
-            "Claiming the discard is not part of this table's rules.",
-        )
+        return await self._act(request, context, act.Claim(), game_pb2.ClaimResponse)
 
     async def _parsed(
         self,
@@ -334,6 +324,7 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
                 "That position is ahead of the table's events.",
             )
         seat, rules = committed.seat, committed.state.ruleset
+        del committed, _  # an idle stream keeps no game state alive
         position = request.after_seq
         with self._fanout.subscribe(table_id, position) as sub:
             while True:
@@ -358,26 +349,29 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
                         return
                 if batch and len(batch) >= 1000:
                     continue
+                del batch
                 # Live: wait for the fan-out; anything it skipped is re-read above.
                 while True:
-                    if sub.overflowed and sub.queue.empty():
+                    if (sub.overflowed or sub.closed) and sub.queue.empty():
                         await errors.abort(
                             context,
                             grpc.StatusCode.UNAVAILABLE,
                             "RESUME_REQUIRED",
-                            "You fell behind the table: resume from your last event.",
+                            "The server is restarting: resume from your last event."
+                            if sub.closed
+                            else "You fell behind the table: resume from your last event.",
                             metadata={"after_seq": str(position)},
                         )
-                    item = await sub.queue.get()
-                    if item.seq <= position:
+                    live = await sub.queue.get()
+                    if live is None or live.seq <= position:
                         continue
-                    if item.seq > position + 1:
+                    if live.seq > position + 1:
                         break
                     yield game_pb2.WatchResponse(
                         event=convert.table_event(
-                            item.seq, item.version, item.at, item.event, seat, rules
+                            live.seq, live.version, live.at, live.event, seat, rules
                         )
                     )
-                    position = sub.position = item.seq
-                    if isinstance(item.event, GameEnded):
+                    position = sub.position = live.seq
+                    if isinstance(live.event, GameEnded):
                         return

@@ -31,7 +31,7 @@ from .rules.actions import SYSTEM, Action, Deal, Leave, Timeout
 from .rules.engine import apply
 from .rules.errors import Reason, RuleError
 from .rules.events import Event
-from .rules.ruleset import Ruleset, TableOptions
+from .rules.ruleset import Ruleset, TableOptions, effective_options
 from .rules.state import GameState, Phase, new_game
 
 
@@ -163,7 +163,7 @@ class Tables:
                 "A player can only take one seat.",
             )
         try:
-            options.validate()
+            options = effective_options(ruleset, options)
         except ValueError as error:
             raise Refusal(grpc.StatusCode.INVALID_ARGUMENT, "OPTIONS_INVALID", str(error)) from None
         if deck_order and not self._allow_test_decks:

@@ -1,16 +1,27 @@
-"""Real game servers on port 0 and real gRPC clients, for the service tests."""
+"""Real game servers on port 0 and real gRPC clients, for the service tests.
+
+A client for one seat (`Client`) talks to the service only through the public
+API; `Player` does it with grpcio, `tests.game.grpclib_client` with grpclib.
+`tests.game.stored` reads what the server stored, the ground truth the tests
+compare clients against (re-exported here for the other suites).
+"""
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import grpc
+import pytest
+from google.protobuf.message import Message
 
 from clients.cli.viewstate import state_from_view
 from services.common.auth import issue_service_token
+from services.common.errors import error_info
 from services.common.pb.rummy.v1 import (
     auth_pb2,
     auth_pb2_grpc,
@@ -20,103 +31,192 @@ from services.common.pb.rummy.v1 import (
 )
 from services.game.rules.actions import (
     Action,
+    Claim,
     Discard,
     DrawStock,
     LayOff,
+    Leave,
     Meld,
+    Reposer,
     SwapJoker,
     TakeDiscard,
 )
-from services.game.rules.bots import GreedyBot
+from services.game.rules.bots import GreedyBot as GreedyBot
 from services.game.server import GameConfig, GameServer
 
+# Re-exported: the other suites import these from here.
+from .decks import JOKERS as JOKERS
+from .decks import card as card
+from .decks import deck_order as deck_order
+from .decks import shuffled_deck as shuffled_deck
+from .stored import Logged as Logged
+from .stored import TableDb as TableDb
+from .stored import table_db as table_db
+
 SECRET = "test-secret-that-is-long-enough-for-hs256"
+CALL_TIMEOUT_S = 15.0
+"""Bounds every unary call, so a hung server fails a test instead of stalling it."""
+WAIT_S = 30.0
+"""Bounds every wait for stream events."""
+
+
+BOT_DELAY_MS = 20
+"""Bots think for 800 ms in production so people can follow; tests need not wait."""
 
 
 async def start_server(dsn: str, **overrides: object) -> GameServer:
-    server = GameServer(GameConfig(dsn=dsn, secret=SECRET, allow_test_decks=True, **overrides))  # type: ignore[arg-type]
+    settings: dict[str, Any] = {"allow_test_decks": True, "bot_delay_ms": BOT_DELAY_MS}
+    settings.update(overrides)
+    server = GameServer(GameConfig(dsn=dsn, secret=SECRET, **settings))
     await server.start()
     return server
 
 
-@dataclass
-class Player:
-    """One signed-in player talking to one replica."""
+async def start_replicas(dsn: str, count: int = 2, **overrides: object) -> list[GameServer]:
+    """``count`` replicas on one database, started together (migrations race too)."""
+    return list(await asyncio.gather(*(start_server(dsn, **overrides) for _ in range(count))))
+
+
+def address(server: GameServer) -> str:
+    return f"127.0.0.1:{server.port}"
+
+
+# --- requests --------------------------------------------------------------
+
+
+def request_for(table_id: str, action: Action, **common: Any) -> tuple[str, Message]:
+    """The RPC name and request message that carry one engine action."""
+    base = {"table_id": table_id, **common}
+    match action:
+        case DrawStock():
+            return "DrawStock", game_pb2.DrawStockRequest(**base)
+        case TakeDiscard():
+            return "TakeDiscard", game_pb2.TakeDiscardRequest(**base)
+        case Meld():
+            specs = [game_pb2.MeldSpec(card_ids=m.cards) for m in action.melds]
+            return "Meld", game_pb2.MeldRequest(melds=specs, **base)
+        case LayOff():
+            return "LayOff", game_pb2.LayOffRequest(
+                meld_id=action.meld_id, card_ids=action.cards, side=int(action.side), **base
+            )
+        case SwapJoker():
+            assert action.lay_off is not None
+            placement = game_pb2.LayOffPlacement(
+                meld_id=action.lay_off.meld_id,
+                card_ids=action.lay_off.cards,
+                side=int(action.lay_off.side),
+            )
+            return "SwapJoker", game_pb2.SwapJokerRequest(
+                meld_id=action.meld_id,
+                joker_card_id=action.joker,
+                replacement_card_ids=[action.replacement],
+                lay_off=placement,
+                **base,
+            )
+        case Discard():
+            return "Discard", game_pb2.DiscardRequest(card_id=action.card, **base)
+        case Leave():
+            return "Leave", game_pb2.LeaveRequest(**base)
+        case Reposer():
+            return "Reposer", game_pb2.ReposerRequest(**base)
+        case Claim():
+            return "Claim", game_pb2.ClaimRequest(**base)
+    raise AssertionError(f"no RPC for {action}")
+
+
+@dataclass(frozen=True, slots=True)
+class Sent:
+    """One acknowledged action: what was sent and the version it was answered with."""
+
+    request_id: str
+    action: Action
+    version: int
+    seat: int
+    reply: Any = field(compare=False, repr=False)
+
+
+class Client:
+    """One signed-in player; subclasses say how a call travels."""
+
+    player_id: str
+    name: str
+    seat: int | None = None
+    sent: list[Sent]
+
+    async def call(self, method: str, request: Message) -> Any:
+        raise NotImplementedError
+
+    async def view(self, table_id: str) -> table_pb2.TableView:
+        reply = await self.call("GetTable", game_pb2.GetTableRequest(table_id=table_id))
+        view: table_pb2.TableView = reply.view
+        if view.HasField("my_seat"):
+            self.seat = view.my_seat
+        return view
+
+    async def send(
+        self,
+        table_id: str,
+        action: Action,
+        *,
+        request_id: str | None = None,
+        expected_version: int | None = None,
+    ) -> Any:
+        """Send one engine action through the matching RPC; returns the whole response.
+
+        Every action carries a request id (a fresh one unless given), so a test can
+        retry it and find it in the log."""
+        request_id = request_id or uuid.uuid4().hex
+        common: dict[str, Any] = {"request_id": request_id}
+        if expected_version is not None:
+            common["expected_version"] = expected_version
+        method, request = request_for(table_id, action, **common)
+        reply = await self.call(method, request)
+        if reply.view.HasField("my_seat"):
+            self.seat = reply.view.my_seat
+        assert self.seat is not None
+        self.sent.append(Sent(request_id, action, reply.version, self.seat, reply))
+        return reply
+
+
+@dataclass(eq=False)
+class Player(Client):
+    """A player talking grpcio to one replica; `use` moves it to another."""
 
     channel: grpc.aio.Channel
     token: str
     player_id: str
     name: str
+    seat: int | None = None
+    sent: list[Sent] = field(default_factory=list)
     game: game_pb2_grpc.GameServiceStub = field(init=False)
 
     def __post_init__(self) -> None:
-        self.game = game_pb2_grpc.GameServiceStub(self.channel)
+        self.use(self.channel)
+
+    def use(self, channel: grpc.aio.Channel) -> None:
+        self.channel = channel
+        self.game = game_pb2_grpc.GameServiceStub(channel)
 
     @property
     def auth(self) -> tuple[tuple[str, str]]:
         return (("authorization", f"Bearer {self.token}"),)
 
-    async def view(self, table_id: str) -> table_pb2.TableView:
-        reply = await self.game.GetTable(
-            game_pb2.GetTableRequest(table_id=table_id), metadata=self.auth
-        )
-        return reply.view
+    async def call(self, method: str, request: Message) -> Any:
+        stub = getattr(self.game, method)
+        return await stub(request, metadata=self.auth, timeout=CALL_TIMEOUT_S)
 
-    async def send(self, table_id: str, action: Action, **common: object) -> table_pb2.TableView:
-        """Send one engine action through the matching RPC; returns my new view."""
-        base = {"table_id": table_id, **common}
-        g = self.game
-        match action:
-            case DrawStock():
-                r = await g.DrawStock(game_pb2.DrawStockRequest(**base), metadata=self.auth)
-            case TakeDiscard():
-                r = await g.TakeDiscard(game_pb2.TakeDiscardRequest(**base), metadata=self.auth)
-            case Meld():
-                specs = [game_pb2.MeldSpec(card_ids=m.cards) for m in action.melds]
-                r = await g.Meld(game_pb2.MeldRequest(melds=specs, **base), metadata=self.auth)
-            case LayOff():
-                r = await g.LayOff(
-                    game_pb2.LayOffRequest(
-                        meld_id=action.meld_id, card_ids=action.cards, side=int(action.side), **base
-                    ),
-                    metadata=self.auth,
-                )
-            case SwapJoker():
-                assert action.lay_off is not None
-                r = await g.SwapJoker(
-                    game_pb2.SwapJokerRequest(
-                        meld_id=action.meld_id,
-                        joker_card_id=action.joker,
-                        replacement_card_ids=[action.replacement],
-                        lay_off=game_pb2.LayOffPlacement(
-                            meld_id=action.lay_off.meld_id,
-                            card_ids=action.lay_off.cards,
-                            side=int(action.lay_off.side),
-                        ),
-                        **base,
-                    ),
-                    metadata=self.auth,
-                )
-            case Discard():
-                r = await g.Discard(
-                    game_pb2.DiscardRequest(card_id=action.card, **base), metadata=self.auth
-                )
-            case _:
-                raise AssertionError(f"no RPC for {action}")
-        return r.view
-
-    async def watch(self, table_id: str, after: int = 0) -> AsyncIterator[table_pb2.TableEvent]:
+    def watch(self, table_id: str, after: int = 0) -> Watcher:
         call = self.game.Watch(
             game_pb2.WatchRequest(table_id=table_id, after_seq=after), metadata=self.auth
         )
-        async for reply in call:
-            yield reply.event
+        return Watcher(call)
 
 
 async def login(channel: grpc.aio.Channel, name: str) -> Player:
     stub = auth_pb2_grpc.AuthServiceStub(channel)
     reply = await stub.Login(
-        auth_pb2.LoginRequest(device_id=f"device-{uuid.uuid4().hex}", display_name=name)
+        auth_pb2.LoginRequest(device_id=f"device-{uuid.uuid4().hex}", display_name=name),
+        timeout=CALL_TIMEOUT_S,
     )
     return Player(channel, reply.token, reply.player_id, name)
 
@@ -126,30 +226,42 @@ def service_auth() -> tuple[tuple[str, str]]:
     return (("authorization", f"Bearer {token}"),)
 
 
+def create_request(
+    players: Sequence[Client], *, deck_order: Sequence[int] = (), **options: int
+) -> game_pb2.CreateTableRequest:
+    return game_pb2.CreateTableRequest(
+        ruleset="cafe",
+        options=table_pb2.TableOptions(**options),
+        players=[
+            game_pb2.SeatedPlayer(player_id=p.player_id, display_name=p.name) for p in players
+        ],
+        deck_order=deck_order,
+    )
+
+
 async def create_table(
     channel: grpc.aio.Channel,
-    players: Sequence[Player],
+    players: Sequence[Client],
     *,
     deck_order: Sequence[int] = (),
     **options: int,
 ) -> str:
     stub = game_pb2_grpc.GameServiceStub(channel)
     reply = await stub.CreateTable(
-        game_pb2.CreateTableRequest(
-            ruleset="cafe",
-            options=table_pb2.TableOptions(**options),
-            players=[
-                game_pb2.SeatedPlayer(player_id=p.player_id, display_name=p.name) for p in players
-            ],
-            deck_order=deck_order,
-        ),
+        create_request(players, deck_order=deck_order, **options),
         metadata=service_auth(),
+        timeout=CALL_TIMEOUT_S,
     )
-    return reply.table_id
+    for i, p in enumerate(players):
+        p.seat = i
+    return str(reply.table_id)
+
+
+# --- playing ---------------------------------------------------------------
 
 
 async def greedy_turn(
-    player: Player, table_id: str, view: table_pb2.TableView, bot: GreedyBot
+    player: Client, table_id: str, view: table_pb2.TableView, bot: GreedyBot
 ) -> table_pb2.TableView:
     """Play one whole turn with the greedy bot, through the API only."""
     seat = view.my_seat
@@ -157,21 +269,125 @@ async def greedy_turn(
         action = bot.move(state_from_view(view), seat)
         if action is None:
             return view
-        view = await player.send(table_id, action)
+        reply = await player.send(table_id, action)
+        view = reply.view
     return view
 
 
-async def play_to_end(players: Sequence[Player], table_id: str, max_turns: int = 400) -> None:
-    """Every player plays greedily, in turn, until the game is over."""
-    bot = GreedyBot()
-    by_seat = {}
+async def seat_map(players: Sequence[Client], table_id: str) -> dict[int, Client]:
+    by_seat: dict[int, Client] = {}
     for p in players:
-        v = await p.view(table_id)
-        by_seat[v.my_seat] = p
+        if p.seat is None:
+            await p.view(table_id)
+        assert p.seat is not None
+        by_seat[p.seat] = p
+    return by_seat
+
+
+async def play_turns(
+    players: Sequence[Client],
+    table_id: str,
+    turns: int,
+    *,
+    after_action: Callable[[], Awaitable[None]] | None = None,
+) -> table_pb2.TableView:
+    """Every player plays greedily, in turn, for ``turns`` turns or to the end.
+
+    ``after_action`` runs after every single action (a test's checks)."""
+    bot = GreedyBot()
+    by_seat = await seat_map(players, table_id)
     view = await players[0].view(table_id)
-    for _ in range(max_turns):
+    for _ in range(turns):
         if view.phase == table_pb2.PHASE_GAME_OVER:
-            return
+            break
         current = by_seat[view.current_seat]
-        view = await greedy_turn(current, table_id, await current.view(table_id), bot)
-    raise AssertionError("the game did not end")
+        view = await current.view(table_id)
+        while (
+            view.phase in (table_pb2.PHASE_DRAW, table_pb2.PHASE_PLAY)
+            and view.current_seat == current.seat
+        ):
+            action = bot.move(state_from_view(view), view.my_seat)
+            assert action is not None, "the greedy bot found no move"
+            view = (await current.send(table_id, action)).view
+            if after_action is not None:
+                await after_action()
+    return view
+
+
+async def play_to_end(
+    players: Sequence[Client],
+    table_id: str,
+    max_turns: int = 400,
+    *,
+    after_action: Callable[[], Awaitable[None]] | None = None,
+) -> None:
+    """Every player plays greedily, in turn, until the game is over."""
+    view = await play_turns(players, table_id, max_turns, after_action=after_action)
+    assert view.phase == table_pb2.PHASE_GAME_OVER, "the game did not end"
+
+
+# --- watching --------------------------------------------------------------
+
+
+class Watcher:
+    """One grpcio Watch stream, read at the test's pace."""
+
+    def __init__(self, call: Any) -> None:
+        self.call = call
+        self.events: list[table_pb2.TableEvent] = []
+
+    async def next(self) -> table_pb2.TableEvent | None:
+        """The next event, or None once the stream ended with OK."""
+        reply = await self.call.read()
+        if reply is grpc.aio.EOF:
+            return None
+        self.events.append(reply.event)
+        return reply.event
+
+    async def until(
+        self, match: Callable[[table_pb2.TableEvent], bool], timeout: float = WAIT_S
+    ) -> table_pb2.TableEvent:
+        async with asyncio.timeout(timeout):
+            while True:
+                event = await self.next()
+                assert event is not None, "the stream ended first"
+                if match(event):
+                    return event
+
+    async def to_end(self, timeout: float = WAIT_S) -> list[table_pb2.TableEvent]:
+        """Everything up to the end of the stream (the server ends it after GameEnded)."""
+        async with asyncio.timeout(timeout):
+            while await self.next() is not None:
+                pass
+        return self.events
+
+    def cancel(self) -> None:
+        self.call.cancel()
+
+
+def kind_is(kind: int, seat: int | None = None) -> Callable[[table_pb2.TableEvent], bool]:
+    def match(event: table_pb2.TableEvent) -> bool:
+        return event.kind == kind and (seat is None or event.seat == seat)
+
+    return match
+
+
+# --- refusals --------------------------------------------------------------
+
+
+async def refused(call: Awaitable[Any]) -> tuple[grpc.StatusCode, str | None]:
+    """The status code and ErrorInfo reason a call failed with (it must fail)."""
+    with pytest.raises(grpc.aio.AioRpcError) as failure:
+        await call
+    info = error_info(failure.value)
+    return failure.value.code(), info.reason if info is not None else None
+
+
+async def snapshot(clients: Sequence[Client], table_id: str) -> list[table_pb2.TableView]:
+    """Every seat's view, minus the server's clock: equal snapshots, same table."""
+    views = []
+    for c in clients:
+        v = await c.view(table_id)
+        v.ClearField("server_time")
+        views.append(v)
+    return views

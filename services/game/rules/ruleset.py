@@ -283,12 +283,20 @@ def effective_options(ruleset: Ruleset, options: TableOptions) -> TableOptions:
     ):
         choices = ", ".join(str(c) for c in ruleset.opening_choices)
         raise ValueError(f"the opening threshold of {ruleset.name} is one of {choices}")
-    if options.opening_threshold and not ruleset.opening_choices:
+    if options.opening_threshold not in (0, ruleset.opening_threshold) and (
+        not ruleset.opening_choices
+    ):
         raise ValueError(f"{ruleset.name} has no opening threshold to choose")
     if options.target_score and ruleset.scoring is not Scoring.WINNER_COLLECTS:
         raise ValueError(f"{ruleset.name} is not played to a target score")
     if options.buy_backs and ruleset.scoring is not Scoring.CLASSIC:
         raise ValueError(f"{ruleset.name} has no buy-backs")
+    if options.elimination_cap and (
+        ruleset.scoring is Scoring.WINNER_COLLECTS or ruleset.contracts
+    ):
+        # rami51: the winner collects, so a cap would put the leader out;
+        # contract: the game is its seven deals.
+        raise ValueError(f"{ruleset.name} is not played to an elimination cap")
     effective = replace(
         options,
         opening_threshold=threshold,

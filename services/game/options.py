@@ -1,0 +1,45 @@
+"""Table options from the API: zero means "the default", and `to_200` is a target score."""
+
+from __future__ import annotations
+
+from services.common.pb.rummy.v1 import table_pb2
+
+from .rules.ruleset import Ruleset, TableOptions, effective_options
+
+TARGET_200 = 200
+"""`rami51` "to 200": the target score the `to_200` option sets."""
+
+
+def from_message(message: table_pb2.TableOptions) -> TableOptions:
+    """The options as asked; `effective` fills the rule set's defaults and checks them."""
+    defaults = TableOptions()
+    if message.contracts:
+        raise ValueError("custom contract lists are not offered yet: leave contracts empty")
+    return TableOptions(
+        turn_timer_ms=message.turn_timer_ms or defaults.turn_timer_ms,
+        turn_cap=message.turn_cap or defaults.turn_cap,
+        rounds=message.rounds or defaults.rounds,
+        elimination_cap=message.elimination_cap,
+        opening_threshold=message.opening_threshold,
+        target_score=TARGET_200 if message.to_200 else 0,
+        buy_backs=message.buy_backs,
+        claim_window_ms=message.claim_window_ms or defaults.claim_window_ms,
+    )
+
+
+def effective(ruleset: Ruleset, message: table_pb2.TableOptions) -> TableOptions:
+    """Raises ValueError with a sentence for the player when the options do not fit."""
+    return effective_options(ruleset, from_message(message))
+
+
+def to_message(options: TableOptions, ruleset: Ruleset) -> table_pb2.TableOptions:
+    return table_pb2.TableOptions(
+        turn_timer_ms=options.turn_timer_ms,
+        turn_cap=options.turn_cap,
+        rounds=options.rounds,
+        elimination_cap=options.elimination_cap,
+        opening_threshold=options.opening_threshold,
+        to_200=options.target_score == TARGET_200,
+        claim_window_ms=options.claim_window_ms if ruleset.claims else 0,
+        buy_backs=options.buy_backs,
+    )
