@@ -21,6 +21,8 @@ Commands (card names are forgiving: 7S, 7s, 10H, th, 7♠, JK):
   l 3 TS            lay off cards on table meld 3 (add 'low' or 'high' for a joker on a run)
   s 2 9H            swap the joker of meld 2 for your 9H; the joker is then placed
   x QD              discard, which ends your turn
+  r                 put back the discard you took (rami51: Reposer), then draw
+  c                 claim the discard another player passed over (contract: Puis-je ?)
   h                 hint: the best melds in your hand
   v                 show the table again
   ?                 this help
@@ -38,6 +40,16 @@ class Draw:
 
 @dataclass(frozen=True, slots=True)
 class Take:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class PutBack:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimCommand:
     pass
 
 
@@ -94,6 +106,8 @@ class Nothing:
 Command = (
     Draw
     | Take
+    | PutBack
+    | ClaimCommand
     | MeldCommand
     | LayOffCommand
     | SwapCommand
@@ -110,6 +124,10 @@ _SIMPLE: dict[str, Command] = {
     "draw": Draw(),
     "t": Take(),
     "take": Take(),
+    "r": PutBack(),
+    "reposer": PutBack(),
+    "c": ClaimCommand(),
+    "claim": ClaimCommand(),
     "h": Hint(),
     "hint": Hint(),
     "?": Help(),

@@ -123,6 +123,11 @@ def request_for(view: table_pb2.TableView, command: C.Command) -> Request:
             return Request("DrawStock", game_pb2.DrawStockRequest(**common))
         case C.Take():
             return Request("TakeDiscard", game_pb2.TakeDiscardRequest(**common))
+        case C.PutBack():
+            return Request("Reposer", game_pb2.ReposerRequest(**common))
+        case C.ClaimCommand():
+            # A claim races the window, not the table version: send none.
+            return Request("Claim", game_pb2.ClaimRequest(table_id=table))
         case C.MeldCommand(melds=melds):
             ids = _pick(view, [code for meld in melds for code in meld])
             specs, start = [], 0
@@ -233,6 +238,10 @@ def action_request(table_id: str, version: int, action: act.Action) -> Request:
             return Request("SwapJoker", request)
         case act.Discard():
             return Request("Discard", game_pb2.DiscardRequest(card_id=action.card, **common))
+        case act.Reposer():
+            return Request("Reposer", game_pb2.ReposerRequest(**common))
+        case act.Claim():
+            return Request("Claim", game_pb2.ClaimRequest(table_id=table_id))
     raise MoveError(f"{action} is not sent by a player.")
 
 

@@ -22,7 +22,13 @@ from services.game.rules import (
 )
 from services.game.rules.cards import SUITS
 from services.game.rules.melds import MeldKind, describe_joker
-from services.game.rules.ruleset import JokerDiscard, Scoring
+from services.game.rules.ruleset import (
+    JokerDiscard,
+    Reshuffle,
+    Scoring,
+    TakenDiscard,
+    effective_options,
+)
 from services.game.rules.scoring import meld_points
 
 from .cards import Style
@@ -33,6 +39,29 @@ SCORING = {
     Scoring.EACH_PAYS: (
         "The winner scores 0; every other player adds the penalty of the cards left "
         "in their hand. The lowest total wins."
+    ),
+    Scoring.WINNER_COLLECTS: (
+        "The winner scores the penalties left in every other hand, doubled for a rami "
+        "d'un coup (out in a turn begun without having opened). A blocked deal is won by "
+        "the lightest hand, which scores how much heavier each other hand is. The highest "
+        "total wins."
+    ),
+    Scoring.CLASSIC: (
+        "Losers add the penalty of their hand, doubled if they hold a joker; the winner "
+        "scores -10. A rami sec (all cards laid in one go) doubles everything (-20). The "
+        "lowest total wins."
+    ),
+}
+TAKEN_DISCARD = {
+    TakenDiscard.KEEP: "The card taken from the discard pile may stay in the hand.",
+    TakenDiscard.USE_IN_OPENING: (
+        "Before opening, the card taken from the discard pile must go into the opening "
+        "made that turn; otherwise put it back (Reposer, `r`) before any other move and "
+        "draw from the stock."
+    ),
+    TakenDiscard.USE_THIS_TURN: (
+        "The card taken from the discard pile must go into a meld or a lay-off that turn "
+        "(before opening: into an opening that reaches the threshold)."
     ),
 }
 JOKER_DISCARD = {
@@ -101,7 +130,7 @@ def show(name: str) -> int:
 
 def describe(rules: Ruleset, options: TableOptions | None = None) -> str:
     """The rule set in words, from its data."""
-    o = options or TableOptions()
+    o = effective_options(rules, options or TableOptions())
     p = rules.penalties
     size = rules.deck.size
     jokers = [f"every meld has at least {rules.min_naturals} natural cards"]
@@ -111,15 +140,33 @@ def describe(rules: Ruleset, options: TableOptions | None = None) -> str:
         jokers.append(f"at most {rules.max_jokers_per_meld} joker(s) per meld")
     suits = "all suits different" if rules.group_distinct_suits else "suits may repeat"
     opening = (
-        f"The first melds, laid in one action, must total at least {rules.opening_threshold}"
-        " points."
-        if rules.opening_threshold
+        f"The first melds, laid in one action, must total at least {o.opening_threshold}"
+        " points (2-10 face value, J Q K 10, an ace 11 or 1 at the bottom of a run, a joker"
+        " as the card it replaces)."
+        if o.opening_threshold
         else "No threshold: any valid meld opens."
     )
+    if rules.opening_choices:
+        opening += " Tables choose " + "/".join(str(c) for c in rules.opening_choices) + "."
+    if rules.opening_exempt_left >= 0 and o.opening_threshold:
+        opening += (
+            f" No threshold when the opening leaves {rules.opening_exempt_left} card or none."
+        )
+    if rules.contracts:
+        opening = (
+            "Each deal has a contract, laid all at once before anything else: "
+            + "; ".join(f"deal {i + 1}: {c.describe()}" for i, c in enumerate(rules.contracts))
+            + ". Groups have 3+ cards, runs 4+; two runs of a suit that join count as one."
+        )
     reshuffle = (
         "whenever it runs out"
         if rules.max_reshuffles is None
-        else f"at most {rules.max_reshuffles} times a round"
+        else f"at most {rules.max_reshuffles} times a round, then the deal is blocked"
+    )
+    pile = (
+        "all but its top card"
+        if rules.reshuffle is Reshuffle.KEEP_TOP
+        else "all of it, no card turned up"
     )
     going_out = (
         "by discarding the last card: a meld never takes the last card, a discard closes every turn"
@@ -131,6 +178,32 @@ def describe(rules: Ruleset, options: TableOptions | None = None) -> str:
         if o.elimination_cap
         else f"{o.rounds} round{'s' if o.rounds != 1 else ''} by default (a table option)"
     )
+    if rules.contracts:
+        rounds = f"after the {len(rules.contracts)} deals, the lowest total wins"
+    elif rules.scoring is Scoring.WINNER_COLLECTS:
+        rounds += '; or "to 200": deals go on until a winner reaches 200'
+    elif rules.scoring is Scoring.CLASSIC:
+        rounds += "; a table may allow up to 3 buy-backs at the highest score still in"
+    dealt = (
+        "/".join(str(n) for n in rules.deal_sizes) + " cards by deal"
+        if rules.deal_sizes
+        else f"{rules.hand_size} cards each"
+    )
+    extra = []
+    if rules.claims:
+        extra.append(
+            '  "Puis-je ?": when a player draws from the stock, the others may claim the top '
+            f"discard within {o.claim_window_ms / 1000:g} s (`c`); the nearest in play order "
+            "takes it plus a penalty card from the stock."
+        )
+    if rules.announce_last_card:
+        extra.append('  "Carte !" is announced for a player down to one card.')
+    capped = {
+        Scoring.WINNER_COLLECTS: "it is scored as a blocked deal",
+        Scoring.CLASSIC: "the lightest hand wins (-10), the others pay their hands",
+    }.get(rules.scoring, "the lightest hand wins it")
+    if not rules.cap_has_winner:
+        capped = "nobody went out: every player pays their hand"
     swap = "Swapping a joker: put the card it stands for into the meld and take the joker; " + (
         "it must go into a meld in the same move."
         if rules.retrieved_joker_must_be_melded
@@ -140,7 +213,7 @@ def describe(rules: Ruleset, options: TableOptions | None = None) -> str:
         [
             f"Rule set: {rules.name}",
             f"Deck: {rules.decks} × 52 cards + {rules.jokers} jokers = {size} cards; "
-            f"{rules.hand_size} cards each; {rules.min_players} to {rules.max_players} players.",
+            f"{dealt}; {rules.min_players} to {rules.max_players} players.",
             "Melds (at least 3 cards):",
             f"  group (brelan, carré): one rank, {suits}, at most {rules.max_group_size} cards",
             f"  run (suite): one suit in sequence, at most {rules.max_run_length} cards; the ace "
@@ -152,7 +225,9 @@ def describe(rules: Ruleset, options: TableOptions | None = None) -> str:
             f"  {swap}",
             f"  {JOKER_DISCARD.get(rules.joker_discard, rules.joker_discard.value)}",
             "  The card taken from the discard pile cannot be thrown back the same turn.",
-            f"  The stock is rebuilt from the discard pile (all but its top card) {reshuffle}.",
+            f"  {TAKEN_DISCARD[rules.taken_discard]}",
+            *extra,
+            f"  The stock is rebuilt from the discard pile ({pile}) {reshuffle}.",
             f"Going out: {going_out}.",
             "Penalties (cards left in hand at the end of a round):",
             "  2 to 10   face value",
@@ -163,6 +238,6 @@ def describe(rules: Ruleset, options: TableOptions | None = None) -> str:
             f"End of the game: {rounds}.",
             f"Timer: {o.turn_timer_ms // 1000} s a turn; when it runs out before the draw the "
             "turn passes, after it a card is discarded automatically (never a joker).",
-            f"Turn cap: a round stops after {o.turn_cap} turns; the lightest hand wins it.",
+            f"Turn cap: a round stops after {o.turn_cap} turns; {capped}.",
         ]
     )

@@ -84,3 +84,10 @@ def test_malformed_commands_say_how_to_write_them(line: str, says: str) -> None:
 def test_the_help_lists_every_command() -> None:
     for example in ("d ", "t ", "m 7S 8S 9S", "l 3 TS", "s 2 9H", "x QD", "h ", "? ", "q "):
         assert example in C.HELP
+
+
+def test_put_back_and_claim_commands_parse() -> None:
+    from clients.cli.commands import ClaimCommand, PutBack, parse
+
+    assert parse("r") == PutBack()
+    assert parse("claim") == ClaimCommand()

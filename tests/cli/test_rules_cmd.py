@@ -68,3 +68,18 @@ def test_show_explains_the_rule_set_from_its_data(capsys: pytest.CaptureFixture[
 def test_an_unknown_rule_set_is_named(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit, match="unknown rule set 'nope'"):
         main(["rules", "show", "nope"])
+
+
+def test_every_rule_set_is_shown_with_its_own_rules(capsys: pytest.CaptureFixture[str]) -> None:
+    from clients.cli.rules_cmd import show
+
+    expected = {
+        "rami51": ("30/40/51", "Reposer", "rami d'un coup", "to 200"),
+        "classic": ("51 points", "-10", "buy-backs", "Carte !"),
+        "contract": ("deal 7: 3 runs of 4, no final discard", "Puis-je ?", "A         15"),
+    }
+    for name, phrases in expected.items():
+        assert show(name) == 0
+        text = capsys.readouterr().out
+        for phrase in phrases:
+            assert phrase in text, (name, phrase)
