@@ -13,19 +13,22 @@ import asyncio
 import contextlib
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
+from typing import Generic, TypeVar
 
 import asyncpg
 import structlog
 
 from services.common.db import Connection, Pool
+from services.common.metrics import WATCH_STREAMS
 
 from . import eventlog
 from .rules.events import Event
 
 CHANNEL = "table_events"
 log = structlog.get_logger(__name__)
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,14 +39,44 @@ class LoggedEvent:
     at: datetime
 
 
-@dataclass(eq=False)
+class Inbox(Generic[T]):
+    """The part of `asyncio.Queue` a watcher uses, for its one reader: an idle
+    `asyncio.Queue` holds four deques (3 KB), and a replica holds one per stream."""
+
+    __slots__ = ("_items", "_maxsize", "_waiter")
+
+    def __init__(self, maxsize: int) -> None:
+        self._items: list[T] = []
+        self._maxsize = maxsize
+        self._waiter: asyncio.Future[None] | None = None
+
+    def empty(self) -> bool:
+        return not self._items
+
+    def put_nowait(self, item: T) -> None:
+        if len(self._items) >= self._maxsize:
+            raise asyncio.QueueFull
+        self._items.append(item)
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
+
+    async def get(self) -> T:
+        while not self._items:
+            self._waiter = asyncio.get_running_loop().create_future()
+            await self._waiter
+        return self._items.pop(0)
+
+
+@dataclass(eq=False, slots=True)
 class Subscription:
     table_id: uuid.UUID
     position: int
     """The last seq its watcher has handled."""
-    queue: asyncio.Queue[LoggedEvent]
+    queue: Inbox[LoggedEvent | None]
+    """Live events; None only wakes the watcher to look at the flags below."""
     overflowed: bool = False
-    wake: asyncio.Event = field(default_factory=asyncio.Event)
+    closed: bool = False
+    """The replica is stopping: the watcher should resume on another one."""
 
 
 async def read_events(
@@ -83,6 +116,7 @@ class Fanout:
         self._running: dict[uuid.UUID, asyncio.Task[None]] = {}
         self._task: asyncio.Task[None] | None = None
         self.connected = asyncio.Event()
+        self.closing = False
 
     @property
     def streams(self) -> int:
@@ -99,13 +133,29 @@ class Fanout:
         for task in list(self._running.values()):
             task.cancel()
 
+    def close_streams(self) -> None:
+        """Tell every local watcher, and any that comes later, to resume elsewhere.
+
+        Called first thing on shutdown: idle streams would otherwise hold the
+        server for its whole grace period and then end without a reason."""
+        self.closing = True
+        for subs in self._subs.values():
+            for sub in subs:
+                sub.closed = True
+                # A full queue has a watcher reading it, who sees the flag once
+                # the queue is empty; an empty one needs the wake-up.
+                with contextlib.suppress(asyncio.QueueFull):
+                    sub.queue.put_nowait(None)
+
     @contextlib.contextmanager
     def subscribe(self, table_id: uuid.UUID, position: int) -> Iterator[Subscription]:
-        sub = Subscription(table_id, position, asyncio.Queue(self._queue_size))
+        sub = Subscription(table_id, position, Inbox(self._queue_size), closed=self.closing)
         self._subs.setdefault(table_id, set()).add(sub)
+        WATCH_STREAMS.inc()
         try:
             yield sub
         finally:
+            WATCH_STREAMS.dec()
             subs = self._subs.get(table_id)
             if subs is not None:
                 subs.discard(sub)
@@ -161,7 +211,6 @@ class Fanout:
                 # rather than holding memory (or the table) hostage.
                 sub.overflowed = True
                 break
-        sub.wake.set()
 
     async def _run(self) -> None:
         backoff = 0.1

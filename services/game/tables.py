@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import random
 import secrets
+import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -20,7 +21,7 @@ from datetime import UTC, datetime
 import asyncpg
 import grpc
 
-from services.common import rating
+from services.common import metrics, rating
 from services.common.db import Connection, Pool
 
 from . import eventlog
@@ -30,7 +31,7 @@ from .rules import serial
 from .rules.actions import SYSTEM, Action, Deal, Leave, Timeout
 from .rules.engine import apply
 from .rules.errors import Reason, RuleError
-from .rules.events import Event
+from .rules.events import EndReason, Event, GameEnded, RoundEnded
 from .rules.ruleset import Ruleset, TableOptions, effective_options
 from .rules.state import GameState, Phase, new_game
 
@@ -95,6 +96,20 @@ _LOCK = (
     " (extract(epoch from clock_timestamp()) * 1000)::bigint AS now_ms"
     " FROM tables WHERE id = $1 FOR UPDATE"
 )
+
+
+def _count_endings(committed: Committed) -> None:
+    """Metrics of what a committed transaction ended (counted after the commit)."""
+    state = committed.state
+    ruleset = state.ruleset.name
+    capped = state.turn >= state.options.turn_cap
+    for _, event in committed.events:
+        if isinstance(event, RoundEnded) and (
+            event.reason == EndReason.TURN_CAP or (event.reason == EndReason.BLOCKED and capped)
+        ):
+            metrics.TURN_CAP_ENDINGS.labels(ruleset).inc()
+        elif isinstance(event, GameEnded):
+            metrics.GAMES_FINISHED.labels(ruleset, event.reason.value).inc()
 
 
 def _deadline(
@@ -246,6 +261,30 @@ class Tables:
         expected_version: int | None = None,
     ) -> bytes:
         """Apply one player's action; the bytes are the response, committed with it."""
+        kind = type(action).__name__
+        started = time.perf_counter()
+        try:
+            response, committed = await self._act(
+                table_id, player_id, action, respond, request_id, expected_version
+            )
+        except Refusal as refusal:
+            metrics.ACTIONS.labels(kind, refusal.reason).inc()
+            raise
+        metrics.DB_TRANSACTION.labels("action").observe(time.perf_counter() - started)
+        metrics.ACTIONS.labels(kind, "applied" if committed else "replayed").inc()
+        if committed is not None:
+            _count_endings(committed)
+        return response
+
+    async def _act(
+        self,
+        table_id: uuid.UUID,
+        player_id: str,
+        action: Action,
+        respond: Responder,
+        request_id: str,
+        expected_version: int | None,
+    ) -> tuple[bytes, Committed | None]:
         refused: Refusal | None = None
         async with self._pool.acquire() as con:
             async with con.transaction():
@@ -272,7 +311,7 @@ class Tables:
                     if prior is not None:
                         if prior["error"] is not None:
                             raise Refusal.from_json(prior["error"])
-                        return bytes(prior["response"])
+                        return bytes(prior["response"]), None
                 try:
                     committed = await self._apply(
                         con, table_id, row, seat, action, expected_version
@@ -293,7 +332,7 @@ class Tables:
             if refused is not None:
                 raise refused
             await self._notify_on(con, table_id, committed.last_seq)
-        return response
+        return response, committed
 
     async def _apply(
         self,
@@ -441,12 +480,15 @@ class Tables:
                     return None
                 state = serial.loads(row["state"])
                 now_ms = row["now_ms"]
+                due = state.due_ms()
                 events: list[Event] = []
+                timed_out = False
                 if state.current in row["bot_seats"]:
                     state, events = bot_turn(state, state.current, now_ms)
                 if not events:
                     try:
                         state, events = apply(state, SYSTEM, Timeout(), now_ms)
+                        timed_out = True
                     except RuleError:
                         # Not due yet (a stuck bot, or a column written ahead of the
                         # state): wait for the turn's own deadline.
@@ -458,6 +500,12 @@ class Tables:
                         return None
                 committed = await self._write(con, row["id"], row, state, events, None)
             await self._notify_on(con, row["id"], committed.last_seq)
+        if timed_out:
+            metrics.TIMEOUTS_FIRED.inc()
+            metrics.TIMEOUT_LATENESS.observe(max(0, now_ms - due) / 1000)
+        else:
+            metrics.ACTIONS.labels("BotTurn", "applied").inc()
+        _count_endings(committed)
         return committed
 
     async def load(
