@@ -22,6 +22,7 @@ from contextvars import ContextVar
 from typing import Any
 
 import grpc
+import structlog
 
 from services.common import errors
 from services.common.auth import Claims, TokenError, TokenInvalid, verify_token
@@ -158,6 +159,7 @@ def _bind(claims: Claims, behavior: Callable[..., Any]) -> Callable[..., Any]:
 
         async def stream(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
             _claims.set(claims)
+            structlog.contextvars.bind_contextvars(caller=claims.subject)
             async for response in behavior(request, context):
                 yield response
 
@@ -165,6 +167,7 @@ def _bind(claims: Claims, behavior: Callable[..., Any]) -> Callable[..., Any]:
 
     async def call(request: Any, context: grpc.aio.ServicerContext) -> Any:
         _claims.set(claims)
+        structlog.contextvars.bind_contextvars(caller=claims.subject)
         result = behavior(request, context)
         return await result if inspect.isawaitable(result) else result
 

@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 
 import asyncpg
 import grpc
+import structlog
 
 from services.common import metrics, rating
 from services.common.db import Connection, Pool
@@ -96,6 +97,9 @@ _LOCK = (
     " (extract(epoch from clock_timestamp()) * 1000)::bigint AS now_ms"
     " FROM tables WHERE id = $1 FOR UPDATE"
 )
+
+
+log = structlog.get_logger(__name__)
 
 
 def _count_endings(committed: Committed) -> None:
@@ -269,8 +273,13 @@ class Tables:
             )
         except Refusal as refusal:
             metrics.ACTIONS.labels(kind, refusal.reason).inc()
+            log.info("action_refused", table_id=str(table_id), action=kind, reason=refusal.reason)
             raise
         metrics.DB_TRANSACTION.labels("action").observe(time.perf_counter() - started)
+        if committed is not None:
+            log.info(
+                "action_applied", table_id=str(table_id), action=kind, version=committed.version
+            )
         metrics.ACTIONS.labels(kind, "applied" if committed else "replayed").inc()
         if committed is not None:
             _count_endings(committed)
