@@ -28,6 +28,9 @@ from .rules.events import Event
 
 CHANNEL = "table_events"
 log = structlog.get_logger(__name__)
+_DB_ERRORS = (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, asyncpg.InternalClientError)
+"""What a lost or cut database connection raises; InternalClientError comes from a
+connection cut mid-query (MagicStack/asyncpg#784) and must not end the fan-out."""
 T = TypeVar("T")
 
 
@@ -195,7 +198,7 @@ class Fanout:
                         self._push(sub, events)
                 if table_id not in self._pending and len(events) < 1000:
                     return
-        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as error:
+        except _DB_ERRORS as error:
             log.warning("fanout_read_failed", table_id=str(table_id), error=str(error))
         finally:
             self._running.pop(table_id, None)
@@ -217,7 +220,7 @@ class Fanout:
         while True:
             try:
                 con = await asyncpg.connect(self._dsn)
-            except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as error:
+            except _DB_ERRORS as error:
                 self.connected.clear()
                 log.warning("fanout_connect_failed", error=str(error))
                 await asyncio.sleep(backoff)
@@ -230,7 +233,7 @@ class Fanout:
                 while not con.is_closed():
                     await self._poll()
                     await asyncio.sleep(self._poll_interval)
-            except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as error:
+            except _DB_ERRORS as error:
                 log.warning("fanout_connection_lost", error=str(error))
             finally:
                 self.connected.clear()
@@ -246,7 +249,7 @@ class Fanout:
             rows = await self._pool.fetch(
                 "SELECT id, last_seq FROM tables WHERE id = ANY($1::uuid[])", tables
             )
-        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
+        except _DB_ERRORS:
             return
         for row in rows:
             if row["last_seq"] > self._cursor.get(row["id"], -1):

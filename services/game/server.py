@@ -29,6 +29,7 @@ from .tables import Tables
 log = structlog.get_logger(__name__)
 
 TABLE_COUNT_INTERVAL_S = 15.0
+SWEEPERS = 3
 MAX_MESSAGE_BYTES = 64 * 1024
 MAX_CONNECTION_AGE_MS = 15 * 60 * 1000
 """No legitimate request comes near this; bigger ones are refused by gRPC itself."""
@@ -55,7 +56,7 @@ class GameServer:
         self._server: grpc.aio.Server | None = None
         self._pool: asyncpg.Pool | None = None
         self._fanout: Fanout | None = None
-        self._sweeper: asyncio.Task[None] | None = None
+        self._sweepers: list[asyncio.Task[None]] = []
         self._health = health.aio.HealthServicer()
         self.health: HealthMonitor | None = None
         self._gauges: asyncio.Task[None] | None = None
@@ -100,7 +101,12 @@ class GameServer:
         self._server = server
         self.health = HealthMonitor(self._health, pool, names[:2])
         await self.health.start()
-        self._sweeper = asyncio.create_task(self._sweep(), name="sweeper")
+        # Several sweep loops: each claims one due table per transaction, and a
+        # burst of expiring turns (many tables started together) must not queue
+        # behind one loop's round trips. SKIP LOCKED keeps them from colliding.
+        self._sweepers = [
+            asyncio.create_task(self._sweep(), name=f"sweeper-{i}") for i in range(SWEEPERS)
+        ]
         self._gauges = asyncio.create_task(self._count_tables(), name="gauges")
         log.info("game_server_started", port=self.port)
 
@@ -134,10 +140,10 @@ class GameServer:
         if self._fanout is not None:
             # Watchers resume on another replica now rather than at the end of grace.
             self._fanout.close_streams()
-        if self._sweeper is not None:
-            self._sweeper.cancel()
+        for sweeper in self._sweepers:
+            sweeper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
-                await self._sweeper
+                await sweeper
         if self._server is not None:
             await self._server.stop(self.config.grace if grace is None else grace)
         if self._fanout is not None:

@@ -37,6 +37,9 @@ DB_ERRORS = (
     asyncpg.PostgresConnectionError,
     asyncpg.InterfaceError,
     asyncpg.CannotConnectNowError,
+    # A pooled connection cut mid-query (the server shutting down, a terminated
+    # backend) can surface as this instead (MagicStack/asyncpg#784).
+    asyncpg.InternalClientError,
 )
 
 
