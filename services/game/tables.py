@@ -389,18 +389,26 @@ class Tables:
         over = state.phase == Phase.GAME_OVER
         if over:
             await self._rate(con, table_id, state)
+        seqs = list(range(row["last_seq"] + 1, row["last_seq"] + 1 + len(events)))
+        # One statement, one round trip: the new state and the events it caused.
         await con.execute(
-            "UPDATE tables SET state = $2, version = $3, last_seq = $4, turn_deadline = $5,"
-            " status = $6, updated_at = now(), finished_at = CASE WHEN $6 = 'finished'"
-            " THEN now() END WHERE id = $1",
+            "WITH moved AS (UPDATE tables SET state = $2, version = $3, last_seq = $4,"
+            " turn_deadline = $5, status = $6, updated_at = now(),"
+            " finished_at = CASE WHEN $6 = 'finished' THEN now() END WHERE id = $1)"
+            " INSERT INTO table_events (table_id, seq, version, kind, payload)"
+            " SELECT $1, s, $3, k, p FROM unnest($7::bigint[], $8::text[], $9::bytea[])"
+            " AS e(s, k, p)",
             table_id,
             serial.dumps(state),
             version,
-            row["last_seq"] + len(events),
+            seqs[-1],
             _deadline(state, row["bot_seats"], now_ms, self._bot_delay_ms),
             "finished" if over else "active",
+            seqs,
+            [eventlog.kind_of(e) for e in events],
+            [eventlog.encode(e) for e in events],
         )
-        logged = await self._append(con, table_id, row["last_seq"], version, events)
+        logged = list(zip(seqs, events, strict=True))
         return Committed(table_id, version, logged[-1][0], state, seat, now_ms, tuple(logged))
 
     async def _rate(self, con: Connection, table_id: uuid.UUID, state: GameState) -> None:
