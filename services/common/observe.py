@@ -7,6 +7,7 @@ structlog context of the task serving the call.
 
 from __future__ import annotations
 
+import inspect
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -72,6 +73,24 @@ class ObserveInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             )
         if handler.unary_stream is not None:
             inner_stream = handler.unary_stream
+            if not inspect.isasyncgenfunction(inner_stream):
+                # A handler that writes with context.write (grpc health's Watch).
+                async def written(request: Any, context: grpc.aio.ServicerContext) -> None:
+                    structlog.contextvars.bind_contextvars(
+                        request_id=_request_id(context), rpc=method
+                    )
+                    error: BaseException | None = None
+                    try:
+                        await inner_stream(request, context)
+                    except BaseException as exc:
+                        error = exc
+                        raise
+                    finally:
+                        RPC_REQUESTS.labels(service, method, _code(context, error)).inc()
+
+                return grpc.unary_stream_rpc_method_handler(
+                    written, handler.request_deserializer, handler.response_serializer
+                )
 
             async def stream(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
                 structlog.contextvars.bind_contextvars(request_id=_request_id(context), rpc=method)

@@ -21,6 +21,7 @@ from .rules.events import GameEnded
 from .rules.finder import find_melds
 from .rules.melds import Side
 from .rules.scoring import meld_points
+from .rules.state import Phase
 from .tables import Committed, Refusal, SeatPlayer, Tables
 
 Resp = TypeVar("Resp", bound=Message)
@@ -327,6 +328,8 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
                 "That position is ahead of the table's events.",
             )
         seat, rules = committed.seat, committed.state.ruleset
+        if committed.state.phase == Phase.GAME_OVER and request.after_seq >= committed.last_seq:
+            return  # a finished table has nothing more to say
         del committed, _  # an idle stream keeps no game state alive
         position = request.after_seq
         with self._fanout.subscribe(table_id, position) as sub:

@@ -266,6 +266,9 @@ class Tables:
     ) -> bytes:
         """Apply one player's action; the bytes are the response, committed with it."""
         kind = type(action).__name__
+        if request_id:
+            # Scoped by the call: an id reused for another kind of move is a new request.
+            request_id = f"{kind}:{request_id}"
         started = time.perf_counter()
         try:
             response, committed = await self._act(

@@ -3,13 +3,13 @@
 1. In one transaction: lock queued tickets (SKIP LOCKED, so replicas never
    share a ticket), group them, record each match with its CreateTable request
    and move its tickets to `matching`. Commit.
-2. Ask the game service to create each table (idempotent: the table id is
-   chosen here and kept in the match).
+2. Holding its matches' rows locked, ask the game service to create each
+   table (idempotent: the table id is chosen here and kept in the match).
 3. Mark the tickets `matched` and wake their streams.
 
-A replica that dies between 1 and 3 leaves matches in `creating`; any replica
-picks them up after a few seconds and repeats steps 2 and 3, so no ticket is
-lost and no player is seated twice.
+A replica that dies between 1 and 3 leaves matches in `creating` (unlocked
+once its connection is gone); any replica picks them up after a few seconds
+and repeats steps 2 and 3, so no ticket is lost and no player is seated twice.
 """
 
 from __future__ import annotations
@@ -34,6 +34,9 @@ log = structlog.get_logger(__name__)
 
 RECOVER_AFTER_S = 3.0
 """A match still `creating` after this long belongs to a replica presumed dead."""
+CREATE_IN_FLIGHT = 64
+"""CreateTable calls one replica keeps in flight: a batch of hundreds of tables
+queues here rather than on the game service, where calls time out or are cancelled."""
 PERMANENT = {
     grpc.StatusCode.INVALID_ARGUMENT,
     grpc.StatusCode.PERMISSION_DENIED,
@@ -89,6 +92,7 @@ class Matcher:
         self._interval = interval
         self._batch = batch
         self.last_loop_s = 0.0
+        self._in_flight = asyncio.Semaphore(CREATE_IN_FLIGHT)
 
     async def run(self) -> None:
         while True:
@@ -130,20 +134,36 @@ class Matcher:
 
     async def _finish(self, con: Connection, plans: list[Plan]) -> None:
         """Create the tables, then settle their tickets in ``con``'s transaction."""
+        # Hold the matches while their tables are created: recover() on another
+        # replica skips locked rows, so only a dead replica's matches are taken
+        # over; and matches another replica completed meanwhile are left alone.
+        pending = {
+            r["table_id"]
+            for r in await con.fetch(
+                "SELECT table_id FROM matches WHERE table_id = ANY($1::uuid[])"
+                " AND state = 'creating' FOR UPDATE",
+                [p.table_id for p in plans],
+            )
+        }
+        plans = [p for p in plans if p.table_id in pending]
+        if not plans:
+            return
         outcomes = await asyncio.gather(*(self._create(p.request) for p in plans))
         created = [p.table_id for p, ok in zip(plans, outcomes, strict=True) if ok is True]
         failed = [p.table_id for p, ok in zip(plans, outcomes, strict=True) if ok is False]
+        woken: list[uuid.UUID] = []
         if created:
             await con.execute(
                 "UPDATE matches SET state = 'created', done_at = now()"
                 " WHERE table_id = ANY($1::uuid[])",
                 created,
             )
-            await con.execute(
+            rows = await con.fetch(
                 "UPDATE tickets SET state = 'matched', ended_at = now()"
-                " WHERE table_id = ANY($1::uuid[]) AND state = 'matching'",
+                " WHERE table_id = ANY($1::uuid[]) AND state = 'matching' RETURNING id",
                 created,
             )
+            woken += [r["id"] for r in rows]
         if failed:
             # The game service refused the table for good: back to the queue.
             await con.execute(
@@ -151,20 +171,21 @@ class Matcher:
                 " WHERE table_id = ANY($1::uuid[])",
                 failed,
             )
-            await con.execute(
+            rows = await con.fetch(
                 "UPDATE tickets SET state = 'queued', table_id = NULL, seat = NULL,"
-                " seated = NULL WHERE table_id = ANY($1::uuid[]) AND state = 'matching'",
+                " seated = NULL WHERE table_id = ANY($1::uuid[]) AND state = 'matching'"
+                " RETURNING id",
                 failed,
             )
-        ids = await con.fetch(
-            "SELECT id FROM tickets WHERE table_id = ANY($1::uuid[])", created + failed
-        )
-        await tickets.notify(con, [r["id"] for r in ids])
+            woken += [r["id"] for r in rows]
+        # RETURNING, not a lookup by table id: no index serves that one.
+        await tickets.notify(con, woken)
 
     async def _create(self, request: game_pb2.CreateTableRequest) -> bool | None:
         """True once the table exists, False if refused for good, None to retry later."""
         try:
-            await self._game.CreateTable(request, metadata=self._credential(), timeout=10)
+            async with self._in_flight:
+                await self._game.CreateTable(request, metadata=self._credential(), timeout=10)
             return True
         except grpc.aio.AioRpcError as error:
             log.warning(

@@ -9,6 +9,7 @@ import uuid
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+import asyncpg
 import grpc
 from google.protobuf.timestamp_pb2 import Timestamp
 
@@ -24,6 +25,10 @@ from . import tickets
 from .tickets import AlreadyQueued, TicketRow
 
 PROGRESS_EVERY_S = 1.0
+PROGRESS_PER_S = 500
+"""Progress messages a replica sends per second, at most: with more streams
+waiting than that, each hears less often than every second (10,000 waiting
+players must not cost 10,000 messages a second)."""
 _STATES = {
     "queued": mm.TICKET_STATE_QUEUED,
     "matching": mm.TICKET_STATE_QUEUED,
@@ -95,6 +100,18 @@ class Wakeups:
         finally:
             self._events.pop(ticket_id, None)
 
+    def watched(self) -> list[uuid.UUID]:
+        return list(self._events)
+
+    def count(self) -> int:
+        return len(self._events)
+
+    def wake(self, ticket_ids: list[uuid.UUID]) -> None:
+        for ticket_id in ticket_ids:
+            event = self._events.get(ticket_id)
+            if event is not None:
+                event.set()
+
 
 class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
     def __init__(
@@ -107,6 +124,7 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
         self._waiting: dict[str, int] = {}
         self._waiting_at = 0.0
         self._background: set[asyncio.Task[Any]] = set()
+        self._sweeper: asyncio.Future[None] | None = None
 
     # --- helpers ------------------------------------------------------------
 
@@ -215,45 +233,74 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
         ended = False
         try:
             with self._wakeups.watch(row.id) as wake:
+                self._ensure_sweeper()
                 yield wrap(ticket=self.ticket_message(row))
                 while True:
                     with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(wake.wait(), PROGRESS_EVERY_S)
-                    wake.clear()
-                    current = await tickets.get(self._pool, row.id)
-                    if current is None:
-                        return
-                    if current.state in FINAL:
-                        ended = True
-                        yield wrap(ticket=self.ticket_message(current))
-                        if current.state == "matched":
-                            yield wrap(match=self.match_message(current))
-                        return
+                        await asyncio.wait_for(wake.wait(), self._progress_every())
+                    # The ticket is read only when something happened to it: a
+                    # notification, or the replica's sweep (see _sweep).
+                    if wake.is_set():
+                        wake.clear()
+                        current = await tickets.get(self._pool, row.id)
+                        if current is None:
+                            return
+                        if current.state in FINAL:
+                            ended = True
+                            yield wrap(ticket=self.ticket_message(current))
+                            if current.state == "matched":
+                                yield wrap(match=self.match_message(current))
+                            return
                     progress = mm.QueueProgress(
-                        players_waiting=await self._players_waiting(current.family),
+                        players_waiting=await self._players_waiting(row.family),
                         waited_ms=int((loop.time() - started) * 1000),
                     )
-                    if current.invite_code:
+                    if row.invite_code:
                         progress.seats_taken = await self._pool.fetchval(
                             "SELECT count(*) FROM tickets WHERE invite_code = $1"
                             " AND state = 'queued'",
-                            current.invite_code,
+                            row.invite_code,
                         )
                     yield wrap(progress=progress)
         finally:
             if not ended:
                 self._cancel_later(row, host)
 
+    def _progress_every(self) -> float:
+        return max(PROGRESS_EVERY_S, self._wakeups.count() / PROGRESS_PER_S)
+
+    def _ensure_sweeper(self) -> None:
+        if self._sweeper is None or self._sweeper.done():
+            self._sweeper = asyncio.ensure_future(self._sweep())
+
+    async def _sweep(self) -> None:
+        """While streams wait here: once a second, one query for all of them wakes
+        those whose ticket ended, in case a notification was lost (a LISTEN
+        connection being re-opened). Ends when no stream is left."""
+        while self._wakeups.watched():
+            await asyncio.sleep(PROGRESS_EVERY_S)
+            ids = self._wakeups.watched()
+            with contextlib.suppress(*DB_ERRORS, asyncpg.PostgresError):
+                rows = await self._pool.fetch(
+                    "SELECT id FROM tickets WHERE id = ANY($1::uuid[]) AND state = ANY($2::text[])",
+                    ids,
+                    list(FINAL),
+                )
+                self._wakeups.wake([r["id"] for r in rows])
+
     def _cancel_later(self, row: TicketRow, host: bool) -> None:
         """The stream is gone (maybe cancelled itself): cancel outside its task."""
 
         async def work() -> None:
-            if host and row.invite_code:
-                await tickets.cancel_private(
-                    self._pool, row.invite_code, "The host closed the private table."
-                )
-            else:
-                await tickets.cancel(self._pool, row.id, "You left the queue.")
+            # A replica shutting down closes its pool under its streams: the
+            # ticket then stays queued (GetTicket tells its fate), no error.
+            with contextlib.suppress(*DB_ERRORS):
+                if host and row.invite_code:
+                    await tickets.cancel_private(
+                        self._pool, row.invite_code, "The host closed the private table."
+                    )
+                else:
+                    await tickets.cancel(self._pool, row.id, "You left the queue.")
 
         task = asyncio.ensure_future(work())
         self._background.add(task)

@@ -20,6 +20,8 @@ INVITE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 """No 0/O or 1/I: codes are read aloud and typed on phones."""
 
 LIVE = ("queued", "matching")
+NOTIFY_CHUNK = 150
+"""Ticket ids per NOTIFY payload (37 bytes each): well under PostgreSQL's 8,000-byte cap."""
 
 
 class AlreadyQueued(Exception):
@@ -113,6 +115,38 @@ async def insert(
     replace: bool = False,
 ) -> TicketRow:
     """Queue a ticket; `AlreadyQueued` names the live one unless ``replace``."""
+    values = (
+        uuid.uuid4(),
+        player_id,
+        display_name,
+        table_size,
+        ruleset,
+        json.dumps(options),
+        family,
+        mode,
+        rating,
+        invite_code,
+        is_host,
+        accept_smaller_ms,
+        fill_bots_ms,
+        ttl_s,
+    )
+    if not replace:
+        # The common case in one statement: the unique index on live tickets
+        # decides, whatever concurrent Enqueue calls of the same player do.
+        for _ in range(3):
+            row = await con.fetchrow(
+                f"{_INSERT} ON CONFLICT (player_id) WHERE state IN ('queued', 'matching')"
+                f" DO NOTHING RETURNING {_COLUMNS}",
+                *values,
+            )
+            if row is not None:
+                return TicketRow.of(row)
+            live_id = await _live(con, player_id)
+            if live_id is not None:
+                raise AlreadyQueued(str(live_id))
+            # The live ticket ended in between: try again.
+        raise AlreadyQueued("")
     async with con.transaction():
         live = await con.fetchrow(
             "SELECT id, state FROM tickets WHERE player_id = $1 AND state = ANY($2::text[])"
@@ -121,43 +155,41 @@ async def insert(
             list(LIVE),
         )
         if live is not None:
-            if not replace or live["state"] != "queued":
+            if live["state"] != "queued":
                 raise AlreadyQueued(str(live["id"]))
             await con.execute(
                 "UPDATE tickets SET state = 'cancelled', ended_at = now(),"
                 " end_message = 'Replaced by a new ticket.' WHERE id = $1",
                 live["id"],
             )
+            # Delivered at commit: the replaced ticket's stream ends at once.
+            await notify(con, [live["id"]])
         try:
-            row = await con.fetchrow(
-                f"INSERT INTO tickets (id, player_id, display_name, table_size, ruleset, options,"
-                f" family, mode, rating, invite_code, is_host, accept_smaller_ms, fill_bots_ms,"
-                f" expires_at) VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9, $10, $11, $12,"
-                f" $13, now() + make_interval(secs => $14)) RETURNING {_COLUMNS}",
-                uuid.uuid4(),
-                player_id,
-                display_name,
-                table_size,
-                ruleset,
-                json.dumps(options),
-                family,
-                mode,
-                rating,
-                invite_code,
-                is_host,
-                accept_smaller_ms,
-                fill_bots_ms,
-                ttl_s,
-            )
+            # A savepoint: when a concurrent Enqueue of the same player wins the
+            # unique index, the lookup below still runs in this transaction.
+            async with con.transaction():
+                row = await con.fetchrow(f"{_INSERT} RETURNING {_COLUMNS}", *values)
         except asyncpg.UniqueViolationError:
-            other = await con.fetchval(
-                "SELECT id FROM tickets WHERE player_id = $1 AND state = ANY($2::text[])",
-                player_id,
-                list(LIVE),
-            )
-            raise AlreadyQueued(str(other)) from None
+            raise AlreadyQueued(str(await _live(con, player_id))) from None
     assert row is not None
     return TicketRow.of(row)
+
+
+_INSERT = (
+    "INSERT INTO tickets (id, player_id, display_name, table_size, ruleset, options, family,"
+    " mode, rating, invite_code, is_host, accept_smaller_ms, fill_bots_ms, expires_at)"
+    " VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9, $10, $11, $12, $13,"
+    " now() + make_interval(secs => $14))"
+)
+
+
+async def _live(con: Connection, player_id: str) -> uuid.UUID | None:
+    value: uuid.UUID | None = await con.fetchval(
+        "SELECT id FROM tickets WHERE player_id = $1 AND state = ANY($2::text[])",
+        player_id,
+        list(LIVE),
+    )
+    return value
 
 
 async def get(db: Connection | Pool, ticket_id: uuid.UUID) -> TicketRow | None:
@@ -190,7 +222,10 @@ async def cancel_private(db: Connection | Pool, invite_code: str, message: str) 
 
 async def notify(db: Connection | Pool, ticket_ids: list[uuid.UUID]) -> None:
     if ticket_ids:
-        await db.execute("SELECT pg_notify($1, $2)", CHANNEL, ",".join(str(t) for t in ticket_ids))
+        # PostgreSQL refuses payloads of 8,000 bytes or more: one NOTIFY per chunk.
+        ids = [str(t) for t in ticket_ids]
+        payloads = [",".join(ids[i : i + NOTIFY_CHUNK]) for i in range(0, len(ids), NOTIFY_CHUNK)]
+        await db.execute("SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p", CHANNEL, payloads)
 
 
 @dataclass(frozen=True, slots=True)

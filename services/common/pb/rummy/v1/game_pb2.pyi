@@ -100,8 +100,9 @@ class CreateTableRequest(google.protobuf.message.Message):
 
     @property
     def deck_order(self) -> google.protobuf.internal.containers.RepeatedScalarFieldContainer[builtins.int]:
-        """Testing only: the deck in this order (card ids, top of the stock last)
-        instead of a shuffle. Refused with PERMISSION_DENIED unless the server
+        """Testing only: the deck in this order (card ids; the first is dealt
+        first, one card at a time from the seat left of the dealer, then one is
+        turned up for the discard) instead of a shuffle. Refused with PERMISSION_DENIED unless the server
         was started with its testing flag.
         """
 

@@ -1,0 +1,125 @@
+"""What the server stored, read straight from PostgreSQL behind its back: the
+event log and the whole state, hidden cards included. The tests compare what
+clients were sent against this ground truth."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+import asyncpg
+from google.protobuf.message import Message
+
+from services.common.pb.rummy.v1 import cards_pb2, table_pb2
+from services.game import convert, eventlog
+from services.game.rules import events as ev
+from services.game.rules import serial
+from services.game.rules.actions import (
+    Action,
+    Discard,
+    DrawStock,
+    LayOff,
+    Leave,
+    Meld,
+    SwapJoker,
+    TakeDiscard,
+)
+from services.game.rules.ruleset import preset
+from services.game.rules.state import GameState
+
+
+@dataclass(frozen=True, slots=True)
+class Logged:
+    seq: int
+    version: int
+    event: ev.Event
+    kind: int
+    """The `EventKind` clients are sent for it, as the server converts it."""
+
+
+def action_kind(action: Action) -> int:
+    """The kind of the first event an accepted action logs."""
+    match action:
+        case DrawStock():
+            return table_pb2.EVENT_KIND_DREW
+        case TakeDiscard():
+            return table_pb2.EVENT_KIND_TOOK_DISCARD
+        case Meld():
+            return table_pb2.EVENT_KIND_MELDED
+        case LayOff():
+            return table_pb2.EVENT_KIND_LAID_OFF
+        case SwapJoker():
+            return table_pb2.EVENT_KIND_JOKER_SWAPPED
+        case Discard():
+            return table_pb2.EVENT_KIND_DISCARDED
+        case Leave():
+            return table_pb2.EVENT_KIND_PLAYER_LEFT
+    raise AssertionError(f"no event for {action}")
+
+
+class TableDb:
+    """Reads a table's rows straight from PostgreSQL, behind the service's back."""
+
+    def __init__(self, con: asyncpg.Connection) -> None:
+        self._con = con
+
+    async def log(self, table_id: str) -> list[Logged]:
+        ruleset = await self._con.fetchval(
+            "SELECT ruleset FROM tables WHERE id = $1", uuid.UUID(table_id)
+        )
+        rows = await self._con.fetch(
+            "SELECT seq, version, kind, payload, created_at FROM table_events"
+            " WHERE table_id = $1 ORDER BY seq",
+            uuid.UUID(table_id),
+        )
+        logged = []
+        for r in rows:
+            event = eventlog.decode(r["kind"], r["payload"])
+            sent = convert.table_event(
+                r["seq"], r["version"], r["created_at"], event, None, preset(ruleset)
+            )
+            logged.append(Logged(r["seq"], r["version"], event, sent.kind))
+        return logged
+
+    async def state(self, table_id: str) -> tuple[int, GameState]:
+        row = await self._con.fetchrow(
+            "SELECT version, state FROM tables WHERE id = $1", uuid.UUID(table_id)
+        )
+        assert row is not None, "no such table"
+        return row["version"], serial.loads(row["state"])
+
+    async def count_tables(self) -> int:
+        return int(await self._con.fetchval("SELECT count(*) FROM tables"))
+
+
+@asynccontextmanager
+async def table_db(dsn: str) -> AsyncIterator[TableDb]:
+    con = await asyncpg.connect(dsn)
+    try:
+        yield TableDb(con)
+    finally:
+        await con.close()
+
+
+def assert_log_matches(events: Sequence[table_pb2.TableEvent], log: Sequence[Logged]) -> None:
+    """A stream saw the whole log: every seq once, in order, with the logged kind."""
+    assert [e.seq for e in events] == list(range(1, len(log) + 1)), "gap or duplicate"
+    assert [(e.seq, e.version, e.kind) for e in events] == [(x.seq, x.version, x.kind) for x in log]
+
+
+def card_ids(message: Message) -> set[int]:
+    """Every card id a message carries, at any depth; not the deck a finished round
+    reveals (`DeckRevealed.order`), which the tests check on its own."""
+    if isinstance(message, cards_pb2.Card):
+        return {message.id}
+    found: set[int] = set()
+    for fd, value in message.ListFields():
+        values = value if fd.is_repeated else [value]
+        if fd.message_type is not None:
+            for item in values:
+                found |= card_ids(item)
+        elif fd.name.endswith(("card_id", "card_ids", "discard_id")):
+            found.update(values)
+    return found

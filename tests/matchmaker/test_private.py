@@ -1,0 +1,183 @@
+"""Private tables: an invite code friends join; the table starts when full."""
+
+from __future__ import annotations
+
+import asyncio
+
+import grpc
+
+from services.common.pb.rummy.v1 import matchmaker_pb2 as mm
+from services.matchmaker.tickets import INVITE_ALPHABET
+
+from .harness import (
+    Backend,
+    Store,
+    backend,
+    cancel,
+    enqueue,
+    host,
+    join,
+    players,
+    refusal,
+    store,
+    stub,
+)
+
+
+async def match_once(b: Backend, replica: int = 0) -> int:
+    matcher = b.matchmakers[replica].matcher
+    assert matcher is not None
+    return await matcher.match_once()
+
+
+async def test_friends_join_with_the_code_and_the_table_starts_when_full(
+    fresh_dsn: str,
+) -> None:
+    async with backend(fresh_dsn) as b, store(fresh_dsn) as db:
+        owner, ann, ben = await players(b.channel(), 3)
+        hosting = await host(owner, table_size=3)
+        code = hosting.ticket.invite_code
+        assert len(code) == 6 and set(code) <= set(INVITE_ALPHABET)
+        assert hosting.ticket.state == mm.TICKET_STATE_QUEUED
+        # Codes are typed on phones: any case, stray spaces.
+        first = await join(ann, f"  {code.lower()} ")
+        assert first.ticket.invite_code == code and first.ticket.table_size == 3
+        progress = await hosting.until("progress")
+        while progress.seats_taken < 2:
+            progress = await hosting.until("progress")
+        assert progress.seats_taken == 2
+        second = await join(ben, code)
+        await asyncio.gather(hosting.end(), first.end(), second.end())
+        matches = [w.match for w in (hosting, first, second)]
+        assert all(m is not None for m in matches)
+        assert len({m.table_id for m in matches if m is not None}) == 1
+        assert [m.seat for m in matches if m is not None] == [0, 1, 2]
+        table_id = hosting.match.table_id if hosting.match else ""
+        seated = [r["player_id"] for r in await db.seats(table_id)]
+        assert seated == [owner.player_id, ann.player_id, ben.player_id]
+
+
+async def test_an_unknown_code_is_not_found(fresh_dsn: str) -> None:
+    async with backend(fresh_dsn) as b, store(fresh_dsn) as db:
+        (ann,) = await players(b.channel(), 1)
+        for code in ("ZZZZZZ", "", "not a code"):
+            call = stub(ann).JoinPrivateTable(
+                mm.JoinPrivateTableRequest(invite_code=code), metadata=ann.auth
+            )
+            code_, info = await refusal(call.read())
+            assert (code_, info.reason) == (grpc.StatusCode.NOT_FOUND, "INVITE_NOT_FOUND")
+        assert await db.count("SELECT count(*) FROM tickets") == 0
+
+
+async def test_a_full_table_refuses_more_guests(fresh_dsn: str) -> None:
+    # No matching loop: the table stays full, not yet started, while a third knocks.
+    async with backend(fresh_dsn, matching=False) as b, store(fresh_dsn) as db:
+        owner, ann, late = await players(b.channel(), 3)
+        hosting = await host(owner, table_size=2)
+        code = hosting.ticket.invite_code
+        guest = await join(ann, code)
+        call = stub(late).JoinPrivateTable(
+            mm.JoinPrivateTableRequest(invite_code=code), metadata=late.auth
+        )
+        status, info = await refusal(call.read())
+        assert (status, info.reason) == (grpc.StatusCode.FAILED_PRECONDITION, "TABLE_FULL")
+        assert await match_once(b) == 2
+        await asyncio.gather(hosting.end(), guest.end())
+        assert hosting.match is not None and guest.match is not None
+        assert hosting.match.table_id == guest.match.table_id
+        # Once started, the code leads nowhere.
+        call = stub(late).JoinPrivateTable(
+            mm.JoinPrivateTableRequest(invite_code=code), metadata=late.auth
+        )
+        status, info = await refusal(call.read())
+        assert (status, info.reason) == (grpc.StatusCode.NOT_FOUND, "INVITE_NOT_FOUND")
+        assert (
+            await db.count("SELECT count(*) FROM tickets WHERE player_id = $1", late.player_id) == 0
+        )
+
+
+async def test_a_private_table_does_not_start_until_full(fresh_dsn: str) -> None:
+    async with backend(fresh_dsn, matching=False) as b, store(fresh_dsn) as db:
+        owner, ann, stranger = await players(b.channel(), 3)
+        hosting = await host(owner, table_size=3)
+        guest = await join(ann, hosting.ticket.invite_code)
+        # A public ticket of the same size and rules is no friend of theirs.
+        public = await enqueue(stranger, table_size=3)
+        assert await match_once(b) == 0
+        for waiter in (hosting, guest, public):
+            assert await db.state(waiter.ticket_id) == "queued"
+
+
+async def test_the_host_closing_the_stream_cancels_everyone(fresh_dsn: str) -> None:
+    async with backend(fresh_dsn) as b, store(fresh_dsn) as db:
+        owner, ann, ben, late = await players(b.channel(), 4)
+        hosting = await host(owner, table_size=4)
+        code = hosting.ticket.invite_code
+        guests = [await join(ann, code), await join(ben, code)]
+        hosting.drop()
+        await asyncio.gather(*(g.end() for g in guests))
+        for g in guests:
+            assert g.final.state == mm.TICKET_STATE_CANCELLED
+            assert "host" in g.final.end_message
+            assert g.match is None
+
+        async def all_cancelled(s: Store) -> bool:
+            return await s.count("SELECT count(*) FROM tickets WHERE state <> 'cancelled'") == 0
+
+        await db.eventually(all_cancelled, "every ticket of the private table is cancelled")
+        call = stub(late).JoinPrivateTable(
+            mm.JoinPrivateTableRequest(invite_code=code), metadata=late.auth
+        )
+        status, info = await refusal(call.read())
+        assert (status, info.reason) == (grpc.StatusCode.NOT_FOUND, "INVITE_NOT_FOUND")
+
+
+async def test_cancel_by_the_host_closes_the_table_and_by_a_guest_frees_a_seat(
+    fresh_dsn: str,
+) -> None:
+    async with backend(fresh_dsn, matching=False) as b, store(fresh_dsn) as db:
+        owner, ann, ben, cid = await players(b.channel(), 4)
+        hosting = await host(owner, table_size=3)
+        code = hosting.ticket.invite_code
+        ann_seat = await join(ann, code)
+        ben_seat = await join(ben, code)
+        # Ben changes his mind: his seat is free again, the table still waits.
+        assert (await cancel(ben, ben_seat.ticket_id)).state == mm.TICKET_STATE_CANCELLED
+        await ben_seat.end()
+        assert await db.state(hosting.ticket_id) == "queued"
+        cid_seat = await join(cid, code)
+        # The host closes the table: the guests are told.
+        closed = await cancel(owner, hosting.ticket_id)
+        assert closed.state == mm.TICKET_STATE_CANCELLED
+        await asyncio.gather(hosting.end(), ann_seat.end(), cid_seat.end())
+        for w in (ann_seat, cid_seat):
+            assert w.final.state == mm.TICKET_STATE_CANCELLED and "host" in w.final.end_message
+        assert await match_once(b) == 0
+
+
+async def test_a_private_table_fills_with_bots_after_the_hosts_wait(fresh_dsn: str) -> None:
+    async with backend(fresh_dsn, matching=False) as b, store(fresh_dsn) as db:
+        owner, ann = await players(b.channel(), 2)
+        hosting = await host(owner, table_size=3, fill_with_bots_after_ms=300)
+        guest = await join(ann, hosting.ticket.invite_code)
+        assert await match_once(b) == 0, "the host's wait is not over"
+
+        async def waited(s: Store) -> bool:
+            return bool(
+                await s.con.fetchval(
+                    "SELECT now() - created_at > interval '300 ms' FROM tickets WHERE is_host"
+                )
+            )
+
+        await db.eventually(waited, "the host waited 300 ms")
+        assert await match_once(b) == 2
+        await asyncio.gather(hosting.end(), guest.end())
+        assert hosting.match is not None and guest.match is not None
+        assert hosting.match.table_id == guest.match.table_id
+        assert hosting.match.table_size == 3
+        rows = await db.seats(hosting.match.table_id)
+        assert [(r["player_id"], r["is_bot"]) for r in rows][:2] == [
+            (owner.player_id, False),
+            (ann.player_id, False),
+        ]
+        assert len(rows) == 3 and rows[2]["is_bot"]

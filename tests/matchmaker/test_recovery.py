@@ -1,0 +1,237 @@
+"""A replica that dies, stalls or cannot reach the game service half-way through a
+match leaves no half-made match: any replica completes it, exactly once."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+import uuid
+from collections.abc import AsyncIterator, Coroutine, Iterator
+from typing import Any
+
+import pytest
+
+from services.common.pb.rummy.v1 import matchmaker_pb2 as mm
+from services.matchmaker import matcher as matcher_module
+from services.matchmaker.matcher import Matcher, Plan
+from tests.game.harness import Player, start_server
+
+from .harness import WAIT_S, Backend, Store, Waiter, backend, enqueue, get_ticket, players, store
+
+SIZES = (2, 2, 3, 3, 4, 4)
+"""Six tables: 18 players."""
+
+
+@pytest.fixture(autouse=True)
+def quick_recovery(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Matches left `creating` are taken over after half a second, not three."""
+    monkeypatch.setattr(matcher_module, "RECOVER_AFTER_S", 0.5)
+
+
+@contextlib.contextmanager
+def dead_port() -> Iterator[tuple[socket.socket, int]]:
+    """A local port nothing answers on (bound, never listening: connections are refused)."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    try:
+        yield sock, sock.getsockname()[1]
+    finally:
+        sock.close()
+
+
+async def queue_tables(b: Backend, replica: int) -> tuple[list[Player], list[Waiter]]:
+    """Players for `SIZES` tables, each waiting on a stream to ``replica``."""
+    people = await players(b.channel(replica), sum(SIZES))
+    waiters = []
+    i = 0
+    for size in SIZES:
+        for _ in range(size):
+            waiters.append(await enqueue(people[i], table_size=size))
+            i += 1
+    return people, waiters
+
+
+@contextlib.asynccontextmanager
+async def running(work: Coroutine[Any, Any, int]) -> AsyncIterator[asyncio.Task[int]]:
+    """``work`` as a task, cancelled on the way out if still running: a failed
+    check must not leave a replica's connection held and the teardown hanging."""
+    task = asyncio.create_task(work)
+    try:
+        yield task
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+def matcher_of(b: Backend, replica: int) -> Matcher:
+    matcher = b.matchmakers[replica].matcher
+    assert matcher is not None
+    return matcher
+
+
+async def half_made(db: Store) -> dict[str, uuid.UUID]:
+    """Ticket -> table of the match it waits on; checks nothing got further."""
+    states = await db.con.fetch("SELECT state, count(*) AS n FROM matches GROUP BY state")
+    assert {r["state"]: r["n"] for r in states} == {"creating": len(SIZES)}
+    rows = await db.con.fetch("SELECT id, state, table_id FROM tickets")
+    assert {r["state"] for r in rows} == {"matching"}
+    assert await db.count("SELECT count(*) FROM tables") == 0
+    return {str(r["id"]): r["table_id"] for r in rows}
+
+
+async def check_completed(db: Store, waiters: list[Waiter], planned: dict[str, uuid.UUID]) -> None:
+    """Every match created once, at the table id it was given, every ticket seated once."""
+    await asyncio.gather(*(w.end() for w in waiters))
+    assert {r["state"] for r in await db.con.fetch("SELECT state FROM matches")} == {"created"}
+    tables = await db.con.fetch("SELECT id FROM tables")
+    assert len(tables) == len(SIZES)
+    assert {r["id"] for r in tables} == set(planned.values())
+    seats = await db.con.fetch("SELECT table_id, seat, player_id FROM table_seats")
+    assert len(seats) == sum(SIZES)
+    assert len({s["player_id"] for s in seats}) == len(seats), "a player sits twice"
+    seat_of = {(s["table_id"], s["seat"]): s["player_id"] for s in seats}
+    for w in waiters:
+        row = await db.ticket(w.ticket_id)
+        assert row["state"] == "matched"
+        assert row["table_id"] == planned[w.ticket_id], "the match moved to another table"
+        assert w.match is not None and w.final.state == mm.TICKET_STATE_MATCHED
+        assert (w.match.table_id, w.match.seat) == (str(row["table_id"]), row["seat"])
+        assert seat_of[(row["table_id"], row["seat"])] == row["player_id"]
+    # Created once: a table created twice would have been dealt (and versioned) twice.
+    versions = await db.con.fetch("SELECT version FROM tables")
+    assert {r["version"] for r in versions} == {1}
+
+
+async def test_a_replica_killed_after_its_commit_is_completed_by_another(
+    fresh_dsn: str,
+) -> None:
+    # Replica 0 serves the players' streams and never matches.
+    async with backend(fresh_dsn, matching=False) as b, store(fresh_dsn) as db:
+        people, waiters = await queue_tables(b, 0)
+        victim = await b.add_replica(matching=False)
+        committed = asyncio.Event()
+
+        async def die(con: Any, plans: list[Plan]) -> None:
+            # The replica dies right after its first transaction, before CreateTable.
+            committed.set()
+            await asyncio.Event().wait()
+
+        matcher_of(b, victim)._finish = die  # type: ignore[method-assign]
+        async with running(matcher_of(b, victim).match_once()):
+            await asyncio.wait_for(committed.wait(), WAIT_S)
+        await b.stop_replica(victim)
+
+        planned = await half_made(db)
+        # A player who reconnects meanwhile is told the ticket still waits.
+        assert (await get_ticket(people[0], waiters[0].ticket_id)).state == (mm.TICKET_STATE_QUEUED)
+        await b.add_replica(matching=True)
+        await check_completed(db, waiters, planned)
+
+
+async def test_a_replica_killed_during_create_table_keeps_its_matches_until_it_is_gone(
+    fresh_dsn: str,
+) -> None:
+    async with backend(fresh_dsn, matching=False) as b, store(fresh_dsn) as db:
+        _, waiters = await queue_tables(b, 0)
+        victim = await b.add_replica(matching=False)
+        calling = asyncio.Event()
+
+        async def hang(request: Any) -> bool | None:
+            # CreateTable was sent and never answers.
+            calling.set()
+            await asyncio.Event().wait()
+            return None
+
+        matcher_of(b, victim)._create = hang  # type: ignore[method-assign]
+
+        async def overdue(s: Store) -> bool:
+            return bool(
+                await s.con.fetchval(
+                    "SELECT bool_and(created_at < now() - make_interval(secs => $1)) FROM matches",
+                    matcher_module.RECOVER_AFTER_S,
+                )
+            )
+
+        rescuer = await b.add_replica(matching=False)
+        async with running(matcher_of(b, victim).match_once()):
+            await asyncio.wait_for(calling.wait(), WAIT_S)
+            planned = await half_made(db)
+            await db.eventually(overdue, "the matches are old enough to be taken over")
+            # While the victim lives, its matches are its own.
+            assert await matcher_of(b, rescuer).recover() == 0
+        # It died (its transaction went with it): the matches are taken over.
+        await b.stop_replica(victim)
+        assert await matcher_of(b, rescuer).recover() == len(SIZES)
+        await check_completed(db, waiters, planned)
+
+
+async def test_a_stalled_replica_that_wakes_up_after_the_takeover_changes_nothing(
+    fresh_dsn: str,
+) -> None:
+    async with backend(fresh_dsn, matching=False) as b, store(fresh_dsn) as db:
+        _, waiters = await queue_tables(b, 0)
+        zombie = await b.add_replica(matching=False)
+        original = matcher_of(b, zombie)._finish
+        committed, wake = asyncio.Event(), asyncio.Event()
+
+        async def stall(con: Any, plans: list[Plan]) -> None:
+            committed.set()
+            await wake.wait()
+            await original(con, plans)
+
+        matcher_of(b, zombie)._finish = stall  # type: ignore[method-assign]
+        async with running(matcher_of(b, zombie).match_once()) as task:
+            await asyncio.wait_for(committed.wait(), WAIT_S)
+            planned = await half_made(db)
+            # Another replica takes the matches over and completes them...
+            await b.add_replica(matching=True)
+            await check_completed(db, waiters, planned)
+            events = await db.count("SELECT count(*) FROM table_events")
+            # ...then the stalled one carries on: it finds nothing left to do.
+            wake.set()
+            assert await asyncio.wait_for(task, WAIT_S) == sum(SIZES)
+        assert await db.count("SELECT count(*) FROM table_events") == events
+        await check_completed(db, [], planned)
+
+
+async def test_an_unreachable_game_service_delays_matches_until_it_is_back(
+    fresh_dsn: str,
+) -> None:
+    async with backend(fresh_dsn, replicas=0) as b, store(fresh_dsn) as db:
+        with dead_port() as (sock, port):
+            broken = await b.add_replica(game_target=f"127.0.0.1:{port}", matching=True)
+            _, waiters = await queue_tables(b, broken)
+
+            async def all_creating(s: Store) -> bool:
+                return await s.count("SELECT count(*) FROM matches") == len(SIZES)
+
+            await db.eventually(all_creating, "every table is planned")
+            planned = await half_made(db)
+            # The game service comes back on the same address: the replica's own
+            # recovery (after its CreateTable failed) completes every match.
+            sock.close()
+            second_game = await start_server(fresh_dsn, address=f"127.0.0.1:{port}")
+            try:
+                await check_completed(db, waiters, planned)
+            finally:
+                await second_game.stop(0)
+
+
+async def test_another_replica_completes_what_one_without_the_game_service_began(
+    fresh_dsn: str,
+) -> None:
+    async with backend(fresh_dsn, replicas=0) as b, store(fresh_dsn) as db:
+        with dead_port() as (_, port):
+            broken = await b.add_replica(game_target=f"127.0.0.1:{port}", matching=True)
+            _, waiters = await queue_tables(b, broken)
+
+            async def all_creating(s: Store) -> bool:
+                return await s.count("SELECT count(*) FROM matches") == len(SIZES)
+
+            await db.eventually(all_creating, "every table is planned")
+            planned = await half_made(db)
+            # The broken replica keeps failing; a healthy one takes over.
+            await b.add_replica(matching=True)
+            await check_completed(db, waiters, planned)

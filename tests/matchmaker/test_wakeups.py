@@ -1,0 +1,67 @@
+"""How waiting streams learn that their ticket changed: NOTIFY, and a sweep when
+a notification is lost."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+
+import asyncpg
+
+from services.common.db import migrate, open_pool
+from services.common.pb.rummy.v1 import matchmaker_pb2 as mm
+from services.matchmaker import tickets
+from services.matchmaker.servicer import (
+    PROGRESS_EVERY_S,
+    PROGRESS_PER_S,
+    MatchmakerServicer,
+    Wakeups,
+)
+
+from .harness import backend, enqueue, players, store
+
+
+async def test_one_notify_call_wakes_any_number_of_tickets(fresh_dsn: str) -> None:
+    # A match of many tables wakes thousands of streams at once; PostgreSQL caps
+    # one NOTIFY payload below 8,000 bytes (about 200 ticket ids).
+    pool = await open_pool(fresh_dsn, max_size=2)
+    listener = await asyncpg.connect(fresh_dsn)
+    try:
+        await migrate(pool)
+        wakeups = Wakeups()
+        await listener.add_listener(tickets.CHANNEL, wakeups.listener)
+        ids = [uuid.uuid4() for _ in range(1_000)]
+        with contextlib.ExitStack() as stack:
+            events = [stack.enter_context(wakeups.watch(i)) for i in ids]
+            await tickets.notify(pool, ids)
+            await asyncio.wait_for(asyncio.gather(*(e.wait() for e in events)), 10)
+    finally:
+        await listener.close()
+        await pool.close()
+
+
+async def test_a_change_without_a_notification_still_reaches_the_stream(fresh_dsn: str) -> None:
+    async with backend(fresh_dsn) as b, store(fresh_dsn) as db:
+        (alice,) = await players(b.channel(), 1)
+        waiter = await enqueue(alice, table_size=4)
+        # Behind the service's back, as if the notification had been lost.
+        await db.con.execute(
+            "UPDATE tickets SET state = 'cancelled', ended_at = now(),"
+            " end_message = 'Cancelled by an operator.' WHERE id = $1",
+            uuid.UUID(waiter.ticket_id),
+        )
+        await waiter.end(timeout=10)
+        assert waiter.final.state == mm.TICKET_STATE_CANCELLED
+        assert waiter.final.end_message == "Cancelled by an operator."
+
+
+def test_progress_comes_less_often_when_many_streams_wait() -> None:
+    wakeups = Wakeups()
+    servicer = MatchmakerServicer(None, wakeups)  # type: ignore[arg-type]
+    assert servicer._progress_every() == PROGRESS_EVERY_S
+    with contextlib.ExitStack() as stack:
+        for _ in range(5 * PROGRESS_PER_S):
+            stack.enter_context(wakeups.watch(uuid.uuid4()))
+        # 2,500 streams on one replica: each hears every 5 s, 500 messages a second.
+        assert servicer._progress_every() == 5.0
