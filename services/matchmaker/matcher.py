@@ -24,6 +24,7 @@ import asyncpg
 import grpc
 import structlog
 
+from services.common import metrics
 from services.common.db import Connection, Pool
 from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc
 
@@ -32,6 +33,8 @@ from .matching import Group, form_tables
 
 log = structlog.get_logger(__name__)
 
+DEPTH_EVERY_S = 5.0
+"""How often a replica reports the queue depth (one GROUP BY over queued tickets)."""
 RECOVER_AFTER_S = 3.0
 """A match still `creating` after this long belongs to a replica presumed dead."""
 CREATE_IN_FLIGHT = 64
@@ -95,16 +98,21 @@ class Matcher:
         self._in_flight = asyncio.Semaphore(CREATE_IN_FLIGHT)
 
     async def run(self) -> None:
+        depth_at = 0.0
         while True:
             started = time.perf_counter()
             try:
                 await tickets.expire(self._pool)
                 await self.recover()
                 matched = await self.match_once()
+                if started - depth_at > DEPTH_EVERY_S:
+                    depth_at = started
+                    await tickets.record_depth(self._pool)
             except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as error:
                 log.warning("matching_failed", error=str(error))
                 matched = 0
             self.last_loop_s = time.perf_counter() - started
+            metrics.MATCHING_LOOP.observe(self.last_loop_s)
             if not matched:
                 await asyncio.sleep(self._interval)
 
@@ -160,9 +168,16 @@ class Matcher:
             )
             rows = await con.fetch(
                 "UPDATE tickets SET state = 'matched', ended_at = now()"
-                " WHERE table_id = ANY($1::uuid[]) AND state = 'matching' RETURNING id",
+                " WHERE table_id = ANY($1::uuid[]) AND state = 'matching'"
+                " RETURNING id, table_size, ruleset,"
+                " extract(epoch from ended_at - created_at) AS waited",
                 created,
             )
+            tickets.record_ended(rows, "matched")
+            for plan in plans:
+                if plan.table_id in created and plan.request.players:
+                    size = len(plan.request.players)
+                    metrics.MATCHES.labels(metrics.queue_label(size, plan.request.ruleset)).inc()
             woken += [r["id"] for r in rows]
         if failed:
             # The game service refused the table for good: back to the queue.

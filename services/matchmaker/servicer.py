@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import uuid
 from collections.abc import AsyncIterator, Callable
@@ -19,7 +20,8 @@ from services.common.errors import DB_ERRORS
 from services.common.interceptors import require_player
 from services.common.pb.rummy.v1 import matchmaker_pb2 as mm
 from services.common.pb.rummy.v1 import matchmaker_pb2_grpc, table_pb2
-from services.game.rules.ruleset import PRESETS, TableOptions
+from services.game import options as table_options
+from services.game.rules.ruleset import PRESETS, preset
 
 from . import tickets
 from .tickets import AlreadyQueued, TicketRow
@@ -58,25 +60,13 @@ def _stamp(value: Any) -> Timestamp:
     return stamp
 
 
-def effective_options(message: table_pb2.TableOptions) -> dict[str, int]:
-    """Defaults filled in, so equal tables compare equal: the queue key."""
-    defaults = TableOptions()
-    options = TableOptions(
-        turn_timer_ms=message.turn_timer_ms or defaults.turn_timer_ms,
-        turn_cap=message.turn_cap or defaults.turn_cap,
-        rounds=message.rounds or defaults.rounds,
-        elimination_cap=message.elimination_cap,
-    )
+def effective_options(ruleset: str, message: table_pb2.TableOptions) -> dict[str, int]:
+    """The rule set's defaults filled in, so equal tables compare equal: the queue key."""
     try:
-        options.validate()
+        options = table_options.effective(preset(ruleset), message)
     except ValueError as error:
         raise Refused(grpc.StatusCode.INVALID_ARGUMENT, "OPTIONS_INVALID", str(error)) from None
-    return {
-        "turn_timer_ms": options.turn_timer_ms,
-        "turn_cap": options.turn_cap,
-        "rounds": options.rounds,
-        "elimination_cap": options.elimination_cap,
-    }
+    return dataclasses.asdict(options)
 
 
 class Wakeups:
@@ -327,7 +317,7 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
                     "RULESET_UNKNOWN",
                     f"There is no rule set called '{ruleset}'.",
                 )
-            options = effective_options(request.options)
+            options = effective_options(ruleset, request.options)
             mode = "rating" if request.mode == mm.MATCH_MODE_RATING else "fifo"
             family = f"{ruleset}|{mode}|{json.dumps(options, sort_keys=True)}"
             return await self._queue(
@@ -365,7 +355,7 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
                     "RULESET_UNKNOWN",
                     f"There is no rule set called '{ruleset}'.",
                 )
-            options = effective_options(request.options)
+            options = effective_options(ruleset, request.options)
             code = tickets.new_invite_code()
             return await self._queue(
                 player,

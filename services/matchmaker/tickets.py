@@ -5,13 +5,17 @@ from __future__ import annotations
 import json
 import secrets
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 import asyncpg
 
+from services.common import metrics
 from services.common.db import Connection, Pool
 from services.common.pb.rummy.v1 import table_pb2
+from services.game.options import TARGET_200
+from services.game.rules.ruleset import PRESETS
 
 from .matching import Waiting
 
@@ -74,11 +78,16 @@ _COLUMNS = (
 
 
 def options_message(options: dict[str, int]) -> table_pb2.TableOptions:
+    """The stored effective options as the API carries them."""
     return table_pb2.TableOptions(
         turn_timer_ms=options.get("turn_timer_ms", 0),
         turn_cap=options.get("turn_cap", 0),
         rounds=options.get("rounds", 0),
         elimination_cap=options.get("elimination_cap", 0),
+        opening_threshold=options.get("opening_threshold", 0),
+        to_200=options.get("target_score", 0) == TARGET_200,
+        buy_backs=options.get("buy_backs", 0),
+        claim_window_ms=options.get("claim_window_ms", 0),
     )
 
 
@@ -199,13 +208,15 @@ async def get(db: Connection | Pool, ticket_id: uuid.UUID) -> TicketRow | None:
 
 async def cancel(db: Connection | Pool, ticket_id: uuid.UUID, message: str) -> bool:
     """Cancel a queued ticket; a ticket already matching or ended stays as it is."""
-    done = await db.fetchval(
+    done = await db.fetchrow(
         "UPDATE tickets SET state = 'cancelled', ended_at = now(), end_message = $2"
-        " WHERE id = $1 AND state = 'queued' RETURNING id",
+        " WHERE id = $1 AND state = 'queued'"
+        " RETURNING id, table_size, ruleset, extract(epoch from ended_at - created_at) AS waited",
         ticket_id,
         message,
     )
     if done is not None:
+        record_ended([done], "cancelled")
         await notify(db, [ticket_id])
     return done is not None
 
@@ -213,10 +224,12 @@ async def cancel(db: Connection | Pool, ticket_id: uuid.UUID, message: str) -> b
 async def cancel_private(db: Connection | Pool, invite_code: str, message: str) -> None:
     ids = await db.fetch(
         "UPDATE tickets SET state = 'cancelled', ended_at = now(), end_message = $2"
-        " WHERE invite_code = $1 AND state = 'queued' RETURNING id",
+        " WHERE invite_code = $1 AND state = 'queued'"
+        " RETURNING id, table_size, ruleset, extract(epoch from ended_at - created_at) AS waited",
         invite_code,
         message,
     )
+    record_ended(ids, "cancelled")
     await notify(db, [r["id"] for r in ids])
 
 
@@ -283,8 +296,36 @@ async def expire(db: Connection | Pool) -> list[uuid.UUID]:
     rows = await db.fetch(
         "UPDATE tickets SET state = 'expired', ended_at = now(),"
         " end_message = 'Nobody could be found in time: try again.'"
-        " WHERE state = 'queued' AND expires_at <= now() RETURNING id"
+        " WHERE state = 'queued' AND expires_at <= now()"
+        " RETURNING id, table_size, ruleset, extract(epoch from ended_at - created_at) AS waited"
     )
+    record_ended(rows, "expired")
     ids = [r["id"] for r in rows]
     await notify(db, ids)
     return ids
+
+
+def record_ended(rows: Sequence[asyncpg.Record], outcome: str) -> None:
+    """Metrics of tickets that just ended (rows carry table_size, ruleset, waited)."""
+    for r in rows:
+        queue = metrics.queue_label(r["table_size"], r["ruleset"])
+        metrics.TICKETS_ENDED.labels(queue, outcome).inc()
+        metrics.MATCH_WAIT.labels(queue, outcome).observe(float(r["waited"]))
+
+
+async def record_depth(db: Connection | Pool) -> None:
+    """Queue depth by queue: every replica reports the whole database's queues."""
+    rows = await db.fetch(
+        "SELECT table_size, ruleset, count(*) AS n FROM tickets WHERE state = 'queued'"
+        " GROUP BY table_size, ruleset"
+    )
+    seen = set()
+    for r in rows:
+        queue = metrics.queue_label(r["table_size"], r["ruleset"])
+        metrics.QUEUE_DEPTH.labels(queue).set(r["n"])
+        seen.add(queue)
+    for size in (2, 3, 4):
+        for ruleset in PRESETS:
+            queue = metrics.queue_label(size, ruleset)
+            if queue not in seen:
+                metrics.QUEUE_DEPTH.labels(queue).set(0)
