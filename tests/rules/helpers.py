@@ -34,7 +34,7 @@ from services.game.rules import (
     new_game,
     preset,
 )
-from services.game.rules.events import Event
+from services.game.rules.events import Drew, Event
 from services.game.rules.melds import Meld as TableMeld
 from services.game.rules.serial import dumps
 from services.game.rules.state import SeatStatus
@@ -76,27 +76,30 @@ def deck_order(
     *,
     ruleset: Ruleset = CAFE,
     dealer: int | None = None,
+    size: int | None = None,
 ) -> tuple[int, ...]:
     """The deck order that deals ``hands[seat]`` to each seat, turns ``discard`` up and
     puts ``stock`` on top of the stock (first code drawn first); every other card
     follows in id order. ``None`` marks a seat that is not dealt in (eliminated).
 
     Cards are dealt one at a time from the seat left of ``dealer`` (default: the
-    last seat, as at a new table)."""
+    last seat, as at a new table). Each hand holds ``size`` cards (default: the
+    rule set's hand size; `contract` deals 10 or 12 cards by deal)."""
     seats = len(hands)
     dealer = seats - 1 if dealer is None else dealer
+    size = ruleset.hand_size if size is None else size
     ids = _Ids(ruleset)
     parsed: dict[int, list[int]] = {}
     for seat, text in enumerate(hands):
         if text is None:
             continue
         cards = [ids.take(code) for code in text.split()]
-        if len(cards) != ruleset.hand_size:
-            raise ValueError(f"seat {seat} needs {ruleset.hand_size} cards, got {len(cards)}")
+        if len(cards) != size:
+            raise ValueError(f"seat {seat} needs {size} cards, got {len(cards)}")
         parsed[seat] = cards
     order_of_play = [(dealer + 1 + i) % seats for i in range(seats)]
     order: list[int] = []
-    for i in range(ruleset.hand_size):
+    for i in range(size):
         order.extend(parsed[seat][i] for seat in order_of_play if seat in parsed)
     order.append(ids.take(discard))
     order.extend(ids.take(code) for code in stock.split())
@@ -147,7 +150,14 @@ class Table:
     def deal(
         self, hands: Sequence[str | None], discard: str, stock: str = "", *, seed: int = 0
     ) -> list[Event]:
-        order = deck_order(hands, discard, stock, ruleset=self.ruleset, dealer=self.state.dealer)
+        order = deck_order(
+            hands,
+            discard,
+            stock,
+            ruleset=self.ruleset,
+            dealer=self.state.dealer,
+            size=self.ruleset.cards_dealt(self.state.round_no + 1),
+        )
         return self.act(SYSTEM, Deal(order, seed))
 
     def draw_action(self) -> DrawStock:
@@ -158,6 +168,17 @@ class Table:
 
     def draw(self, seat: int) -> list[Event]:
         return self.act(seat, DrawStock())
+
+    def draw_and_throw(self, seat: int) -> list[Event]:
+        """``seat`` draws from the stock and throws the card it drew: its hand stays
+        as it was. When the draw ends the round (a blocked deal) nothing is thrown."""
+        events = self.draw(seat)
+        drew = [e for e in events if isinstance(e, Drew)]
+        if not drew:
+            return events
+        thrown = self.act(seat, Discard(drew[0].card))
+        self.events = events + thrown
+        return self.events
 
     def take(self, seat: int) -> list[Event]:
         return self.act(seat, TakeDiscard())

@@ -11,18 +11,28 @@ from .ruleset import CONTRACT_GROUP, CONTRACT_RUN, Contract
 
 def run_units(runs: Sequence[Shape]) -> int:
     """Runs counted as the contract counts them: two runs of one suit that would
-    join into one (3-6 then 7-T) count once; overlapping or gapped runs count twice."""
-    units = 0
-    ends: dict[int, list[tuple[int, int]]] = {}
-    for run in sorted(runs, key=lambda r: (r.suit, r.rank)):
-        spans = ends.setdefault(run.suit, [])
-        start, end = run.rank, run.rank + len(run.cards) - 1
-        if spans and spans[-1][1] + 1 == start:
-            spans[-1] = (spans[-1][0], end)
-            continue
-        spans.append((start, end))
-        units += 1
-    return units
+    join into one (3-6 then 7-T) count once; overlapping or gapped runs count twice.
+
+    A run joins at most one run at each end, so the count is the number of runs
+    less the most joins made at once (a matching of run ends to run starts): with
+    3-6, 5-8 and 7-T, the 3-6 and the 7-T join and the 5-8 stands alone, two runs."""
+    spans = [(r.suit, r.rank, r.rank + len(r.cards) - 1) for r in runs]
+    after = [
+        [j for j, (other, start, _) in enumerate(spans) if other == suit and start == end + 1]
+        for suit, _, end in spans
+    ]
+    joined_to: dict[int, int] = {}  # run index -> index of the run it continues
+
+    def join(i: int, seen: set[int]) -> bool:
+        for j in after[i]:
+            if j not in seen:
+                seen.add(j)
+                if j not in joined_to or join(joined_to[j], seen):
+                    joined_to[j] = i
+                    return True
+        return False
+
+    return len(spans) - sum(join(i, set()) for i in range(len(spans)))
 
 
 def check_contract(shapes: Sequence[Shape], contract: Contract, left: int) -> None:

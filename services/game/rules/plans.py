@@ -49,6 +49,8 @@ def contract_plan(hand: Sequence[int], contract: Contract, state: GameState) -> 
             if len(set(used)) != len(used):
                 continue
             left = len(hand) - len(used)
+            if not left and rules.must_discard_to_go_out and not contract.no_final_discard:
+                continue  # deals 1-6: one card stays for the discard that closes the turn
             try:
                 check_contract(chosen, contract, left)
             except RuleError:
