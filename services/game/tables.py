@@ -9,6 +9,7 @@ seat lookup, correctness never depends on it.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 import secrets
@@ -559,9 +560,5 @@ class Tables:
 
 
 def options_json(options: TableOptions) -> dict[str, int]:
-    return {
-        "turn_timer_ms": options.turn_timer_ms,
-        "turn_cap": options.turn_cap,
-        "rounds": options.rounds,
-        "elimination_cap": options.elimination_cap,
-    }
+    """The effective options, as the matchmaker keys its queues by them."""
+    return dataclasses.asdict(options)
