@@ -20,6 +20,7 @@ from . import commands as C
 from . import matchmaking
 from .cards import Style, colour_wanted
 from .connection import Connection, Refused
+from .deckcheck import DeckCheck
 from .identity import Identity
 from .moves import MoveError, Request, hint_text, request_for, swap_plan
 from .narrate import narrate
@@ -37,6 +38,7 @@ class Game:
         self.conn = conn
         self.view = view
         self.style = style
+        self.decks = DeckCheck()
         self.clock = Clock()
         self.clock.sync(view)
         self.inbox: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
@@ -152,6 +154,10 @@ class Game:
         text = None if quiet else narrate(item, self.view, self.style)
         if text:
             self.say(text)
+        self.decks.adopt(self.view)
+        checked = self.decks.see(item)
+        if checked:
+            self.say(checked)
         if item.version > self.view.version:
             self.stale = True
         self.told_seq = max(self.told_seq, item.seq)

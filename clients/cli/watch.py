@@ -13,6 +13,7 @@ from services.common.pb.rummy.v1 import table_pb2
 
 from .cards import Style, colour_wanted
 from .connection import Connection, Refused
+from .deckcheck import DeckCheck
 from .narrate import narrate
 from .render import Clock, game_text, table_text, turn_status
 
@@ -44,6 +45,8 @@ async def watch(conn: Connection, table_id: str) -> int:
     if view.phase == table_pb2.PHASE_GAME_OVER:
         print(game_text(view))
         return 0
+    decks = DeckCheck()
+    decks.adopt(view)
     async for item in conn.watch(table_id, view.last_seq):
         if isinstance(item, table_pb2.TableView):
             view = item
@@ -52,6 +55,10 @@ async def watch(conn: Connection, table_id: str) -> int:
         text = narrate(item, view, style)
         if text:
             print(text, flush=True)
+        decks.adopt(view)
+        checked = decks.see(item)
+        if checked:
+            print(checked, flush=True)
         if item.kind == table_pb2.EVENT_KIND_TURN_STARTED:
             view = await conn.view(table_id)
             show(view)

@@ -12,6 +12,7 @@ from . import options
 from .rules import events as ev
 from .rules.cards import Deck, rank_name
 from .rules.events import HIDDEN
+from .rules.fairness import commitment
 from .rules.melds import Meld, MeldKind, joker_targets
 from .rules.ruleset import CONTRACT_GROUP, CONTRACT_RUN, Contract, Ruleset
 from .rules.state import GameState, Phase, SeatStatus
@@ -155,6 +156,10 @@ def table_view(
         message.turn_deadline.CopyFrom(timestamp_ms(seen.deadline_ms))
     if seen.taken_discard >= 0:
         message.taken_discard_id = seen.taken_discard
+    if state.deal_order:
+        message.deck_commitment = commitment(
+            state.deal_order, state.seed, bytes.fromhex(state.deal_salt)
+        )
     if state.claim_card >= 0 and seen.phase in (Phase.DRAW, Phase.PLAY):
         message.claim_window.CopyFrom(
             table_pb2.ClaimWindow(

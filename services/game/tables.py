@@ -101,6 +101,7 @@ _LOCK = (
 
 
 log = structlog.get_logger(__name__)
+SALT_BYTES = 16
 
 
 def _count_endings(committed: Committed) -> None:
@@ -153,7 +154,9 @@ class Tables:
             cards = list(state.ruleset.deck.ids())
             self._rng.shuffle(cards)
             order = cards
-        return Deal(tuple(order), self._rng.getrandbits(63))
+        # The salt is always secret and cryptographic, even for a test deck: it is
+        # what keeps the order from being guessed from the commitment.
+        return Deal(tuple(order), self._rng.getrandbits(63), secrets.token_bytes(SALT_BYTES))
 
     async def create(
         self,
