@@ -19,6 +19,7 @@ import structlog
 from services.common import metrics
 from services.common.config import ConfigError, Env
 from services.common.db import resolve_database
+from services.common.limits import Limits
 from services.common.logs import configure
 from services.game.server import GameConfig, GameServer
 from services.matchmaker.server import MatchmakerConfig, MatchmakerServer
@@ -35,6 +36,8 @@ def _game_config(env: Env, dsn: str, secret: str) -> GameConfig:
         pool_size=env.integer("RUMMY_DB_POOL_SIZE", low=2, high=200),
         grace=env.integer("RUMMY_SHUTDOWN_GRACE_S", high=600),
         bot_delay_ms=env.integer("RUMMY_BOT_DELAY_MS", high=60_000),
+        event_retention_days=env.integer("RUMMY_EVENT_RETENTION_DAYS", high=36_500),
+        limits=Limits.from_env(env),
     )
 
 
@@ -48,6 +51,7 @@ def _matchmaker_config(env: Env, dsn: str, secret: str) -> MatchmakerConfig:
         ticket_ttl_s=env.integer("RUMMY_TICKET_TTL_S", low=5, high=86_400),
         pool_size=env.integer("RUMMY_DB_POOL_SIZE", low=2, high=200),
         grace=env.integer("RUMMY_SHUTDOWN_GRACE_S", high=600),
+        limits=Limits.from_env(env),
     )
 
 

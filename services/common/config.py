@@ -5,6 +5,7 @@ configuration table is generated from `SETTINGS` (see `rummy-config`)."""
 
 from __future__ import annotations
 
+import math
 import os
 import secrets
 from collections.abc import Mapping
@@ -56,8 +57,28 @@ SETTINGS = (
     ),
     Setting("RUMMY_TICKET_TTL_S", "300", "Seconds a queued ticket waits before it expires"),
     Setting("RUMMY_BOT_DELAY_MS", "800", "How long a bot seat seems to think before it plays"),
+    Setting(
+        "RUMMY_EVENT_RETENTION_DAYS",
+        "30",
+        "Days finished tables (with their event logs) and ended tickets are kept (0: forever)",
+    ),
     Setting("RUMMY_DB_POOL_SIZE", "10", "PostgreSQL connections per process"),
     Setting("RUMMY_SHUTDOWN_GRACE_S", "10", "Seconds running calls get to finish on shutdown"),
+    Setting(
+        "RUMMY_RATE_PER_PLAYER",
+        "50/100",
+        "Calls per second/burst allowed to one signed-in player (0: no limit)",
+    ),
+    Setting(
+        "RUMMY_RATE_PER_PEER",
+        "200/400",
+        "Calls per second/burst allowed to one client connection, Login included (0: no limit)",
+    ),
+    Setting(
+        "RUMMY_STREAMS_PER_PLAYER",
+        "8",
+        "Live streams (Watch, queue and private-table waits) one player may hold (0: no limit)",
+    ),
     Setting("RUMMY_LOG_FORMAT", "auto", "json, console, or auto (console in a terminal)"),
     Setting("RUMMY_LOG_LEVEL", "info", "debug, info, warning or error"),
 )
@@ -90,6 +111,21 @@ class Env:
         if raw in ("0", "false", "no", "off", ""):
             return False
         raise ConfigError(f"{name}={raw!r} must be true or false")
+
+    def rate(self, name: str) -> tuple[float, int]:
+        """``rate/burst`` (``50/100``), or a bare rate with a burst of twice it; 0 is off."""
+        raw = self.text(name)
+        rate_text, sep, burst_text = raw.partition("/")
+        try:
+            rate = float(rate_text)
+            burst = int(burst_text) if sep else max(1, math.ceil(rate * 2))
+        except ValueError:
+            raise ConfigError(
+                f"{name}={raw!r} must look like 50/100 (calls per second/burst)"
+            ) from None
+        if not (math.isfinite(rate) and 0 <= rate <= 1e6 and 1 <= burst <= 10**7):
+            raise ConfigError(f"{name}={raw!r}: rate must be 0 to 1000000, burst 1 to 10000000")
+        return rate, burst
 
     def address(self, name: str) -> str:
         raw = self.text(name)

@@ -14,7 +14,7 @@ from .rules.cards import Deck, rank_name
 from .rules.events import HIDDEN
 from .rules.fairness import commitment
 from .rules.melds import Meld, MeldKind, joker_targets
-from .rules.ruleset import CONTRACT_GROUP, CONTRACT_RUN, Contract, Ruleset
+from .rules.ruleset import Contract, Ruleset
 from .rules.state import GameState, Phase, SeatStatus
 from .rules.view import view
 from .tables import Committed, SeatPlayer
@@ -82,15 +82,7 @@ def meld_view(meld: Meld, rules: Ruleset) -> table_pb2.MeldView:
 
 
 def contract_message(contract: Contract | None) -> table_pb2.Contract | None:
-    if contract is None:
-        return None
-    return table_pb2.Contract(
-        groups=contract.groups,
-        runs=contract.runs,
-        min_group_size=CONTRACT_GROUP,
-        min_run_size=CONTRACT_RUN,
-        no_final_discard=contract.no_final_discard,
-    )
+    return options.contract_message(contract) if contract is not None else None
 
 
 def _scores(
@@ -176,7 +168,7 @@ def rule_info(state: GameState) -> table_pb2.RuleInfo:
     rules = state.ruleset
     info = table_pb2.RuleInfo(
         opening_threshold=state.options.opening_threshold,
-        contract_due=contract_message(rules.contract(max(state.round_no, 1))),
+        contract_due=contract_message(state.contract()),
     )
     if rules.max_reshuffles is not None:
         info.reshuffles_left = max(0, rules.max_reshuffles - state.reshuffles)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import asyncpg
 import grpc
@@ -17,10 +17,12 @@ from services.common.auth_servicer import AuthServicer
 from services.common.db import migrate, open_pool
 from services.common.health import HealthMonitor
 from services.common.interceptors import AuthInterceptor
+from services.common.limits import LimitInterceptor, Limits
 from services.common.metrics import ACTIVE_TABLES
 from services.common.observe import ObserveInterceptor
 from services.common.pb.rummy.v1 import auth_pb2, auth_pb2_grpc, game_pb2, game_pb2_grpc
 
+from . import retention
 from .fanout import Fanout
 from .rules.ruleset import preset
 from .servicer import DB_ERRORS, GameServicer
@@ -44,7 +46,11 @@ class GameConfig:
     sweep_interval: float = 0.05
     pool_size: int = 10
     grace: float = 5.0
+    limits: Limits = field(default_factory=Limits)
     bot_delay_ms: int = 800
+    event_retention_days: int = 30
+    """Finished tables and ended matchmaking rows older than this are purged (0: never)."""
+    purge_interval_s: float = 600.0
 
 
 class GameServer:
@@ -60,6 +66,7 @@ class GameServer:
         self._health = health.aio.HealthServicer()
         self.health: HealthMonitor | None = None
         self._gauges: asyncio.Task[None] | None = None
+        self._purger: asyncio.Task[None] | None = None
         self.tables: Tables | None = None
 
     async def start(self) -> None:
@@ -75,7 +82,11 @@ class GameServer:
         self._fanout = fanout = Fanout(pool, config.dsn)
         await fanout.start()
         server = grpc.aio.server(
-            interceptors=[ObserveInterceptor(), AuthInterceptor(secret=config.secret)],
+            interceptors=[
+                ObserveInterceptor(),
+                LimitInterceptor(config.limits, secret=config.secret),
+                AuthInterceptor(secret=config.secret),
+            ],
             options=[
                 ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
                 # Clients re-resolve the headless Service as replicas come and go;
@@ -108,6 +119,8 @@ class GameServer:
             asyncio.create_task(self._sweep(), name=f"sweeper-{i}") for i in range(SWEEPERS)
         ]
         self._gauges = asyncio.create_task(self._count_tables(), name="gauges")
+        if config.event_retention_days > 0:
+            self._purger = asyncio.create_task(self._purge(), name="retention")
         log.info("game_server_started", port=self.port)
 
     async def _sweep(self) -> None:
@@ -132,11 +145,31 @@ class GameServer:
                 )
             await asyncio.sleep(TABLE_COUNT_INTERVAL_S)
 
+    async def _purge(self) -> None:
+        """Delete old finished tables and matchmaking rows; replicas may overlap."""
+        assert self._pool is not None
+        older_than_s = self.config.event_retention_days * 86_400.0
+        while True:
+            try:
+                tables = await retention.purge_finished(
+                    self._pool, older_than_s=older_than_s, batch=retention.DEFAULT_BATCH
+                )
+                tickets, matches = await retention.purge_matchmaking(
+                    self._pool, older_than_s=older_than_s
+                )
+                if tables or tickets or matches:
+                    log.info("retention_purged", tables=tables, tickets=tickets, matches=matches)
+            except (*DB_ERRORS, asyncpg.PostgresError) as error:
+                log.warning("retention_failed", error=str(error))
+            await asyncio.sleep(self.config.purge_interval_s)
+
     async def stop(self, grace: float | None = None) -> None:
         if self.health is not None:
             await self.health.shutdown()
         if self._gauges is not None:
             self._gauges.cancel()
+        if self._purger is not None:
+            self._purger.cancel()
         if self._fanout is not None:
             # Watchers resume on another replica now rather than at the end of grace.
             self._fanout.close_streams()

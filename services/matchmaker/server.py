@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import asyncpg
 import grpc
@@ -20,6 +20,7 @@ from services.common.db import migrate, open_pool
 from services.common.errors import DB_ERRORS
 from services.common.health import HealthMonitor
 from services.common.interceptors import AuthInterceptor
+from services.common.limits import LimitInterceptor, Limits
 from services.common.observe import ObserveInterceptor
 from services.common.pb.rummy.v1 import (
     auth_pb2,
@@ -35,6 +36,8 @@ from .servicer import MatchmakerServicer, Wakeups
 
 log = structlog.get_logger(__name__)
 CREDENTIAL_TTL_S = 300
+MAX_MESSAGE_BYTES = 64 * 1024
+"""Requests are a few fields; bigger ones are refused by gRPC itself."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +53,7 @@ class MatchmakerConfig:
     match_interval: float = 0.1
     pool_size: int = 10
     grace: float = 5.0
+    limits: Limits = field(default_factory=Limits)
 
 
 class Credential:
@@ -97,7 +101,12 @@ class MatchmakerServer:
             pool, game, Credential(config.secret), interval=config.match_interval
         )
         server = grpc.aio.server(
-            interceptors=[ObserveInterceptor(), AuthInterceptor(secret=config.secret)]
+            interceptors=[
+                ObserveInterceptor(),
+                LimitInterceptor(config.limits, secret=config.secret),
+                AuthInterceptor(secret=config.secret),
+            ],
+            options=[("grpc.max_receive_message_length", MAX_MESSAGE_BYTES)],
         )
         matchmaker_pb2_grpc.add_MatchmakerServiceServicer_to_server(
             MatchmakerServicer(

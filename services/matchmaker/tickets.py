@@ -8,6 +8,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 import asyncpg
 
@@ -77,7 +78,7 @@ _COLUMNS = (
 )
 
 
-def options_message(options: dict[str, int]) -> table_pb2.TableOptions:
+def options_message(options: dict[str, Any]) -> table_pb2.TableOptions:
     """The stored effective options as the API carries them."""
     return table_pb2.TableOptions(
         turn_timer_ms=options.get("turn_timer_ms", 0),
@@ -88,6 +89,12 @@ def options_message(options: dict[str, int]) -> table_pb2.TableOptions:
         to_200=options.get("target_score", 0) == TARGET_200,
         buy_backs=options.get("buy_backs", 0),
         claim_window_ms=options.get("claim_window_ms", 0),
+        contracts=[
+            table_pb2.Contract(
+                groups=c["groups"], runs=c["runs"], no_final_discard=c["no_final_discard"]
+            )
+            for c in options.get("contracts", ())
+        ],
     )
 
 

@@ -156,3 +156,31 @@ async def test_a_contested_claim_from_two_replicas_goes_by_play_order(fresh_dsn:
             await ch.close()
         for s in servers:
             await s.stop(0)
+
+
+async def test_a_contract_table_may_agree_on_its_own_contracts(channel: grpc.aio.Channel) -> None:
+    players = [await login(channel, f"L{i}") for i in range(2)]
+    own = [
+        table_pb2.Contract(groups=1, runs=0),
+        table_pb2.Contract(groups=0, runs=1),
+    ]
+    table_id = await _table(channel, players, "contract", turn_cap=30, contracts=own)
+    view = await players[0].view(table_id)
+    assert view.rules.contract_due.groups == 1 and view.rules.contract_due.runs == 0
+    assert [(c.groups, c.runs) for c in view.options.contracts] == [(1, 0), (0, 1)]
+    await play_to_end(players, table_id, max_turns=1_000)
+    final = await players[0].view(table_id)
+    assert [r.round for r in final.round_results] == [1, 2]
+
+
+async def test_contracts_are_refused_for_a_rule_set_without_them(
+    channel: grpc.aio.Channel,
+) -> None:
+    players = [await login(channel, f"N{i}") for i in range(2)]
+    try:
+        await _table(channel, players, "cafe", contracts=[table_pb2.Contract(groups=1)])
+        raise AssertionError("a cafe table accepted a contract list")
+    except grpc.aio.AioRpcError as error:
+        assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
+        info = error_info(error)
+        assert info is not None and info.reason == "OPTIONS_INVALID"

@@ -319,7 +319,7 @@ def _check_opening(state: GameState, seat: int, shapes: Sequence[M.Shape], left:
     rules = state.ruleset
     if state.opened[seat]:
         return
-    contract = rules.contract(state.round_no)
+    contract = state.contract()
     if contract is not None:
         check_contract(shapes, contract, left)
         return
@@ -341,7 +341,7 @@ def _meld(state: GameState, seat: int, action: Meld, now: int, events: Events) -
     cards = [c for spec in action.melds for c in spec.cards]
     left = _take_from_hand(state.hands[seat], cards, state)
     shapes = [_shape(spec, state) for spec in action.melds]
-    contract = state.ruleset.contract(state.round_no)
+    contract = state.contract()
     if not (contract and contract.no_final_discard and not state.opened[seat]):
         _keep_one(state, left)
     _check_opening(state, seat, shapes, len(left))

@@ -86,7 +86,7 @@ def legal_actions(state: GameState, seat: int) -> list[Action]:
     hand = state.hands[seat]
     keep = rules.must_discard_to_go_out
     moves: list[Action] = []
-    contract = rules.contract(state.round_no)
+    contract = state.contract()
     if contract is not None and not state.opened[seat]:
         plan = contract_plan(hand, contract, state)
         if plan:

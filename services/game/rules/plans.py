@@ -64,7 +64,7 @@ def contract_plan(hand: Sequence[int], contract: Contract, state: GameState) -> 
 def melds_to_lay(state: GameState, seat: int, hand: Sequence[int]) -> list[Shape]:
     """The melds a greedy player lays now from ``hand`` (possibly none)."""
     rules = state.ruleset
-    contract = rules.contract(state.round_no)
+    contract = state.contract()
     if contract is not None and not state.opened[seat]:
         return contract_plan(hand, contract, state) or []
     keep = rules.must_discard_to_go_out

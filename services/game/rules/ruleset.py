@@ -199,6 +199,9 @@ class TableOptions:
     """`classic`: times an eliminated player re-enters (at most 3)."""
     claim_window_ms: int = 3_000
     """`contract`: how long the others may claim the discard after a stock draw."""
+    contracts: tuple[Contract, ...] = ()
+    """`contract`: the table's own list ("les joueurs peuvent convenir d'une liste
+    différente"); empty: the rule set's seven contracts."""
 
     def validate(self) -> None:
         if not 100 <= self.turn_timer_ms <= 3_600_000:
@@ -215,6 +218,11 @@ class TableOptions:
             raise ValueError("scores and thresholds are never negative")
         if not 500 <= self.claim_window_ms <= 60_000:
             raise ValueError("the claim window must be between 500 ms and 60 s")
+        if len(self.contracts) > 12:
+            raise ValueError("a contract list has at most 12 deals")
+        for c in self.contracts:
+            if c.groups < 0 or c.runs < 0 or not 1 <= c.groups + c.runs <= 4:
+                raise ValueError("a contract asks for 1 to 4 melds")
 
 
 CAFE = Ruleset(name="cafe")
@@ -291,6 +299,8 @@ def effective_options(ruleset: Ruleset, options: TableOptions) -> TableOptions:
         raise ValueError(f"{ruleset.name} is not played to a target score")
     if options.buy_backs and ruleset.scoring is not Scoring.CLASSIC:
         raise ValueError(f"{ruleset.name} has no buy-backs")
+    if options.contracts and not ruleset.contracts:
+        raise ValueError(f"{ruleset.name} has no contracts")
     if options.elimination_cap and (
         ruleset.scoring is Scoring.WINNER_COLLECTS or ruleset.contracts
     ):
@@ -301,7 +311,7 @@ def effective_options(ruleset: Ruleset, options: TableOptions) -> TableOptions:
         options,
         opening_threshold=threshold,
         elimination_cap=options.elimination_cap or ruleset.default_elimination_cap,
-        rounds=len(ruleset.contracts) if ruleset.contracts else options.rounds,
+        rounds=len(options.contracts or ruleset.contracts) if ruleset.contracts else options.rounds,
     )
     effective.validate()
     return effective

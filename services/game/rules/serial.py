@@ -7,10 +7,11 @@ enough (tens of microseconds) next to the transaction that stores it.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 from .melds import Meld, MeldKind
-from .ruleset import TableOptions, preset
+from .ruleset import Contract, TableOptions, preset
 from .state import GameState, Phase, RoundResult, SeatStatus
 
 FORMAT_VERSION = 1
@@ -36,6 +37,12 @@ def _meld_from(d: list[Any]) -> Meld:
     return Meld(d[0], d[1], MeldKind(d[2]), tuple(d[3]), d[4], d[5], tuple((j, s) for j, s in d[6]))
 
 
+def _options(values: list[Any]) -> TableOptions:
+    *plain, contracts = values
+    listed = tuple(Contract(g, r, bool(f)) for g, r, f in contracts)
+    return replace(TableOptions(*plain), contracts=listed)
+
+
 def dumps(state: GameState) -> bytes:
     o = state.options
     doc = {
@@ -50,6 +57,7 @@ def dumps(state: GameState) -> bytes:
             o.target_score,
             o.buy_backs,
             o.claim_window_ms,
+            [[c.groups, c.runs, c.no_final_discard] for c in o.contracts],
         ],
         "seats": state.seats,
         "hands": state.hands,
@@ -97,7 +105,7 @@ def loads(data: bytes) -> GameState:
         t = doc["turn"]
         return GameState(
             ruleset=preset(doc["ruleset"]),
-            options=TableOptions(*doc["options"]),
+            options=_options(doc["options"]),
             seats=doc["seats"],
             hands=doc["hands"],
             stock=doc["stock"],

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 
 from .melds import Meld
-from .ruleset import Ruleset, TableOptions, effective_options
+from .ruleset import Contract, Ruleset, TableOptions, effective_options
 
 
 class Phase(IntEnum):
@@ -132,6 +132,13 @@ class GameState:
             if self.status[candidate] == SeatStatus.PLAYING:
                 return candidate
         return seat
+
+    def contract(self, round_no: int = 0) -> Contract | None:
+        """The contract of deal ``round_no`` (default: the current one), if any."""
+        contracts = self.options.contracts or self.ruleset.contracts
+        if not contracts:
+            return None
+        return contracts[(max(round_no or self.round_no, 1) - 1) % len(contracts)]
 
     def due_ms(self) -> int:
         """When the table clock next has something to do (0: nothing)."""
