@@ -1,0 +1,172 @@
+"""Retention against a real PostgreSQL: old finished tables go with their logs;
+recent and active ones stay; concurrent purges delete each row once."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+
+import pytest
+
+from services.common.db import Pool, migrate, open_pool
+from services.game.retention import purge_finished, purge_matchmaking
+from services.game.server import GameConfig, GameServer
+
+DAY = 86_400.0
+
+
+@pytest.fixture
+async def pool(fresh_dsn: str) -> AsyncIterator[Pool]:
+    pool = await open_pool(fresh_dsn, max_size=6)
+    try:
+        await migrate(pool)
+        yield pool
+    finally:
+        await pool.close()
+
+
+async def add_table(pool: Pool, *, finished_days_ago: float | None, events: int = 3) -> uuid.UUID:
+    """A table with seats, events and a stored request; finished that long ago, or active."""
+    table_id = uuid.uuid4()
+    async with pool.acquire() as con, con.transaction():
+        if finished_days_ago is None:
+            await con.execute(
+                "INSERT INTO tables (id, ruleset, state, last_seq, created_at)"
+                " VALUES ($1, 'cafe', '\\x00', $2, now() - interval '400 days')",
+                table_id,
+                events,
+            )
+        else:
+            await con.execute(
+                "INSERT INTO tables (id, ruleset, state, last_seq, status, finished_at)"
+                " VALUES ($1, 'cafe', '\\x00', $2, 'finished',"
+                " now() - make_interval(secs => $3))",
+                table_id,
+                events,
+                finished_days_ago * DAY,
+            )
+        await con.executemany(
+            "INSERT INTO table_seats (table_id, seat, player_id) VALUES ($1, $2, $3)",
+            [(table_id, s, f"p{s}") for s in range(2)],
+        )
+        await con.executemany(
+            "INSERT INTO table_events (table_id, seq, version, kind, payload)"
+            " VALUES ($1, $2, $2, 'test', '\\x01')",
+            [(table_id, seq) for seq in range(1, events + 1)],
+        )
+        await con.execute(
+            "INSERT INTO action_requests (table_id, player_id, request_id, response)"
+            " VALUES ($1, 'p0', 'r1', '\\x02')",
+            table_id,
+        )
+    return table_id
+
+
+async def rows(pool: Pool, table: str, table_id: uuid.UUID) -> int:
+    column = "id" if table == "tables" else "table_id"
+    count = await pool.fetchval(f"SELECT count(*) FROM {table} WHERE {column} = $1", table_id)
+    assert isinstance(count, int)
+    return count
+
+
+CHILDREN = ("table_seats", "table_events", "action_requests")
+
+
+async def test_old_finished_tables_go_with_their_logs(pool: Pool) -> None:
+    old = [await add_table(pool, finished_days_ago=40) for _ in range(5)]
+    recent = await add_table(pool, finished_days_ago=2)
+    active = await add_table(pool, finished_days_ago=None)
+
+    # Batches of 2: five old tables take three batches, the last one short.
+    assert await purge_finished(pool, older_than_s=30 * DAY, batch=2) == 5
+
+    for table_id in old:
+        for table in ("tables", *CHILDREN):
+            assert await rows(pool, table, table_id) == 0, table
+    for table_id in (recent, active):
+        assert await rows(pool, "tables", table_id) == 1
+        assert await rows(pool, "table_events", table_id) == 3
+        for table in CHILDREN:
+            assert await rows(pool, table, table_id) > 0
+    assert await purge_finished(pool, older_than_s=30 * DAY, batch=2) == 0
+
+
+async def test_two_concurrent_purges_delete_each_table_once(pool: Pool) -> None:
+    old = [await add_table(pool, finished_days_ago=31 + k / 100, events=1) for k in range(60)]
+    kept = await add_table(pool, finished_days_ago=1)
+
+    counts = await asyncio.gather(
+        purge_finished(pool, older_than_s=30 * DAY, batch=7),
+        purge_finished(pool, older_than_s=30 * DAY, batch=7),
+    )
+
+    assert sum(counts) == len(old)
+    assert await pool.fetchval("SELECT count(*) FROM tables") == 1
+    assert await rows(pool, "tables", kept) == 1
+    assert await pool.fetchval("SELECT count(*) FROM table_events WHERE table_id <> $1", kept) == 0
+
+
+async def test_ended_tickets_and_matches_are_purged_live_ones_kept(pool: Pool) -> None:
+    async def ticket(state: str, ended_days_ago: float | None) -> uuid.UUID:
+        ticket_id = uuid.uuid4()
+        await pool.execute(
+            "INSERT INTO tickets (id, player_id, table_size, ruleset, options, family, state,"
+            " expires_at, ended_at) VALUES ($1, $2, 2, 'cafe', '{}', 'f', $3,"
+            " now() + interval '1 hour',"
+            " CASE WHEN $4::float8 IS NULL THEN NULL"
+            " ELSE now() - make_interval(secs => $4::float8) END)",
+            ticket_id,
+            f"player-{ticket_id}",
+            state,
+            None if ended_days_ago is None else ended_days_ago * DAY,
+        )
+        return ticket_id
+
+    async def match(done_days_ago: float | None) -> uuid.UUID:
+        table_id = uuid.uuid4()
+        await pool.execute(
+            "INSERT INTO matches (table_id, request, state, done_at) VALUES ($1, '\\x00', $2,"
+            " CASE WHEN $3::float8 IS NULL THEN NULL"
+            " ELSE now() - make_interval(secs => $3::float8) END)",
+            table_id,
+            "creating" if done_days_ago is None else "created",
+            None if done_days_ago is None else done_days_ago * DAY,
+        )
+        return table_id
+
+    await ticket("matched", 40)
+    await ticket("expired", 35)
+    kept_tickets = {await ticket("cancelled", 3), await ticket("queued", None)}
+    await match(40)
+    kept_matches = {await match(3), await match(None)}
+
+    assert await purge_matchmaking(pool, older_than_s=30 * DAY, batch=1) == (2, 1)
+
+    assert {r["id"] for r in await pool.fetch("SELECT id FROM tickets")} == kept_tickets
+    assert {r["table_id"] for r in await pool.fetch("SELECT table_id FROM matches")} == kept_matches
+
+
+async def test_the_server_purges_on_start_and_zero_keeps_forever(fresh_dsn: str) -> None:
+    probe = await open_pool(fresh_dsn, max_size=2)
+    try:
+        await migrate(probe)
+        old = await add_table(probe, finished_days_ago=400)
+        server = GameServer(GameConfig(dsn=fresh_dsn, secret="s" * 40, event_retention_days=0))
+        await server.start()
+        await asyncio.sleep(0.2)
+        await server.stop(0)
+        assert await rows(probe, "tables", old) == 1
+
+        server = GameServer(GameConfig(dsn=fresh_dsn, secret="s" * 40, event_retention_days=30))
+        await server.start()
+        try:
+            for _ in range(100):
+                if await rows(probe, "tables", old) == 0:
+                    break
+                await asyncio.sleep(0.05)
+            assert await rows(probe, "tables", old) == 0
+        finally:
+            await server.stop(0)
+    finally:
+        await probe.close()
