@@ -7,6 +7,12 @@ otherwise one embedded server is started in a temporary folder.
 from __future__ import annotations
 
 import os
+
+# The tests start servers (PostgreSQL, the CLI, other replicas) from a process
+# that runs gRPC threads; gRPC's fork handlers can then crash the forked child
+# before it execs. Nothing here forks to run gRPC, so turn them off, before any
+# gRPC import.
+os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
 import uuid
 from collections.abc import AsyncIterator, Iterator
 
