@@ -66,6 +66,7 @@ from services.common.db import (
     open_pool,
     with_database,
 )
+from services.common.limits import Limits
 from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc, table_pb2
 from services.game import eventlog
 from services.game.fanout import CHANNEL
@@ -103,6 +104,9 @@ SEATS = 4
 BARE_SERVICE = "bench.Bare"
 STREAM_COUNTS = (1_000, 10_000)
 REPO = Path(__file__).resolve().parent.parent
+
+UNLIMITED = Limits(player_rate=0, peer_rate=0, streams_per_player=0)
+"""The load comes from a few processes, not from players: no per-peer limit."""
 
 
 # --- small helpers -----------------------------------------------------------
@@ -287,7 +291,7 @@ async def _serve(role: str, dsn: str, port_fd: int) -> None:
     game: GameServer | None = None
     bare: Any = None
     if role == "game":
-        game = GameServer(GameConfig(dsn=dsn, secret=SECRET))
+        game = GameServer(GameConfig(dsn=dsn, secret=SECRET, limits=UNLIMITED))
         await game.start()
         port = game.port
     else:

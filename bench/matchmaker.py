@@ -52,6 +52,7 @@ import grpc
 
 from services.common.auth import issue_service_token, issue_token
 from services.common.db import EmbeddedPostgres, database_name, migrate, open_pool, with_database
+from services.common.limits import Limits
 from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc, matchmaker_pb2_grpc
 from services.common.pb.rummy.v1 import matchmaker_pb2 as mm
 from services.game.server import GameConfig, GameServer
@@ -65,6 +66,9 @@ REPO = Path(__file__).resolve().parent.parent
 REPLICAS = 2
 PHASE_TIMEOUT_S = 180.0
 """No phase may take longer: a stuck service ends the run instead of hanging it."""
+
+UNLIMITED = Limits(player_rate=0, peer_rate=0, streams_per_player=0)
+"""The load comes from a few processes, not from players: no per-peer limit."""
 
 
 # --- small helpers -----------------------------------------------------------
@@ -189,12 +193,16 @@ async def _serve(args: argparse.Namespace) -> None:
     threading.Thread(target=read_stdin, daemon=True).start()
     server: GameServer | MatchmakerServer
     if args.serve == "game":
-        server = GameServer(GameConfig(dsn=args.dsn, secret=SECRET))
+        server = GameServer(GameConfig(dsn=args.dsn, secret=SECRET, limits=UNLIMITED))
         await server.start()
     else:
         server = MatchmakerServer(
             MatchmakerConfig(
-                dsn=args.dsn, secret=SECRET, game_target=args.game_target, ticket_ttl_s=3_600
+                dsn=args.dsn,
+                secret=SECRET,
+                game_target=args.game_target,
+                ticket_ttl_s=3_600,
+                limits=UNLIMITED,
             )
         )
         await server.start(matching=False)

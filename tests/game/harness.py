@@ -22,6 +22,7 @@ from google.protobuf.message import Message
 from clients.cli.viewstate import state_from_view
 from services.common.auth import issue_service_token
 from services.common.errors import error_info
+from services.common.limits import Limits
 from services.common.pb.rummy.v1 import (
     auth_pb2,
     auth_pb2_grpc,
@@ -64,8 +65,17 @@ BOT_DELAY_MS = 20
 """Bots think for 800 ms in production so people can follow; tests need not wait."""
 
 
+UNLIMITED = Limits(player_rate=0, peer_rate=0, streams_per_player=0)
+"""Test clients share channels and play as fast as they can: the limits have
+tests of their own (tests/abuse)."""
+
+
 async def start_server(dsn: str, **overrides: object) -> GameServer:
-    settings: dict[str, Any] = {"allow_test_decks": True, "bot_delay_ms": BOT_DELAY_MS}
+    settings: dict[str, Any] = {
+        "allow_test_decks": True,
+        "bot_delay_ms": BOT_DELAY_MS,
+        "limits": UNLIMITED,
+    }
     settings.update(overrides)
     server = GameServer(GameConfig(dsn=dsn, secret=SECRET, **settings))
     await server.start()

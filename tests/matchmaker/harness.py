@@ -26,7 +26,7 @@ from services.common.pb.rummy.v1 import matchmaker_pb2 as mm
 from services.common.pb.rummy.v1 import matchmaker_pb2_grpc
 from services.game.server import GameServer
 from services.matchmaker.server import MatchmakerConfig, MatchmakerServer
-from tests.game.harness import SECRET, Player, login, start_server
+from tests.game.harness import SECRET, UNLIMITED, Player, login, start_server
 
 WAIT_S = 30.0
 """Bounds every wait for a stream message or a database condition."""
@@ -57,6 +57,7 @@ class Backend:
                 public_game_target=self.game_target,
                 ticket_ttl_s=self.ttl_s,
                 match_interval=0.02,
+                limits=UNLIMITED,
             )
         )
         await server.start(matching=matching)
