@@ -25,6 +25,8 @@ DB_ERRORS = (
     asyncpg.PostgresConnectionError,
     asyncpg.InterfaceError,
     asyncpg.CannotConnectNowError,
+    # A connection cut mid-query can surface as this (asyncpg issue 784).
+    asyncpg.InternalClientError,
 )
 """What a database outage raises; callers answer UNAVAILABLE and clients retry."""
 

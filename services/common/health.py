@@ -49,7 +49,7 @@ class HealthMonitor:
         try:
             await self._pool.fetchval("SELECT 1", timeout=self._timeout)
             return True
-        except (*DB_ERRORS, asyncpg.PostgresError, TimeoutError):
+        except (*DB_ERRORS, asyncpg.PostgresError, asyncpg.InternalClientError, TimeoutError):
             return False
         finally:
             DB_POOL.labels("in_use").set(self._pool.get_size() - self._pool.get_idle_size())

@@ -15,6 +15,7 @@ from grpc_reflection.v1alpha import reflection
 
 from services.common.auth_servicer import AuthServicer
 from services.common.db import migrate, open_pool
+from services.common.errors import DB_ERRORS
 from services.common.health import HealthMonitor
 from services.common.interceptors import AuthInterceptor
 from services.common.limits import LimitInterceptor, Limits
@@ -25,7 +26,7 @@ from services.common.pb.rummy.v1 import auth_pb2, auth_pb2_grpc, game_pb2, game_
 from . import retention
 from .fanout import Fanout
 from .rules.ruleset import preset
-from .servicer import DB_ERRORS, GameServicer
+from .servicer import GameServicer
 from .tables import Tables
 
 log = structlog.get_logger(__name__)

@@ -11,6 +11,7 @@ import grpc
 from google.protobuf.message import Message
 
 from services.common import errors
+from services.common.errors import DB_ERRORS
 from services.common.interceptors import require_player, require_service
 from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc
 
@@ -33,15 +34,6 @@ _SIDES = {
     game_pb2.SIDE_LOW: Side.LOW,
     game_pb2.SIDE_HIGH: Side.HIGH,
 }
-DB_ERRORS = (
-    OSError,
-    asyncpg.PostgresConnectionError,
-    asyncpg.InterfaceError,
-    asyncpg.CannotConnectNowError,
-    # A pooled connection cut mid-query (the server shutting down, a terminated
-    # backend) can surface as this instead (MagicStack/asyncpg#784).
-    asyncpg.InternalClientError,
-)
 
 
 class Malformed(Refusal):

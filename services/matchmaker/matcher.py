@@ -26,6 +26,7 @@ import structlog
 
 from services.common import metrics
 from services.common.db import Connection, Pool
+from services.common.errors import DB_ERRORS
 from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc
 
 from . import tickets
@@ -108,7 +109,7 @@ class Matcher:
                 if started - depth_at > DEPTH_EVERY_S:
                     depth_at = started
                     await tickets.record_depth(self._pool)
-            except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as error:
+            except (*DB_ERRORS, asyncpg.PostgresError) as error:
                 log.warning("matching_failed", error=str(error))
                 matched = 0
             self.last_loop_s = time.perf_counter() - started
