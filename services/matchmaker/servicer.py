@@ -69,6 +69,26 @@ def effective_options(ruleset: str, message: table_pb2.TableOptions) -> dict[str
     return dataclasses.asdict(options)
 
 
+def table_wanted(
+    request: mm.EnqueueRequest | mm.CreatePrivateTableRequest,
+) -> tuple[str, dict[str, Any]]:
+    """The rule set and effective options a queueing request asks for, checked."""
+    if request.table_size not in (2, 3, 4):
+        raise Refused(
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "TABLE_SIZE_INVALID",
+            "A table seats 2, 3 or 4 players.",
+        )
+    ruleset = request.ruleset or "cafe"
+    if ruleset not in PRESETS:
+        raise Refused(
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "RULESET_UNKNOWN",
+            f"There is no rule set called '{ruleset}'.",
+        )
+    return ruleset, effective_options(ruleset, request.options)
+
+
 class Wakeups:
     """One LISTEN per replica: wakes the streams whose tickets changed."""
 
@@ -304,20 +324,7 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
         player = await require_player(context)
 
         async def start() -> TicketRow:
-            if request.table_size not in (2, 3, 4):
-                raise Refused(
-                    grpc.StatusCode.INVALID_ARGUMENT,
-                    "TABLE_SIZE_INVALID",
-                    "A table seats 2, 3 or 4 players.",
-                )
-            ruleset = request.ruleset or "cafe"
-            if ruleset not in PRESETS:
-                raise Refused(
-                    grpc.StatusCode.INVALID_ARGUMENT,
-                    "RULESET_UNKNOWN",
-                    f"There is no rule set called '{ruleset}'.",
-                )
-            options = effective_options(ruleset, request.options)
+            ruleset, options = table_wanted(request)
             mode = "rating" if request.mode == mm.MATCH_MODE_RATING else "fifo"
             family = f"{ruleset}|{mode}|{json.dumps(options, sort_keys=True)}"
             return await self._queue(
@@ -342,20 +349,7 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
         player = await require_player(context)
 
         async def start() -> TicketRow:
-            if request.table_size not in (2, 3, 4):
-                raise Refused(
-                    grpc.StatusCode.INVALID_ARGUMENT,
-                    "TABLE_SIZE_INVALID",
-                    "A table seats 2, 3 or 4 players.",
-                )
-            ruleset = request.ruleset or "cafe"
-            if ruleset not in PRESETS:
-                raise Refused(
-                    grpc.StatusCode.INVALID_ARGUMENT,
-                    "RULESET_UNKNOWN",
-                    f"There is no rule set called '{ruleset}'.",
-                )
-            options = effective_options(ruleset, request.options)
+            ruleset, options = table_wanted(request)
             code = tickets.new_invite_code()
             return await self._queue(
                 player,

@@ -44,6 +44,7 @@ from services.game.rules.actions import (
     TakeDiscard,
 )
 from services.game.rules.bots import GreedyBot
+from tests.game import harness
 
 REPO = Path(__file__).resolve().parents[2]
 SECRET = "fault-tests-token-secret-that-is-long-enough"
@@ -296,38 +297,7 @@ async def create_table(
 
 def request_for(table_id: str, action: Action, request_id: str) -> tuple[str, Message]:
     """The RPC name and request message that carry one engine action."""
-    base: dict[str, Any] = {"table_id": table_id, "request_id": request_id}
-    match action:
-        case DrawStock():
-            return "DrawStock", game_pb2.DrawStockRequest(**base)
-        case TakeDiscard():
-            return "TakeDiscard", game_pb2.TakeDiscardRequest(**base)
-        case Meld():
-            specs = [game_pb2.MeldSpec(card_ids=m.cards) for m in action.melds]
-            return "Meld", game_pb2.MeldRequest(melds=specs, **base)
-        case LayOff():
-            return "LayOff", game_pb2.LayOffRequest(
-                meld_id=action.meld_id, card_ids=action.cards, side=int(action.side), **base
-            )
-        case SwapJoker():
-            assert action.lay_off is not None
-            placement = game_pb2.LayOffPlacement(
-                meld_id=action.lay_off.meld_id,
-                card_ids=action.lay_off.cards,
-                side=int(action.lay_off.side),
-            )
-            return "SwapJoker", game_pb2.SwapJokerRequest(
-                meld_id=action.meld_id,
-                joker_card_id=action.joker,
-                replacement_card_ids=[action.replacement],
-                lay_off=placement,
-                **base,
-            )
-        case Discard():
-            return "Discard", game_pb2.DiscardRequest(card_id=action.card, **base)
-        case Leave():
-            return "Leave", game_pb2.LeaveRequest(**base)
-    raise AssertionError(f"no RPC for {action}")
+    return harness.request_for(table_id, action, request_id=request_id)
 
 
 @dataclass(frozen=True, slots=True)
