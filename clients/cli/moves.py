@@ -7,7 +7,7 @@ only what cannot even be sent (a card not in hand, no meld 7) stops here.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -107,9 +107,11 @@ def _meld_view(view: table_pb2.TableView, number: int) -> table_pb2.MeldView:
     raise MoveError(f"There is no meld [{number}] on the table.")
 
 
-def _pick(view: table_pb2.TableView, codes: list[str] | tuple[str, ...], **kw: object) -> list[int]:
+def _pick(
+    view: table_pb2.TableView, codes: list[str] | tuple[str, ...], *, avoid: Iterable[int] = ()
+) -> list[int]:
     try:
-        return pick(view.hand, codes, **kw)  # type: ignore[arg-type]
+        return pick(view.hand, codes, avoid=avoid)
     except CardError as error:
         raise MoveError(str(error)) from None
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from services.common.pb.rummy.v1 import table_pb2
+from collections.abc import Iterable
+
+from services.common.pb.rummy.v1 import cards_pb2, table_pb2
 
 from .cards import Style
 from .render import game_text, round_text, seat_name
@@ -18,8 +20,8 @@ def _object(who: str) -> str:
     return "you" if who == "You" else who
 
 
-def _cards(event_cards: object, style: Style) -> str:
-    return style.cards(c.code for c in event_cards)  # type: ignore[attr-defined]
+def _cards(event_cards: Iterable[cards_pb2.Card], style: Style) -> str:
+    return style.cards(c.code for c in event_cards)
 
 
 def narrate(event: table_pb2.TableEvent, view: table_pb2.TableView, style: Style) -> str | None:
