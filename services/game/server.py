@@ -125,16 +125,23 @@ class GameServer:
         log.info("game_server_started", port=self.port)
 
     async def _sweep(self) -> None:
-        """Fire expired turns; several replicas may sweep at once (SKIP LOCKED)."""
+        """Fire expired turns; several replicas may sweep at once (SKIP LOCKED).
+
+        While the database is out of reach the loop backs off (up to 2 s) and
+        logs the first failure and then every twentieth, not one line per poll."""
         assert self.tables is not None
+        failures = 0
         while True:
             try:
                 while await self.tables.sweep_once() is not None:
                     pass
-            except DB_ERRORS as error:
-                log.warning("sweep_failed", error=str(error))
-            except asyncpg.PostgresError as error:
-                log.warning("sweep_failed", error=str(error))
+                failures = 0
+            except (*DB_ERRORS, asyncpg.PostgresError) as error:
+                failures += 1
+                if failures % 20 == 1:
+                    log.warning("sweep_failed", error=str(error), failures=failures)
+                await asyncio.sleep(min(2.0, self.config.sweep_interval * 2**failures))
+                continue
             await asyncio.sleep(self.config.sweep_interval)
 
     async def _count_tables(self) -> None:
