@@ -102,6 +102,8 @@ _LOCK = (
 
 log = structlog.get_logger(__name__)
 SALT_BYTES = 16
+SEAT_CACHE_TABLES = 5_000
+"""Tables whose seats a replica remembers; a miss costs one small query."""
 
 
 def _count_endings(committed: Committed) -> None:
@@ -253,6 +255,10 @@ class Tables:
             if seats:
                 # Seats never change once a table exists, so this cache cannot go stale.
                 self._seats[table_id] = seats
+                if len(self._seats) > SEAT_CACHE_TABLES:
+                    # Oldest first (dicts keep insertion order): a bounded cache, so a
+                    # replica's memory stays flat however many tables it has served.
+                    del self._seats[next(iter(self._seats))]
         return next((s for s, p in seats.items() if p.player_id == player_id), None)
 
     def cached_seats(self, table_id: uuid.UUID) -> dict[int, SeatPlayer]:
