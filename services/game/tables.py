@@ -102,7 +102,7 @@ _LOCK = (
 
 log = structlog.get_logger(__name__)
 SALT_BYTES = 16
-SEAT_CACHE_TABLES = 5_000
+SEAT_CACHE_TABLES = 2_000
 """Tables whose seats a replica remembers; a miss costs one small query."""
 
 
@@ -249,16 +249,17 @@ class Tables:
         return Committed(table_id, 1, logged[-1][0], state, None, now_ms, tuple(logged))
 
     async def seat_of(self, con: Connection, table_id: uuid.UUID, player_id: str) -> int | None:
-        seats = self._seats.get(table_id)
+        seats = self._seats.pop(table_id, None)
         if seats is None:
             seats = await self.seats(con, table_id)
-            if seats:
-                # Seats never change once a table exists, so this cache cannot go stale.
-                self._seats[table_id] = seats
-                if len(self._seats) > SEAT_CACHE_TABLES:
-                    # Oldest first (dicts keep insertion order): a bounded cache, so a
-                    # replica's memory stays flat however many tables it has served.
-                    del self._seats[next(iter(self._seats))]
+        if seats:
+            # Seats never change once a table exists, so this cache cannot go stale.
+            # Re-inserted on every use, so the first key is the least recently used:
+            # a bounded cache keeps a replica's memory flat however many tables it
+            # has served, and the tables in play stay in it.
+            self._seats[table_id] = seats
+            if len(self._seats) > SEAT_CACHE_TABLES:
+                del self._seats[next(iter(self._seats))]
         return next((s for s, p in seats.items() if p.player_id == player_id), None)
 
     def cached_seats(self, table_id: uuid.UUID) -> dict[int, SeatPlayer]:
