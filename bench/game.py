@@ -68,7 +68,7 @@ from services.common.db import (
 )
 from services.common.limits import Limits
 from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc, table_pb2
-from services.game import eventlog
+from services.game import eventlog, tables
 from services.game.fanout import CHANNEL
 from services.game.rules import serial
 from services.game.rules.actions import (
@@ -436,7 +436,8 @@ async def bench_database() -> AsyncIterator[tuple[str, str]]:
 
 # --- ceiling (a): the action's transaction straight from asyncpg -----------
 
-# The statements of `services/game/tables.py` (act -> _write -> _append -> _notify_on).
+# The issue's reference transaction, as the service's locked path writes it
+# (`services/game/tables.py`: `_act_locked` -> `_write`).
 LOCK_SQL = (
     "SELECT state, version, last_seq, bot_seats,"
     " (extract(epoch from clock_timestamp()) * 1000)::bigint AS now_ms"
@@ -458,7 +459,11 @@ NOTIFY_MODES = {
     "after": "NOTIFY after commit",
     "coalesced": "NOTIFY after commit, coalesced",
     "none": "no NOTIFY (reference)",
+    "cas": "the service's: read + compare-and-set",
 }
+"""The last is what the service runs for a move: a plain read, then one
+statement (state if the version is unchanged, events, request answer) and a
+coalesced NOTIFY after it; see `services/game/tables.py`."""
 
 
 @dataclass(frozen=True)
@@ -532,6 +537,29 @@ async def ceiling_run(
             n = 2 if i % 5 < 2 else 1  # 1.4 events per action, as greedy games log
             i += 1
             started = time.perf_counter()
+            if mode == "cas":
+                row = await con.fetchrow(tables.READ, table_id, "bench", "")
+                assert row is not None
+                last, version = row["last_seq"], row["version"] + 1
+                moved = await con.fetchval(
+                    tables.COMPARE_AND_SET,
+                    table_id,
+                    sample.state,
+                    version,
+                    last + n,
+                    deadline,
+                    datetime.now(UTC),
+                    list(range(last + 1, last + n + 1)),
+                    sample.kinds[:n],
+                    sample.payloads[:n],
+                    "bench",
+                    "",
+                    None,
+                )
+                assert moved == 1
+                coalescer.add(f"{table_id}:{last + n}")
+                timings.add(started, time.perf_counter())
+                continue
             async with con.transaction():
                 row = await con.fetchrow(LOCK_SQL, table_id)
                 assert row is not None
@@ -1044,7 +1072,7 @@ async def stream_memory(kind: str, dsn: str, channels: int) -> StreamMemory:
 async def _game_opener(chans: list[grpc.aio.Channel], calls: list[Any]) -> Callable[[int], Any]:
     """Watch streams spread over 100 idle tables, each resuming one event back."""
     stubs = [game_pb2_grpc.GameServiceStub(c) for c in chans]
-    tables: list[tuple[str, list[Bot], int]] = []
+    made: list[tuple[str, list[Bot], int]] = []
     for _ in range(100):
         bots = [Bot.new() for _ in range(SEATS)]
         reply = await stubs[0].CreateTable(
@@ -1060,10 +1088,10 @@ async def _game_opener(chans: list[grpc.aio.Channel], calls: list[Any]) -> Calla
                 game_pb2.GetTableRequest(table_id=reply.table_id), metadata=bots[0].metadata
             )
         ).view
-        tables.append((reply.table_id, bots, view.last_seq))
+        made.append((reply.table_id, bots, view.last_seq))
 
     def opener(k: int) -> Any:
-        table_id, bots, last_seq = tables[k % len(tables)]
+        table_id, bots, last_seq = made[k % len(made)]
         call = stubs[k % len(stubs)].Watch(
             game_pb2.WatchRequest(table_id=table_id, after_seq=last_seq - 1),
             metadata=bots[(k // len(tables)) % SEATS].metadata,
@@ -1156,6 +1184,10 @@ async def run(args: argparse.Namespace) -> None:
         f"    (vs NOTIFY inside, {ceiling['inside'].rate:,.0f} tx/s:"
         f" {peak.actions.rate / ceiling['inside'].rate:.2f};"
         f" vs the raw gRPC echo, {echo.rate:,.0f} calls/s: {peak.actions.rate / echo.rate:.2f})"
+    )
+    print(
+        f"    (vs the service's own read + compare-and-set from asyncpg,"
+        f" {ceiling['cas'].rate:,.0f} tx/s: {peak.actions.rate / ceiling['cas'].rate:.2f})"
     )
     print(
         f"  p99 action latency at {half.actions.rate:,.0f} actions/s"

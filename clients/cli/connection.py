@@ -36,13 +36,14 @@ CALL_TIMEOUT_S = 10.0
 """Bounds one unary call; a retry gets a fresh deadline."""
 GIVE_UP_AFTER_S = 60.0
 """How long retries go on before an outage is reported as an error."""
-RETRYABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
-STREAM_RETRYABLE = (
-    *RETRYABLE,
+RETRYABLE = (
+    grpc.StatusCode.UNAVAILABLE,
+    grpc.StatusCode.DEADLINE_EXCEEDED,
+    # A server shutting down cancels the calls it still holds. (A call this
+    # client gives up on ends with asyncio.CancelledError, never this code.)
     grpc.StatusCode.CANCELLED,
-    grpc.StatusCode.INTERNAL,
-    grpc.StatusCode.UNKNOWN,
 )
+STREAM_RETRYABLE = (*RETRYABLE, grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN)
 """A stream may also end like this when its server goes away mid-flight."""
 CHANNEL_OPTIONS = [
     # A restarted server is found again within a couple of seconds, not minutes.
@@ -300,7 +301,7 @@ class Connection:
                     timeout=CALL_TIMEOUT_S,
                 )
             except grpc.aio.AioRpcError as error:
-                if error.code() in RETRYABLE:
+                if error.code() in STREAM_RETRYABLE:
                     continue
                 raise refusal(error) from None
             view = reply.view

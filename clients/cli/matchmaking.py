@@ -16,7 +16,7 @@ import grpc
 from services.common.pb.rummy.v1 import matchmaker_pb2 as mm
 from services.common.pb.rummy.v1 import table_pb2
 
-from .connection import Backoff, Connection, Refused, refusal
+from .connection import STREAM_RETRYABLE, Backoff, Connection, Refused, refusal
 from .identity import Identity, LastMatch
 
 BOTS_AFTER_MS = 300
@@ -134,7 +134,7 @@ async def queue(
             if refused.code == grpc.StatusCode.UNAUTHENTICATED:
                 await conn.login()
                 continue
-            if refused.code not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.INTERNAL):
+            if refused.code not in STREAM_RETRYABLE:
                 raise refused from None
         # The stream dropped: the ticket may have been matched in the meantime.
         if ticket_id:

@@ -1,10 +1,15 @@
 """Live table events for this replica's `Watch` streams.
 
-One LISTEN connection per replica. A notification only says "table T reached
-seq S"; the events themselves are read once from the log and handed to every
-local watcher of T, so a lost notification costs latency, never an event: a
-periodic check of the watched tables' `last_seq` catches up after any gap,
-including a reconnect after a database outage.
+Events committed by this replica reach its own watchers straight away, with
+no read (`published`). Other replicas learn of them by NOTIFY: one LISTEN
+connection per replica, and one notification per flush for all the tables
+that moved since the last one, sent after the commits rather than inside
+them (a NOTIFY inside a transaction serialises every commit on one lock).
+A notification only says "table T reached seq S"; the events themselves are
+read once from the log and handed to every local watcher of T, so a lost
+notification costs latency, never an event: a periodic check of the watched
+tables' `last_seq` catches up after any gap, including a reconnect after a
+database outage, and a watcher that sees a gap in the seqs re-reads the log.
 """
 
 from __future__ import annotations
@@ -27,6 +32,8 @@ from . import eventlog
 from .rules.events import Event
 
 CHANNEL = "table_events"
+NOTIFY_ITEMS = 150
+"""Tables per notification: a payload stays under PostgreSQL's 8,000 bytes."""
 log = structlog.get_logger(__name__)
 _DB_ERRORS = (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, asyncpg.InternalClientError)
 """What a lost or cut database connection raises; InternalClientError comes from a
@@ -118,6 +125,9 @@ class Fanout:
         self._pending: set[uuid.UUID] = set()
         self._running: dict[uuid.UUID, asyncio.Task[None]] = {}
         self._task: asyncio.Task[None] | None = None
+        self._outbox: dict[uuid.UUID, int] = {}
+        self._flush_wanted = asyncio.Event()
+        self._notifier: asyncio.Task[None] | None = None
         self.connected = asyncio.Event()
         self.closing = False
 
@@ -127,14 +137,51 @@ class Fanout:
 
     async def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name="fanout")
+        self._notifier = asyncio.create_task(self._notify_loop(), name="notifier")
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        for task in (self._task, self._notifier):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        await self._flush()  # the last commits' news, for the other replicas
         for task in list(self._running.values()):
             task.cancel()
+
+    def published(self, table_id: uuid.UUID, events: list[LoggedEvent]) -> None:
+        """Events this replica has just committed, in seq order."""
+        last = events[-1].seq
+        self._outbox[table_id] = max(last, self._outbox.get(table_id, 0))
+        self._flush_wanted.set()
+        subs = self._subs.get(table_id)
+        if not subs or self._cursor.get(table_id, -1) >= last:
+            return
+        self._cursor[table_id] = last
+        for sub in list(subs):
+            self._push(sub, events)
+
+    async def _notify_loop(self) -> None:
+        while True:
+            await self._flush_wanted.wait()
+            self._flush_wanted.clear()
+            await self._flush()
+
+    async def _flush(self) -> None:
+        if not self._outbox:
+            return
+        items = [f"{table}:{seq}" for table, seq in self._outbox.items()]
+        self._outbox.clear()
+        payloads = [
+            ",".join(items[i : i + NOTIFY_ITEMS]) for i in range(0, len(items), NOTIFY_ITEMS)
+        ]
+        try:
+            await self._pool.execute(
+                "SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p", CHANNEL, payloads
+            )
+        except _DB_ERRORS as error:
+            # The other replicas' periodic check of their watched tables catches up.
+            log.warning("notify_failed", tables=len(items), error=str(error))
 
     def close_streams(self) -> None:
         """Tell every local watcher, and any that comes later, to resume elsewhere.
@@ -167,13 +214,14 @@ class Fanout:
                     self._cursor.pop(table_id, None)
 
     def _notified(self, _con: object, _pid: int, _channel: str, payload: object) -> None:
-        table_text, _, seq_text = str(payload).partition(":")
-        try:
-            table_id, seq = uuid.UUID(table_text), int(seq_text)
-        except ValueError:
-            return
-        if table_id in self._subs and self._cursor.get(table_id, -1) < seq:
-            self._kick(table_id)
+        for item in str(payload).split(","):
+            table_text, _, seq_text = item.partition(":")
+            try:
+                table_id, seq = uuid.UUID(table_text), int(seq_text)
+            except ValueError:
+                continue
+            if table_id in self._subs and self._cursor.get(table_id, -1) < seq:
+                self._kick(table_id)
 
     def _kick(self, table_id: uuid.UUID) -> None:
         if table_id in self._running:
@@ -193,7 +241,8 @@ class Fanout:
                     after = min(s.position for s in subs)
                 events = await read_events(self._pool, table_id, after)
                 if events:
-                    self._cursor[table_id] = events[-1].seq
+                    # Never backwards: a commit published meanwhile moved it on.
+                    self._cursor[table_id] = max(events[-1].seq, self._cursor.get(table_id, 0))
                     for sub in list(self._subs.get(table_id, ())):
                         self._push(sub, events)
                 if table_id not in self._pending and len(events) < 1000:

@@ -74,14 +74,15 @@ class GameServer:
         config = self.config
         self._pool = pool = await open_pool(config.dsn, max_size=config.pool_size)
         await migrate(pool)
+        self._fanout = fanout = Fanout(pool, config.dsn)
+        await fanout.start()
         self.tables = tables = Tables(
             pool,
+            fanout,
             rulesets=preset,
             allow_test_decks=config.allow_test_decks,
             bot_delay_ms=config.bot_delay_ms,
         )
-        self._fanout = fanout = Fanout(pool, config.dsn)
-        await fanout.start()
         server = grpc.aio.server(
             interceptors=[
                 ObserveInterceptor(),

@@ -179,16 +179,16 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
                 raise Malformed("REQUEST_ID_INVALID", "The request id is too long.")
             expected = request.expected_version if request.HasField("expected_version") else None
 
-            def respond(committed: Committed) -> bytes:
+            def respond(committed: Committed) -> Resp:
                 seats = self._tables.cached_seats(committed.table_id)
                 fields = extra(committed) if extra else {}
                 return response(
                     version=committed.version,
                     view=convert.table_view(committed, seats, request.table_id),
                     **fields,
-                ).SerializeToString()
+                )
 
-            data = await self._tables.act(
+            answer = await self._tables.act(
                 table_id,
                 player,
                 action,
@@ -196,9 +196,11 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
                 request_id=request.request_id,
                 expected_version=expected,
             )
-            message = response()
-            message.ParseFromString(data)
-            return message
+            if isinstance(answer, bytes):  # a retried request: the first answer, as kept
+                message = response()
+                message.ParseFromString(answer)
+                return message
+            return answer  # type: ignore[return-value]
 
         return await guard(context, run())
 

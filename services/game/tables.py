@@ -1,10 +1,21 @@
 """Tables as stateless actors over PostgreSQL.
 
-One action is one short transaction: lock the table row, resolve the caller's
-seat, replay a known `request_id`, check the expected version, apply the
-engine, write state and version, append the events, commit, and only then
-notify and answer. Any replica can serve any table; a cache may speed the
-seat lookup, correctness never depends on it.
+Any replica can serve any table; a cache may speed the seat lookup,
+correctness never depends on it. An action takes two round trips:
+
+1. Read the table row (and, in the same query, the stored answer of a known
+   `request_id`), then apply the engine in memory.
+2. Commit it in one statement: the state and version (only if the version is
+   still the one read: compare-and-set), the events it caused and the
+   request's answer. If another move got there first, nothing is written and
+   the action starts again from the read; the engine then judges it against
+   the new state.
+
+Only then is the action answered and announced (`Fanout.published`: this
+replica's watchers at once, other replicas by a coalesced NOTIFY). The rare
+actions that touch other rows (leaving, or ending the game, which updates
+ratings) run as one transaction under the table's row lock, as the sweeper's
+timeouts and bot turns do; the version makes the two ways exclusive.
 """
 
 from __future__ import annotations
@@ -22,13 +33,14 @@ from datetime import UTC, datetime
 import asyncpg
 import grpc
 import structlog
+from google.protobuf.message import Message
 
 from services.common import metrics, rating
 from services.common.db import Connection, Pool
 
 from . import eventlog
 from .autoplay import BOT_DELAY_MS, bot_turn
-from .fanout import CHANNEL
+from .fanout import Fanout, LoggedEvent
 from .rules import serial
 from .rules.actions import SYSTEM, Action, Deal, Leave, Timeout
 from .rules.engine import apply
@@ -91,13 +103,38 @@ class Committed:
     events: tuple[tuple[int, Event], ...]
 
 
-Responder = Callable[[Committed], bytes]
+Responder = Callable[[Committed], Message]
 
 _LOCK = (
     "SELECT state, version, last_seq, bot_seats,"
     " (extract(epoch from clock_timestamp()) * 1000)::bigint AS now_ms"
     " FROM tables WHERE id = $1 FOR UPDATE"
 )
+READ = (
+    "SELECT t.state, t.version, t.last_seq, t.bot_seats, t.status,"
+    " (extract(epoch from clock_timestamp()) * 1000)::bigint AS now_ms,"
+    " r.response, r.error"
+    " FROM tables t LEFT JOIN action_requests r"
+    " ON r.table_id = t.id AND r.player_id = $2 AND r.request_id = $3"
+    " WHERE t.id = $1"
+)
+COMPARE_AND_SET = (
+    "WITH moved AS (UPDATE tables SET state = $2, version = $3, last_seq = $4,"
+    " turn_deadline = $5, updated_at = now() WHERE id = $1 AND version = $3 - 1"
+    " AND status = 'active' RETURNING id),"
+    " logged AS (INSERT INTO table_events (table_id, seq, version, kind, payload, created_at)"
+    " SELECT $1, s, $3, k, p, $6 FROM moved,"
+    " unnest($7::bigint[], $8::text[], $9::bytea[]) AS e(s, k, p)),"
+    " answered AS (INSERT INTO action_requests (table_id, player_id, request_id, response)"
+    " SELECT $1, $10, $11, $12 FROM moved WHERE $11 <> '')"
+    " SELECT count(*) FROM moved"
+)
+_REMEMBER_REFUSAL = (
+    "INSERT INTO action_requests (table_id, player_id, request_id, error)"
+    " VALUES ($1, $2, $3, $4::jsonb) ON CONFLICT DO NOTHING RETURNING true"
+)
+CAS_ATTEMPTS = 8
+"""Reads and retries of one action that keeps losing races (in play, at most one or two)."""
 
 
 log = structlog.get_logger(__name__)
@@ -133,10 +170,23 @@ def _deadline(
     return datetime.fromtimestamp(due / 1000, UTC)
 
 
+def _at(now_ms: int) -> datetime:
+    return datetime.fromtimestamp(now_ms / 1000, UTC)
+
+
+def _stale() -> Refusal:
+    return Refusal(
+        grpc.StatusCode.ABORTED,
+        "VERSION_STALE",
+        "The table has moved on since you looked: refresh and try again.",
+    )
+
+
 class Tables:
     def __init__(
         self,
         pool: asyncpg.Pool,
+        fanout: Fanout,
         *,
         rulesets: Callable[[str], Ruleset],
         allow_test_decks: bool = False,
@@ -144,6 +194,7 @@ class Tables:
         bot_delay_ms: int = BOT_DELAY_MS,
     ) -> None:
         self._pool = pool
+        self._fanout = fanout
         self._rulesets = rulesets
         self._allow_test_decks = allow_test_decks
         self._bot_delay_ms = bot_delay_ms
@@ -244,9 +295,22 @@ class Tables:
                     for i, p in enumerate(players)
                 ],
             )
-            logged = await self._append(con, table_id, 0, 1, events)
-        await self._notify(table_id, logged[-1][0])
-        return Committed(table_id, 1, logged[-1][0], state, None, now_ms, tuple(logged))
+            seqs = list(range(1, len(events) + 1))
+            await con.execute(
+                "INSERT INTO table_events (table_id, seq, version, kind, payload, created_at)"
+                " SELECT $1, s, 1, k, p, $5 FROM unnest($2::bigint[], $3::text[], $4::bytea[])"
+                " AS e(s, k, p)",
+                table_id,
+                seqs,
+                [eventlog.kind_of(e) for e in events],
+                [eventlog.encode(e) for e in events],
+                _at(now_ms),
+            )
+        committed = Committed(
+            table_id, 1, seqs[-1], state, None, now_ms, tuple(zip(seqs, events, strict=True))
+        )
+        self._published(committed)
+        return committed
 
     async def seat_of(self, con: Connection, table_id: uuid.UUID, player_id: str) -> int | None:
         seats = self._seats.pop(table_id, None)
@@ -274,8 +338,9 @@ class Tables:
         *,
         request_id: str = "",
         expected_version: int | None = None,
-    ) -> bytes:
-        """Apply one player's action; the bytes are the response, committed with it."""
+    ) -> Message | bytes:
+        """Apply one player's action. The answer is ``respond``'s message, committed
+        with the action; a replayed ``request_id`` gets the first answer's bytes."""
         kind = type(action).__name__
         if request_id:
             # Scoped by the call: an id reused for another kind of move is a new request.
@@ -290,12 +355,12 @@ class Tables:
             log.info("action_refused", table_id=str(table_id), action=kind, reason=refusal.reason)
             raise
         metrics.DB_TRANSACTION.labels("action").observe(time.perf_counter() - started)
-        if committed is not None:
-            log.info(
-                "action_applied", table_id=str(table_id), action=kind, version=committed.version
-            )
         metrics.ACTIONS.labels(kind, "applied" if committed else "replayed").inc()
         if committed is not None:
+            log.debug(
+                "action_applied", table_id=str(table_id), action=kind, version=committed.version
+            )
+            self._published(committed)
             _count_endings(committed)
         return response
 
@@ -307,84 +372,141 @@ class Tables:
         respond: Responder,
         request_id: str,
         expected_version: int | None,
-    ) -> tuple[bytes, Committed | None]:
-        refused: Refusal | None = None
+    ) -> tuple[Message | bytes, Committed | None]:
         async with self._pool.acquire() as con:
-            async with con.transaction():
-                row = await con.fetchrow(_LOCK, table_id)
-                if row is None:
-                    raise Refusal(
-                        grpc.StatusCode.NOT_FOUND, "TABLE_NOT_FOUND", "There is no such table."
-                    )
-                seat = await self.seat_of(con, table_id, player_id)
-                if seat is None:
-                    raise Refusal(
-                        grpc.StatusCode.PERMISSION_DENIED,
-                        "NOT_SEATED",
-                        "You have no seat at this table.",
-                    )
-                if request_id:
-                    prior = await con.fetchrow(
-                        "SELECT response, error FROM action_requests"
-                        " WHERE table_id = $1 AND player_id = $2 AND request_id = $3",
-                        table_id,
-                        player_id,
-                        request_id,
-                    )
-                    if prior is not None:
-                        if prior["error"] is not None:
-                            raise Refusal.from_json(prior["error"])
-                        return bytes(prior["response"]), None
-                try:
-                    committed = await self._apply(
-                        con, table_id, row, seat, action, expected_version
-                    )
-                    response = respond(committed)
-                except Refusal as refusal:
-                    if not request_id:
-                        raise
-                    # Committed, not rolled back with the raise: a retry must get
-                    # this refusal, not a second chance once the table has moved on.
-                    await self._remember(
-                        con, table_id, player_id, request_id, None, refusal.to_json()
-                    )
-                    refused = refusal
-                else:
-                    if request_id:
-                        await self._remember(con, table_id, player_id, request_id, response, None)
-            if refused is not None:
-                raise refused
-            await self._notify_on(con, table_id, committed.last_seq)
-        return response, committed
+            for _ in range(CAS_ATTEMPTS):
+                outcome = await self._attempt(
+                    con, table_id, player_id, action, respond, request_id, expected_version
+                )
+                if outcome is not None:
+                    return outcome
+        raise Refusal(
+            grpc.StatusCode.ABORTED, "CONFLICT", "Another move got there first: try again."
+        )
 
-    async def _apply(
+    async def _attempt(
         self,
         con: Connection,
         table_id: uuid.UUID,
-        row: asyncpg.Record,
-        seat: int,
+        player_id: str,
         action: Action,
+        respond: Responder,
+        request_id: str,
         expected_version: int | None,
-    ) -> Committed:
-        version = row["version"]
-        if expected_version is not None and expected_version != version:
+    ) -> tuple[Message | bytes, Committed | None] | None:
+        """One read and one compare-and-set; None when another write got there first."""
+        row = await con.fetchrow(READ, table_id, player_id, request_id)
+        if row is None:
+            raise Refusal(grpc.StatusCode.NOT_FOUND, "TABLE_NOT_FOUND", "There is no such table.")
+        if row["response"] is not None:
+            return bytes(row["response"]), None
+        if row["error"] is not None:
+            raise Refusal.from_json(row["error"])
+        seat = await self.seat_of(con, table_id, player_id)
+        if seat is None:
             raise Refusal(
-                grpc.StatusCode.ABORTED,
-                "VERSION_STALE",
-                "The table has moved on since you looked: refresh and try again.",
+                grpc.StatusCode.PERMISSION_DENIED, "NOT_SEATED", "You have no seat at this table."
             )
-        state = serial.loads(row["state"])
         try:
-            state, events = apply(state, seat, action, row["now_ms"])
+            if expected_version is not None and expected_version != row["version"]:
+                raise _stale()
+            state, events = self._applied(serial.loads(row["state"]), seat, action, row["now_ms"])
+        except Refusal as refusal:
+            if not request_id:
+                raise
+            # Kept, so a retry gets this refusal rather than a second chance once
+            # the table has moved on; unless a retry's answer is already kept.
+            if await con.fetchval(
+                _REMEMBER_REFUSAL, table_id, player_id, request_id, refusal.to_json()
+            ):
+                raise
+            return None
+        if isinstance(action, Leave) or state.phase == Phase.GAME_OVER:
+            # Other rows change too (the seat, the players' ratings): under the lock.
+            return await self._act_locked(
+                con, table_id, player_id, seat, action, respond, request_id, row["version"]
+            )
+        now_ms = row["now_ms"]
+        version = row["version"] + 1
+        seqs = list(range(row["last_seq"] + 1, row["last_seq"] + 1 + len(events)))
+        committed = Committed(
+            table_id, version, seqs[-1], state, seat, now_ms, tuple(zip(seqs, events, strict=True))
+        )
+        response = respond(committed)
+        try:
+            moved = await con.fetchval(
+                COMPARE_AND_SET,
+                table_id,
+                serial.dumps(state),
+                version,
+                seqs[-1],
+                _deadline(state, row["bot_seats"], now_ms, self._bot_delay_ms),
+                _at(now_ms),
+                seqs,
+                [eventlog.kind_of(e) for e in events],
+                [eventlog.encode(e) for e in events],
+                player_id,
+                request_id,
+                response.SerializeToString() if request_id else None,
+            )
+        except asyncpg.UniqueViolationError:
+            return None  # a retry of this very request was answered first: replay it
+        if not moved:
+            return None
+        return response, committed
+
+    def _applied(
+        self, state: GameState, seat: int | None, action: Action, now_ms: int
+    ) -> tuple[GameState, list[Event]]:
+        """The engine's move, then the next round's deal when the move ended a round."""
+        try:
+            state, events = apply(state, SYSTEM if seat is None else seat, action, now_ms)
         except RuleError as error:
             raise refusal_of(error) from None
-        if isinstance(action, Leave):
-            await con.execute(
-                "UPDATE table_seats SET left_at = now() WHERE table_id = $1 AND seat = $2",
-                table_id,
-                seat,
-            )
-        return await self._write(con, table_id, row, state, events, seat)
+        return self._dealt(state, events, now_ms)
+
+    def _dealt(
+        self, state: GameState, events: list[Event], now_ms: int
+    ) -> tuple[GameState, list[Event]]:
+        if state.phase == Phase.DEAL:
+            state, more = apply(state, SYSTEM, self._deal(state), now_ms)
+            events = events + more
+        return state, events
+
+    async def _act_locked(
+        self,
+        con: Connection,
+        table_id: uuid.UUID,
+        player_id: str,
+        seat: int,
+        action: Action,
+        respond: Responder,
+        request_id: str,
+        version_read: int,
+    ) -> tuple[Message | bytes, Committed | None] | None:
+        async with con.transaction():
+            row = await con.fetchrow(_LOCK, table_id)
+            if row is None or row["version"] != version_read:
+                return None  # moved since the read: judge the action again
+            state, events = self._applied(serial.loads(row["state"]), seat, action, row["now_ms"])
+            if isinstance(action, Leave):
+                await con.execute(
+                    "UPDATE table_seats SET left_at = now() WHERE table_id = $1 AND seat = $2",
+                    table_id,
+                    seat,
+                )
+            committed = await self._write(con, table_id, row, state, events, seat)
+            response = respond(committed)
+            if request_id:
+                await con.execute(
+                    "INSERT INTO action_requests (table_id, player_id, request_id, response)"
+                    " VALUES ($1, $2, $3, $4)",
+                    table_id,
+                    player_id,
+                    request_id,
+                    response.SerializeToString(),
+                )
+        return response, committed
 
     async def _write(
         self,
@@ -395,10 +517,8 @@ class Tables:
         events: list[Event],
         seat: int | None,
     ) -> Committed:
+        """Write a move under the table's row lock (``row`` is what the lock read)."""
         now_ms = row["now_ms"]
-        if state.phase == Phase.DEAL:
-            state, more = apply(state, SYSTEM, self._deal(state), now_ms)
-            events = events + more
         version = row["version"] + 1
         over = state.phase == Phase.GAME_OVER
         if over:
@@ -409,8 +529,8 @@ class Tables:
             "WITH moved AS (UPDATE tables SET state = $2, version = $3, last_seq = $4,"
             " turn_deadline = $5, status = $6, updated_at = now(),"
             " finished_at = CASE WHEN $6 = 'finished' THEN now() END WHERE id = $1)"
-            " INSERT INTO table_events (table_id, seq, version, kind, payload)"
-            " SELECT $1, s, $3, k, p FROM unnest($7::bigint[], $8::text[], $9::bytea[])"
+            " INSERT INTO table_events (table_id, seq, version, kind, payload, created_at)"
+            " SELECT $1, s, $3, k, p, $10 FROM unnest($7::bigint[], $8::text[], $9::bytea[])"
             " AS e(s, k, p)",
             table_id,
             serial.dumps(state),
@@ -421,6 +541,7 @@ class Tables:
             seqs,
             [eventlog.kind_of(e) for e in events],
             [eventlog.encode(e) for e in events],
+            _at(now_ms),
         )
         logged = list(zip(seqs, events, strict=True))
         return Committed(table_id, version, logged[-1][0], state, seat, now_ms, tuple(logged))
@@ -445,92 +566,50 @@ class Tables:
             "UPDATE players SET rating = $2 WHERE id = $1", list(zip(ids, new, strict=True))
         )
 
-    async def _append(
-        self,
-        con: Connection,
-        table_id: uuid.UUID,
-        last_seq: int,
-        version: int,
-        events: Sequence[Event],
-    ) -> list[tuple[int, Event]]:
-        seqs = list(range(last_seq + 1, last_seq + 1 + len(events)))
-        await con.execute(
-            "INSERT INTO table_events (table_id, seq, version, kind, payload)"
-            " SELECT $1, s, $3, k, p FROM unnest($2::bigint[], $4::text[], $5::bytea[])"
-            " AS e(s, k, p)",
-            table_id,
-            seqs,
-            version,
-            [eventlog.kind_of(e) for e in events],
-            [eventlog.encode(e) for e in events],
+    def _published(self, committed: Committed) -> None:
+        """Announce a commit: this replica's watchers now, the others by NOTIFY."""
+        at = _at(committed.now_ms)
+        self._fanout.published(
+            committed.table_id,
+            [LoggedEvent(seq, committed.version, event, at) for seq, event in committed.events],
         )
-        return list(zip(seqs, events, strict=True))
-
-    async def _remember(
-        self,
-        con: Connection,
-        table_id: uuid.UUID,
-        player_id: str,
-        request_id: str,
-        response: bytes | None,
-        error: str | None,
-    ) -> None:
-        await con.execute(
-            "INSERT INTO action_requests (table_id, player_id, request_id, response, error)"
-            " VALUES ($1, $2, $3, $4, $5::jsonb)",
-            table_id,
-            player_id,
-            request_id,
-            response,
-            error,
-        )
-
-    async def _notify(self, table_id: uuid.UUID, last_seq: int) -> None:
-        async with self._pool.acquire() as con:
-            await self._notify_on(con, table_id, last_seq)
-
-    async def _notify_on(self, con: Connection, table_id: uuid.UUID, seq: int) -> None:
-        # After the commit, not inside it: NOTIFY in a transaction serialises all
-        # commits on one lock. A lost notification only delays watchers until
-        # the fan-out's periodic catch-up.
-        await con.execute("SELECT pg_notify($1, $2)", CHANNEL, f"{table_id}:{seq}")
 
     async def sweep_once(self) -> Committed | None:
         """Fire the oldest due turn, if any: a bot's move or a timeout. Exactly once
         across replicas: the row is claimed with SKIP LOCKED and the deadline moves
         in the same commit."""
-        async with self._pool.acquire() as con:
-            async with con.transaction():
-                row = await con.fetchrow(
-                    "SELECT id, state, version, last_seq, bot_seats,"
-                    " (extract(epoch from clock_timestamp()) * 1000)::bigint AS now_ms"
-                    " FROM tables WHERE status = 'active' AND turn_deadline <= clock_timestamp()"
-                    " ORDER BY turn_deadline LIMIT 1 FOR UPDATE SKIP LOCKED"
-                )
-                if row is None:
+        async with self._pool.acquire() as con, con.transaction():
+            row = await con.fetchrow(
+                "SELECT id, state, version, last_seq, bot_seats,"
+                " (extract(epoch from clock_timestamp()) * 1000)::bigint AS now_ms"
+                " FROM tables WHERE status = 'active' AND turn_deadline <= clock_timestamp()"
+                " ORDER BY turn_deadline LIMIT 1 FOR UPDATE SKIP LOCKED"
+            )
+            if row is None:
+                return None
+            state = serial.loads(row["state"])
+            now_ms = row["now_ms"]
+            due = state.due_ms()
+            events: list[Event] = []
+            timed_out = False
+            if state.current in row["bot_seats"]:
+                state, events = bot_turn(state, state.current, now_ms)
+            if not events:
+                try:
+                    state, events = apply(state, SYSTEM, Timeout(), now_ms)
+                    timed_out = True
+                except RuleError:
+                    # Not due yet (a stuck bot, or a column written ahead of the
+                    # state): wait for the turn's own deadline.
+                    await con.execute(
+                        "UPDATE tables SET turn_deadline = $2 WHERE id = $1",
+                        row["id"],
+                        _deadline(state),
+                    )
                     return None
-                state = serial.loads(row["state"])
-                now_ms = row["now_ms"]
-                due = state.due_ms()
-                events: list[Event] = []
-                timed_out = False
-                if state.current in row["bot_seats"]:
-                    state, events = bot_turn(state, state.current, now_ms)
-                if not events:
-                    try:
-                        state, events = apply(state, SYSTEM, Timeout(), now_ms)
-                        timed_out = True
-                    except RuleError:
-                        # Not due yet (a stuck bot, or a column written ahead of the
-                        # state): wait for the turn's own deadline.
-                        await con.execute(
-                            "UPDATE tables SET turn_deadline = $2 WHERE id = $1",
-                            row["id"],
-                            _deadline(state),
-                        )
-                        return None
-                committed = await self._write(con, row["id"], row, state, events, None)
-            await self._notify_on(con, row["id"], committed.last_seq)
+            state, events = self._dealt(state, events, now_ms)
+            committed = await self._write(con, row["id"], row, state, events, None)
+        self._published(committed)
         if timed_out:
             metrics.TIMEOUTS_FIRED.inc()
             metrics.TIMEOUT_LATENESS.observe(max(0, now_ms - due) / 1000)
