@@ -1094,7 +1094,7 @@ async def _game_opener(chans: list[grpc.aio.Channel], calls: list[Any]) -> Calla
         table_id, bots, last_seq = made[k % len(made)]
         call = stubs[k % len(stubs)].Watch(
             game_pb2.WatchRequest(table_id=table_id, after_seq=last_seq - 1),
-            metadata=bots[(k // len(tables)) % SEATS].metadata,
+            metadata=bots[(k // len(made)) % SEATS].metadata,
         )
         calls.append(call)
         return call

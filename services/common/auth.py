@@ -182,3 +182,34 @@ def _claims(payload: dict[str, Any], now: float) -> Claims:
     if expires_at <= now:
         raise TokenExpired("token expired")
     return Claims(subject, parsed_role, issued_at, expires_at, token_id)
+
+
+class TokenVerifier:
+    """`verify_token` with a memory: a token's signature is checked once.
+
+    Apps send the same token on every call; HMAC-checking and decoding it each
+    time is most of what an interceptor costs. The time claims are still
+    checked on every call, so a remembered token expires on time. Bounded: the
+    oldest entries go first."""
+
+    def __init__(self, secret: str, *, max_entries: int = 50_000) -> None:
+        self._secret = secret
+        self._max_entries = max_entries
+        self._known: dict[str, Claims] = {}
+
+    def __len__(self) -> int:
+        return len(self._known)
+
+    def verify(self, token: str, now: float) -> Claims:
+        claims = self._known.get(token)
+        if claims is None:
+            claims = verify_token(token, secret=self._secret, now=now)
+            if len(self._known) >= self._max_entries:
+                del self._known[next(iter(self._known))]
+            self._known[token] = claims
+            return claims
+        if claims.issued_at > now + CLOCK_SKEW_S:
+            raise TokenInvalid("token issued in the future")
+        if claims.expires_at <= now:
+            raise TokenExpired("token expired")
+        return claims

@@ -1,11 +1,25 @@
-"""Server interceptor that turns the bearer token of every RPC into a caller identity.
+"""The one server interceptor every RPC passes: what all calls share.
 
-Every method but ``AuthService/Login`` and the standard health and reflection
-services needs ``authorization: Bearer <token>``. A missing or bad token ends
-the call with UNAUTHENTICATED and an ErrorInfo reason (TOKEN_MISSING,
-TOKEN_EXPIRED, TOKEN_INVALID) before the servicer runs. Otherwise the
-verified claims are available to the servicer through :func:`current_claims`
-and :func:`current_player_id`.
+For each call, in this order:
+
+1. Metrics and log context: the call is timed and counted by its final status
+   code, and a request id (the client's ``x-request-id``, else a new one), the
+   method and the caller are bound to the structlog context of its task.
+2. Limits (`services.common.limits`): the connection's and the player's rate,
+   and open response streams per player. Verified service credentials and the
+   health and reflection services are not limited.
+3. A request that does not decode is refused with INVALID_ARGUMENT, reason
+   ``MALFORMED_REQUEST`` (gRPC alone would answer UNKNOWN).
+4. Identity: every method but ``AuthService/Login`` and the health and
+   reflection services needs ``authorization: Bearer <token>``. A missing or
+   bad token ends the call with UNAUTHENTICATED and an ErrorInfo reason
+   (TOKEN_MISSING, TOKEN_EXPIRED, TOKEN_INVALID) before the servicer runs.
+   Otherwise the verified claims are available to the servicer through
+   :func:`current_claims` and :func:`current_player_id`.
+
+One interceptor rather than three: each layer of grpc.aio interceptors costs
+a coroutine per call and a generator frame per open stream, and the token is
+verified once (and remembered) rather than once per layer.
 
 The claims travel in a ContextVar rather than a servicer argument so that
 plain functions called by a thin servicer (and log binding) can read them.
@@ -17,15 +31,19 @@ from __future__ import annotations
 
 import inspect
 import time
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextvars import ContextVar
 from typing import Any
 
 import grpc
 import structlog
+from google.protobuf.message import DecodeError
 
 from services.common import errors
-from services.common.auth import Claims, TokenError, TokenInvalid, verify_token
+from services.common.auth import Claims, TokenError, TokenInvalid, TokenVerifier
+from services.common.limits import Limits, Quotas
+from services.common.metrics import RPC_DURATION, RPC_REQUESTS
 
 PUBLIC_METHODS = frozenset({"/rummy.v1.AuthService/Login"})
 PUBLIC_SERVICES = frozenset(
@@ -114,85 +132,218 @@ def is_public(method: str) -> bool:
     return method in PUBLIC_METHODS or service in PUBLIC_SERVICES
 
 
-# grpcio ships no type hints, so its base classes are `Any` to mypy.
-class AuthInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
-    """Verifies bearer tokens; see the module docstring."""
+MALFORMED_REQUEST = "MALFORMED_REQUEST"
+_MALFORMED = object()
+"""What an undecodable request becomes, so it is refused as INVALID_ARGUMENT
+rather than failing inside gRPC with UNKNOWN."""
 
-    def __init__(self, *, secret: str, clock: Callable[[], float] = time.time) -> None:
-        self._secret = secret
+
+def _tolerant(decode: Callable[[bytes], Any] | None) -> Callable[[bytes], Any] | None:
+    if decode is None:
+        return None
+
+    def tolerant(data: bytes) -> Any:
+        try:
+            return decode(data)
+        except DecodeError:
+            return _MALFORMED
+
+    return tolerant
+
+
+def _split(method: str) -> tuple[str, str]:
+    """``/rummy.v1.GameService/Discard`` -> (``GameService``, ``Discard``)."""
+    service, _, name = method.lstrip("/").partition("/")
+    return service.rpartition(".")[2], name
+
+
+def _code(context: grpc.aio.ServicerContext, error: BaseException | None) -> str:
+    code = context.code()
+    if isinstance(code, grpc.StatusCode):
+        return str(code.name)
+    if error is None:
+        return "OK"
+    return "CANCELLED" if context.cancelled() else "UNKNOWN"
+
+
+def _request_id(context: grpc.aio.ServicerContext) -> str:
+    for key, value in context.invocation_metadata() or ():
+        if key == "x-request-id":
+            text = value.decode() if isinstance(value, bytes) else value
+            return text[:64]
+    return uuid.uuid4().hex[:16]
+
+
+class _Call:
+    """What the interceptor learned of one call before its handler runs."""
+
+    __slots__ = ("claims", "denial", "limited", "method", "service")
+
+    def __init__(self, service: str, method: str) -> None:
+        self.service = service
+        self.method = method
+        self.claims: Claims | None = None
+        self.denial: TokenError | None = None
+        self.limited = True
+
+    @property
+    def player(self) -> str | None:
+        """Whose bucket to charge: a verified player's id, else None."""
+        if self.claims is None or self.claims.is_service:
+            return None
+        return self.claims.subject
+
+    async def enter(self, request: Any, context: grpc.aio.ServicerContext, quotas: Quotas) -> None:
+        """Bind the log context, then limits, decoding and identity, in that order."""
+        structlog.contextvars.bind_contextvars(
+            request_id=_request_id(context),
+            rpc=self.method,
+            **({"caller": self.claims.subject} if self.claims else {}),
+        )
+        if self.limited:
+            await quotas.admit(context, self.player)
+        if request is _MALFORMED:
+            await errors.abort(
+                context,
+                grpc.StatusCode.INVALID_ARGUMENT,
+                MALFORMED_REQUEST,
+                "The request could not be read. Please update the app.",
+            )
+        if self.denial is not None:
+            reason = self.denial.reason
+            await errors.abort(context, grpc.StatusCode.UNAUTHENTICATED, reason, _MESSAGES[reason])
+        if self.claims is not None:
+            _claims.set(self.claims)
+
+    def finish(
+        self,
+        context: grpc.aio.ServicerContext,
+        error: BaseException | None,
+        started: float | None = None,
+    ) -> None:
+        if started is not None:
+            RPC_DURATION.labels(self.service, self.method).observe(time.perf_counter() - started)
+        RPC_REQUESTS.labels(self.service, self.method, _code(context, error)).inc()
+
+
+# grpcio ships no type hints, so its base class is `Any` to mypy.
+class Gate(grpc.aio.ServerInterceptor):  # type: ignore[misc]
+    """Metrics, limits, decoding and identity; see the module docstring."""
+
+    def __init__(
+        self,
+        limits: Limits,
+        *,
+        secret: str,
+        clock: Callable[[], float] = time.time,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.quotas = Quotas(limits, clock=monotonic)
+        self._tokens = TokenVerifier(secret)
         self._clock = clock
 
     async def intercept_service(
         self,
         continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
-        handler_call_details: grpc.HandlerCallDetails,
+        details: grpc.HandlerCallDetails,
     ) -> grpc.RpcMethodHandler:
-        handler = await continuation(handler_call_details)
-        if handler is None or is_public(handler_call_details.method):
+        handler = await continuation(details)
+        if handler is None:
             return handler
-        try:
-            token = bearer_token(handler_call_details.invocation_metadata)
-            claims = verify_token(token, secret=self._secret, now=self._clock())
-        except TokenError as error:
-            denial = _deny(error)
-            return _replace_behavior(handler, lambda _behavior: denial)
-        return _replace_behavior(handler, lambda behavior: _bind(claims, behavior))
+        call = _Call(*_split(details.method))
+        exempt = details.method.lstrip("/").partition("/")[0] in PUBLIC_SERVICES
+        if exempt:
+            call.limited = False
+        else:
+            try:
+                token = bearer_token(details.invocation_metadata)
+                call.claims = self._tokens.verify(token, self._clock())
+            except TokenError as error:
+                if not is_public(details.method):
+                    call.denial = error
+            except UnicodeDecodeError:
+                call.denial = TokenInvalid("authorization header is not text")
+            if call.claims is not None and call.claims.is_service:
+                call.limited = False
+        decode = _tolerant(handler.request_deserializer)
+        if handler.unary_unary is not None:
+            behavior = self._unary(call, handler.unary_unary)
+            return grpc.unary_unary_rpc_method_handler(
+                behavior, decode, handler.response_serializer
+            )
+        if handler.unary_stream is not None:
+            inner = handler.unary_stream
+            behavior = (
+                self._stream(call, inner)
+                if inspect.isasyncgenfunction(inner)
+                else self._written(call, inner)
+            )
+            return grpc.unary_stream_rpc_method_handler(
+                behavior, decode, handler.response_serializer
+            )
+        # No client-streaming RPC in our services; leave any other kind alone.
+        return handler
 
+    def _unary(self, call: _Call, inner: Callable[..., Any]) -> Callable[..., Any]:
+        quotas = self.quotas
 
-def _deny(error: TokenError) -> Callable[..., Awaitable[None]]:
-    reason = error.reason
+        async def unary(request: Any, context: grpc.aio.ServicerContext) -> Any:
+            started = time.perf_counter()
+            error: BaseException | None = None
+            try:
+                await call.enter(request, context, quotas)
+                result = inner(request, context)
+                return await result if inspect.isawaitable(result) else result
+            except BaseException as exc:
+                error = exc
+                raise
+            finally:
+                call.finish(context, error, started)
 
-    async def deny(_request: Any, context: grpc.aio.ServicerContext) -> None:
-        await errors.abort(context, grpc.StatusCode.UNAUTHENTICATED, reason, _MESSAGES[reason])
+        return unary
 
-    return deny
+    def _written(self, call: _Call, inner: Callable[..., Any]) -> Callable[..., Any]:
+        """A stream handler that writes with context.write (grpc health's Watch)."""
+        quotas = self.quotas
 
+        async def written(request: Any, context: grpc.aio.ServicerContext) -> None:
+            error: BaseException | None = None
+            player = None
+            try:
+                await call.enter(request, context, quotas)
+                if call.limited and call.player is not None:
+                    await quotas.open_stream(context, call.player)
+                    player = call.player
+                await inner(request, context)
+            except BaseException as exc:
+                error = exc
+                raise
+            finally:
+                if player is not None:
+                    quotas.close_stream(player)
+                call.finish(context, error)
 
-def _bind(claims: Claims, behavior: Callable[..., Any]) -> Callable[..., Any]:
-    """Wrap ``behavior`` so it runs with ``claims`` in the context.
+        return written
 
-    The value is set inside the handler's own task, so it holds even if a
-    gRPC release ran interceptors elsewhere; it is never reset because that
-    task (and its context) ends with the RPC.
-    """
-    if inspect.isasyncgenfunction(behavior):
+    def _stream(self, call: _Call, inner: Callable[..., Any]) -> Callable[..., Any]:
+        quotas = self.quotas
 
         async def stream(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
-            _claims.set(claims)
-            structlog.contextvars.bind_contextvars(caller=claims.subject)
-            async for response in behavior(request, context):
-                yield response
+            error: BaseException | None = None
+            player = None
+            try:
+                await call.enter(request, context, quotas)
+                if call.limited and call.player is not None:
+                    await quotas.open_stream(context, call.player)
+                    player = call.player
+                async for item in inner(request, context):
+                    yield item
+            except BaseException as exc:
+                error = exc
+                raise
+            finally:
+                if player is not None:
+                    quotas.close_stream(player)
+                call.finish(context, error)
 
         return stream
-
-    async def call(request: Any, context: grpc.aio.ServicerContext) -> Any:
-        _claims.set(claims)
-        structlog.contextvars.bind_contextvars(caller=claims.subject)
-        result = behavior(request, context)
-        return await result if inspect.isawaitable(result) else result
-
-    return call
-
-
-_KINDS = (
-    ("unary_unary", grpc.unary_unary_rpc_method_handler),
-    ("unary_stream", grpc.unary_stream_rpc_method_handler),
-    ("stream_unary", grpc.stream_unary_rpc_method_handler),
-    ("stream_stream", grpc.stream_stream_rpc_method_handler),
-)
-
-
-def _replace_behavior(
-    handler: grpc.RpcMethodHandler,
-    wrap: Callable[[Callable[..., Any]], Callable[..., Any]],
-) -> grpc.RpcMethodHandler:
-    """A handler of the same kind and serializers whose behavior is ``wrap``ped."""
-    for kind, make in _KINDS:
-        behavior = getattr(handler, kind)
-        if behavior is not None:
-            return make(
-                wrap(behavior),
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
-            )
-    raise ValueError(f"method handler without behavior: {handler!r}")

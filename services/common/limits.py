@@ -1,4 +1,5 @@
-"""Server interceptor that keeps one caller from taking more than its share.
+"""Limits that keep one caller from taking more than its share (applied by
+the server interceptor, `services.common.interceptors.Gate`).
 
 Two token buckets guard every call: one per connection (the peer address, for
 every call including ``AuthService/Login``) and one per signed-in player (the
@@ -16,35 +17,25 @@ new one, so idle buckets are dropped, and the number of buckets is capped
 (the least recently used go first).
 
 Verified service credentials (the matchmaker creating tables) and the health
-and reflection services are not limited. A request that does not decode is
-refused with INVALID_ARGUMENT, reason ``MALFORMED_REQUEST`` (gRPC alone would
-answer UNKNOWN). This interceptor sits after the
-observe interceptor, so refusals are counted, and before the auth interceptor,
-so floods of bad tokens are limited too; it checks tokens itself only to learn
-whose bucket to charge.
+and reflection services are not limited. Limits are checked before the token
+is judged, so floods of bad tokens are limited too.
 """
 
 from __future__ import annotations
 
-import inspect
 import math
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import grpc
-from google.protobuf.message import DecodeError
 
 from services.common import errors
-from services.common.auth import TokenError, verify_token
 from services.common.config import Env
-from services.common.interceptors import PUBLIC_SERVICES, bearer_token
 
 RATE_LIMITED = "RATE_LIMITED"
 TOO_MANY_STREAMS = "TOO_MANY_STREAMS"
-MALFORMED_REQUEST = "MALFORMED_REQUEST"
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,46 +140,20 @@ class StreamCounts:
         return self._open.get(player, 0)
 
 
-def _exempt(method: str) -> bool:
-    return method.lstrip("/").partition("/")[0] in PUBLIC_SERVICES
+class Quotas:
+    """One server's buckets and open-stream counts."""
 
-
-# grpcio ships no type hints, so its base class is `Any` to mypy.
-class LimitInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
-    """Rate and stream limits; see the module docstring."""
-
-    def __init__(
-        self,
-        limits: Limits,
-        *,
-        secret: str,
-        clock: Callable[[], float] = time.monotonic,
-        wall_clock: Callable[[], float] = time.time,
-    ) -> None:
+    def __init__(self, limits: Limits, *, clock: Callable[[], float] = time.monotonic) -> None:
         self.limits = limits
-        self._secret = secret
         self._clock = clock
-        self._wall = wall_clock
         self.players = Buckets(
             limits.player_rate, limits.player_burst, max_buckets=limits.max_buckets
         )
         self.peers = Buckets(limits.peer_rate, limits.peer_burst, max_buckets=limits.max_buckets)
         self.streams = StreamCounts(limits.streams_per_player)
 
-    def _caller(self, details: grpc.HandlerCallDetails) -> tuple[str | None, bool]:
-        """(player id or None, whether a verified service calls)."""
-        try:
-            token = bearer_token(details.invocation_metadata)
-            if not token:
-                return None, False
-            claims = verify_token(token, secret=self._secret, now=self._wall())
-        except (TokenError, UnicodeDecodeError):
-            return None, False
-        if claims.is_service:
-            return None, True
-        return claims.subject, False
-
-    async def _admit(self, context: grpc.aio.ServicerContext, player: str | None) -> None:
+    async def admit(self, context: grpc.aio.ServicerContext, player: str | None) -> None:
+        """Charge the connection's bucket, then the player's; abort if one is empty."""
         now = self._clock()
         wait = self.peers.take(context.peer() or "", now)
         if not wait and player is not None:
@@ -203,97 +168,16 @@ class LimitInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
                 metadata={"retry_after_ms": str(retry_ms)},
             )
 
-    async def intercept_service(
-        self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
-        details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler:
-        handler = await continuation(details)
-        if handler is None or _exempt(details.method):
-            return handler
-        player, service = self._caller(details)
-        decode = _tolerant(handler.request_deserializer)
-        if handler.unary_unary is not None:
-            return grpc.unary_unary_rpc_method_handler(
-                self._unary(handler.unary_unary, player, limited=not service),
-                request_deserializer=decode,
-                response_serializer=handler.response_serializer,
-            )
-        if handler.unary_stream is not None:
-            return grpc.unary_stream_rpc_method_handler(
-                self._stream(handler.unary_stream, player, limited=not service),
-                request_deserializer=decode,
-                response_serializer=handler.response_serializer,
-            )
-        # No client-streaming RPC in our services; leave any other kind alone.
-        return handler
-
-    async def _check(
-        self, request: Any, context: grpc.aio.ServicerContext, player: str | None, limited: bool
-    ) -> None:
-        if limited:
-            await self._admit(context, player)
-        if request is _MALFORMED:
+    async def open_stream(self, context: grpc.aio.ServicerContext, player: str) -> None:
+        """Count one more open stream of ``player``, or abort; `close_stream` gives it back."""
+        if not self.streams.open(player):
             await errors.abort(
                 context,
-                grpc.StatusCode.INVALID_ARGUMENT,
-                MALFORMED_REQUEST,
-                "The request could not be read. Please update the app.",
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                TOO_MANY_STREAMS,
+                "You have too many live connections open. Close one and try again.",
+                metadata={"limit": str(self.streams.ceiling)},
             )
 
-    def _unary(
-        self, behavior: Callable[..., Any], player: str | None, *, limited: bool
-    ) -> Callable[..., Any]:
-        async def call(request: Any, context: grpc.aio.ServicerContext) -> Any:
-            await self._check(request, context, player, limited)
-            result = behavior(request, context)
-            return await result if inspect.isawaitable(result) else result
-
-        return call
-
-    def _stream(
-        self, behavior: Callable[..., Any], player: str | None, *, limited: bool
-    ) -> Callable[..., Any]:
-        if not inspect.isasyncgenfunction(behavior):
-            # A refusal (the auth interceptor's) or a handler writing with context.write.
-            return self._unary(behavior, player, limited=limited)
-
-        async def stream(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
-            await self._check(request, context, player, limited)
-            if player is None or not limited:
-                async for item in behavior(request, context):
-                    yield item
-                return
-            if not self.streams.open(player):
-                await errors.abort(
-                    context,
-                    grpc.StatusCode.RESOURCE_EXHAUSTED,
-                    TOO_MANY_STREAMS,
-                    "You have too many live connections open. Close one and try again.",
-                    metadata={"limit": str(self.streams.ceiling)},
-                )
-            try:
-                async for item in behavior(request, context):
-                    yield item
-            finally:
-                self.streams.close(player)
-
-        return stream
-
-
-_MALFORMED = object()
-"""What an undecodable request becomes, so it is refused as INVALID_ARGUMENT
-rather than failing inside gRPC with UNKNOWN."""
-
-
-def _tolerant(decode: Callable[[bytes], Any] | None) -> Callable[[bytes], Any] | None:
-    if decode is None:
-        return None
-
-    def tolerant(data: bytes) -> Any:
-        try:
-            return decode(data)
-        except DecodeError:
-            return _MALFORMED
-
-    return tolerant
+    def close_stream(self, player: str) -> None:
+        self.streams.close(player)

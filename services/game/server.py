@@ -17,10 +17,9 @@ from services.common.auth_servicer import AuthServicer
 from services.common.db import migrate, open_pool
 from services.common.errors import DB_ERRORS
 from services.common.health import HealthMonitor
-from services.common.interceptors import AuthInterceptor
-from services.common.limits import LimitInterceptor, Limits
+from services.common.interceptors import Gate
+from services.common.limits import Limits
 from services.common.metrics import ACTIVE_TABLES
-from services.common.observe import ObserveInterceptor
 from services.common.pb.rummy.v1 import auth_pb2, auth_pb2_grpc, game_pb2, game_pb2_grpc
 
 from . import retention
@@ -84,11 +83,7 @@ class GameServer:
             bot_delay_ms=config.bot_delay_ms,
         )
         server = grpc.aio.server(
-            interceptors=[
-                ObserveInterceptor(),
-                LimitInterceptor(config.limits, secret=config.secret),
-                AuthInterceptor(secret=config.secret),
-            ],
+            interceptors=[Gate(config.limits, secret=config.secret)],
             options=[
                 ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
                 # Clients re-resolve the headless Service as replicas come and go;

@@ -19,9 +19,8 @@ from services.common.auth_servicer import AuthServicer
 from services.common.db import migrate, open_pool
 from services.common.errors import DB_ERRORS
 from services.common.health import HealthMonitor
-from services.common.interceptors import AuthInterceptor
-from services.common.limits import LimitInterceptor, Limits
-from services.common.observe import ObserveInterceptor
+from services.common.interceptors import Gate
+from services.common.limits import Limits
 from services.common.pb.rummy.v1 import (
     auth_pb2,
     auth_pb2_grpc,
@@ -101,11 +100,7 @@ class MatchmakerServer:
             pool, game, Credential(config.secret), interval=config.match_interval
         )
         server = grpc.aio.server(
-            interceptors=[
-                ObserveInterceptor(),
-                LimitInterceptor(config.limits, secret=config.secret),
-                AuthInterceptor(secret=config.secret),
-            ],
+            interceptors=[Gate(config.limits, secret=config.secret)],
             options=[("grpc.max_receive_message_length", MAX_MESSAGE_BYTES)],
         )
         matchmaker_pb2_grpc.add_MatchmakerServiceServicer_to_server(

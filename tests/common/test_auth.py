@@ -15,6 +15,7 @@ from services.common.auth import (
     TokenExpired,
     TokenInvalid,
     TokenMissing,
+    TokenVerifier,
     issue_service_token,
     issue_token,
     load_secret,
@@ -159,3 +160,38 @@ def test_short_secrets_and_bad_arguments_are_refused() -> None:
         issue_token("", secret=SECRET, ttl_s=60, now=NOW)
     with pytest.raises(ValueError):
         issue_token("p", secret=SECRET, ttl_s=0, now=NOW)
+
+
+def test_a_remembered_token_still_expires_on_time() -> None:
+    verifier = TokenVerifier(SECRET)
+    token = issue_token("p", secret=SECRET, ttl_s=60, now=NOW)
+    assert verifier.verify(token, NOW).subject == "p"
+    assert verifier.verify(token, NOW + 59).subject == "p"
+    with pytest.raises(TokenExpired):
+        verifier.verify(token, NOW + 60)
+
+
+def test_a_remembered_token_is_not_valid_before_it_was_issued() -> None:
+    verifier = TokenVerifier(SECRET)
+    token = issue_token("p", secret=SECRET, ttl_s=600, now=NOW)
+    verifier.verify(token, NOW)
+    with pytest.raises(TokenInvalid):
+        verifier.verify(token, NOW - 120)
+
+
+def test_refused_tokens_are_refused_every_time() -> None:
+    verifier = TokenVerifier(SECRET)
+    forged = issue_token("p", secret=OTHER_SECRET, ttl_s=60, now=NOW)
+    for _ in range(2):
+        with pytest.raises(TokenInvalid):
+            verifier.verify(forged, NOW)
+    with pytest.raises(TokenMissing):
+        verifier.verify("", NOW)
+
+
+def test_the_verifier_remembers_a_bounded_number_of_tokens() -> None:
+    verifier = TokenVerifier(SECRET, max_entries=3)
+    tokens = [issue_token(f"p{i}", secret=SECRET, ttl_s=60, now=NOW) for i in range(5)]
+    for token in tokens + tokens:
+        verifier.verify(token, NOW)
+    assert len(verifier) == 3

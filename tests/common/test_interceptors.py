@@ -1,4 +1,4 @@
-"""The auth interceptor on a real grpc.aio server (port 0) with real clients."""
+"""The interceptor's identity checks on a real grpc.aio server (port 0) with real clients."""
 
 from __future__ import annotations
 
@@ -16,11 +16,12 @@ from grpc_reflection.v1alpha import reflection, reflection_pb2, reflection_pb2_g
 from services.common.auth import issue_service_token, issue_token
 from services.common.errors import DOMAIN, error_info
 from services.common.interceptors import (
-    AuthInterceptor,
+    Gate,
     current_player_id,
     require_player,
     require_service,
 )
+from services.common.limits import Limits
 from services.common.pb.rummy.v1 import (
     auth_pb2,
     auth_pb2_grpc,
@@ -34,6 +35,7 @@ from services.common.pb.rummy.v1 import (
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 SECRET = "interceptor-test-secret-0123456789abcdef"
+UNLIMITED = Limits(player_rate=0, peer_rate=0, streams_per_player=0)
 TIMEOUT_S = 5
 
 
@@ -73,7 +75,7 @@ class Matchmaker(matchmaker_pb2_grpc.MatchmakerServiceServicer):
 
 @pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def channel() -> AsyncIterator[grpc.aio.Channel]:
-    server = grpc.aio.server(interceptors=[AuthInterceptor(secret=SECRET)])
+    server = grpc.aio.server(interceptors=[Gate(UNLIMITED, secret=SECRET)])
     auth_pb2_grpc.add_AuthServiceServicer_to_server(Auth(), server)
     game_pb2_grpc.add_GameServiceServicer_to_server(Game(), server)
     matchmaker_pb2_grpc.add_MatchmakerServiceServicer_to_server(Matchmaker(), server)
