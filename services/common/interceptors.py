@@ -29,10 +29,11 @@ context: a value set while handling one call is never seen by another.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from contextvars import ContextVar
 from typing import Any
 
@@ -55,7 +56,8 @@ PUBLIC_SERVICES = frozenset(
 )
 """Probes (kubelet, load balancers) and tools like grpcurl carry no token."""
 
-_claims: ContextVar[Claims | None] = ContextVar("rummy_claims", default=None)
+_current: ContextVar[_Call | None] = ContextVar("rummy_call", default=None)
+"""The call a task serves: one context variable for identity and log context."""
 
 _MESSAGES = {
     "TOKEN_MISSING": "Please sign in.",
@@ -70,10 +72,23 @@ class NotAuthenticated(LookupError):
 
 def current_claims() -> Claims:
     """Claims of the token that authenticated the RPC being handled."""
-    claims = _claims.get()
-    if claims is None:
+    call = _current.get()
+    if call is None or call.claims is None:
         raise NotAuthenticated("no authenticated caller in this context")
-    return claims
+    return call.claims
+
+
+def log_context(
+    _logger: object, _name: str, event: structlog.typing.EventDict
+) -> structlog.typing.EventDict:
+    """structlog processor: the request id, method and caller of the call being served."""
+    call = _current.get()
+    if call is not None:
+        event.setdefault("request_id", call.request_id)
+        event.setdefault("rpc", call.method)
+        if call.claims is not None:
+            event.setdefault("caller", call.claims.subject)
+    return event
 
 
 def current_player_id() -> str:
@@ -166,8 +181,8 @@ def _code(context: grpc.aio.ServicerContext, error: BaseException | None) -> str
     return "CANCELLED" if context.cancelled() else "UNKNOWN"
 
 
-def _request_id(context: grpc.aio.ServicerContext) -> str:
-    for key, value in context.invocation_metadata() or ():
+def _request_id(metadata: Iterable[tuple[str, str | bytes]] | None) -> str:
+    for key, value in metadata or ():
         if key == "x-request-id":
             text = value.decode() if isinstance(value, bytes) else value
             return text[:64]
@@ -177,14 +192,24 @@ def _request_id(context: grpc.aio.ServicerContext) -> str:
 class _Call:
     """What the interceptor learned of one call before its handler runs."""
 
-    __slots__ = ("claims", "denial", "limited", "method", "service")
+    __slots__ = ("_request_id", "claims", "context", "denial", "limited", "method", "service")
 
     def __init__(self, service: str, method: str) -> None:
         self.service = service
         self.method = method
+        self.context: grpc.aio.ServicerContext | None = None
         self.claims: Claims | None = None
         self.denial: TokenError | None = None
         self.limited = True
+        self._request_id = ""
+
+    @property
+    def request_id(self) -> str:
+        """The client's ``x-request-id``, else a new one: made when first logged."""
+        if not self._request_id:
+            context = self.context
+            self._request_id = _request_id(context.invocation_metadata() if context else None)
+        return self._request_id
 
     @property
     def player(self) -> str | None:
@@ -195,11 +220,8 @@ class _Call:
 
     async def enter(self, request: Any, context: grpc.aio.ServicerContext, quotas: Quotas) -> None:
         """Bind the log context, then limits, decoding and identity, in that order."""
-        structlog.contextvars.bind_contextvars(
-            request_id=_request_id(context),
-            rpc=self.method,
-            **({"caller": self.claims.subject} if self.claims else {}),
-        )
+        self.context = context
+        _current.set(self)
         if self.limited:
             await quotas.admit(context, self.player)
         if request is _MALFORMED:
@@ -212,8 +234,6 @@ class _Call:
         if self.denial is not None:
             reason = self.denial.reason
             await errors.abort(context, grpc.StatusCode.UNAUTHENTICATED, reason, _MESSAGES[reason])
-        if self.claims is not None:
-            _claims.set(self.claims)
 
     def finish(
         self,
@@ -228,7 +248,11 @@ class _Call:
 
 # grpcio ships no type hints, so its base class is `Any` to mypy.
 class Gate(grpc.aio.ServerInterceptor):  # type: ignore[misc]
-    """Metrics, limits, decoding and identity; see the module docstring."""
+    """Metrics, limits, decoding and identity; see the module docstring.
+
+    The wrappers are methods bound with `functools.partial` rather than
+    closures made per call, and streams are written through the context rather
+    than by one more async generator: an idle stream holds less."""
 
     def __init__(
         self,
@@ -241,6 +265,17 @@ class Gate(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         self.quotas = Quotas(limits, clock=monotonic)
         self._tokens = TokenVerifier(secret)
         self._clock = clock
+        self._decoders: dict[Callable[[bytes], Any], Callable[[bytes], Any] | None] = {}
+        self._names: dict[str, tuple[str, str]] = {}
+        """(service, method) by full method path, for the methods this server has."""
+
+    def _decoder(self, decode: Callable[[bytes], Any] | None) -> Callable[[bytes], Any] | None:
+        if decode is None:
+            return None
+        tolerant = self._decoders.get(decode)
+        if tolerant is None:
+            tolerant = self._decoders[decode] = _tolerant(decode)
+        return tolerant
 
     async def intercept_service(
         self,
@@ -250,7 +285,10 @@ class Gate(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         handler = await continuation(details)
         if handler is None:
             return handler
-        call = _Call(*_split(details.method))
+        names = self._names.get(details.method)
+        if names is None:
+            names = self._names[details.method] = _split(details.method)
+        call = _Call(*names)
         exempt = details.method.lstrip("/").partition("/")[0] in PUBLIC_SERVICES
         if exempt:
             call.limited = False
@@ -265,85 +303,74 @@ class Gate(grpc.aio.ServerInterceptor):  # type: ignore[misc]
                 call.denial = TokenInvalid("authorization header is not text")
             if call.claims is not None and call.claims.is_service:
                 call.limited = False
-        decode = _tolerant(handler.request_deserializer)
+        decode = self._decoder(handler.request_deserializer)
         if handler.unary_unary is not None:
-            behavior = self._unary(call, handler.unary_unary)
             return grpc.unary_unary_rpc_method_handler(
-                behavior, decode, handler.response_serializer
+                functools.partial(Gate._unary, self, call, handler.unary_unary),
+                decode,
+                handler.response_serializer,
             )
         if handler.unary_stream is not None:
-            inner = handler.unary_stream
-            behavior = (
-                self._stream(call, inner)
-                if inspect.isasyncgenfunction(inner)
-                else self._written(call, inner)
-            )
             return grpc.unary_stream_rpc_method_handler(
-                behavior, decode, handler.response_serializer
+                functools.partial(Gate._streaming, self, call, handler.unary_stream),
+                decode,
+                handler.response_serializer,
             )
         # No client-streaming RPC in our services; leave any other kind alone.
         return handler
 
-    def _unary(self, call: _Call, inner: Callable[..., Any]) -> Callable[..., Any]:
-        quotas = self.quotas
+    async def _unary(
+        self,
+        call: _Call,
+        inner: Callable[..., Any],
+        request: Any,
+        context: grpc.aio.ServicerContext,
+    ) -> Any:
+        started = time.perf_counter()
+        error: BaseException | None = None
+        try:
+            await call.enter(request, context, self.quotas)
+            result = inner(request, context)
+            return await result if inspect.isawaitable(result) else result
+        except BaseException as exc:
+            error = exc
+            raise
+        finally:
+            call.finish(context, error, started)
 
-        async def unary(request: Any, context: grpc.aio.ServicerContext) -> Any:
-            started = time.perf_counter()
-            error: BaseException | None = None
-            try:
-                await call.enter(request, context, quotas)
-                result = inner(request, context)
-                return await result if inspect.isawaitable(result) else result
-            except BaseException as exc:
-                error = exc
-                raise
-            finally:
-                call.finish(context, error, started)
-
-        return unary
-
-    def _written(self, call: _Call, inner: Callable[..., Any]) -> Callable[..., Any]:
-        """A stream handler that writes with context.write (grpc health's Watch)."""
-        quotas = self.quotas
-
-        async def written(request: Any, context: grpc.aio.ServicerContext) -> None:
-            error: BaseException | None = None
-            player = None
-            try:
-                await call.enter(request, context, quotas)
-                if call.limited and call.player is not None:
-                    await quotas.open_stream(context, call.player)
-                    player = call.player
-                await inner(request, context)
-            except BaseException as exc:
-                error = exc
-                raise
-            finally:
-                if player is not None:
-                    quotas.close_stream(player)
-                call.finish(context, error)
-
-        return written
-
-    def _stream(self, call: _Call, inner: Callable[..., Any]) -> Callable[..., Any]:
-        quotas = self.quotas
-
-        async def stream(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
-            error: BaseException | None = None
-            player = None
-            try:
-                await call.enter(request, context, quotas)
-                if call.limited and call.player is not None:
-                    await quotas.open_stream(context, call.player)
-                    player = call.player
+    async def _streaming(
+        self,
+        call: _Call,
+        inner: Callable[..., Any],
+        request: Any,
+        context: grpc.aio.ServicerContext,
+    ) -> None:
+        """Any response stream, written through the context: whether the handler
+        yields its messages (an async generator) or writes them itself (grpc
+        health's Watch). A coroutine rather than one more async generator per
+        open stream."""
+        error: BaseException | None = None
+        player = None
+        try:
+            await call.enter(request, context, self.quotas)
+            player = await self._open(call, context)
+            if inspect.isasyncgenfunction(inner):
                 async for item in inner(request, context):
-                    yield item
-            except BaseException as exc:
-                error = exc
-                raise
-            finally:
-                if player is not None:
-                    quotas.close_stream(player)
-                call.finish(context, error)
+                    await context.write(item)
+            else:
+                await inner(request, context)
+        except BaseException as exc:
+            error = exc
+            raise
+        finally:
+            if player is not None:
+                self.quotas.close_stream(player)
+            call.finish(context, error)
 
-        return stream
+    async def _open(self, call: _Call, context: grpc.aio.ServicerContext) -> str | None:
+        """Count a limited player's open stream; who to give it back to, if anyone."""
+        player = call.player
+        if not call.limited or player is None:
+            return None
+        await self.quotas.open_stream(context, player)
+        return player

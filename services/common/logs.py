@@ -11,6 +11,8 @@ import sys
 
 import structlog
 
+from services.common.interceptors import log_context
+
 
 def configure(*, fmt: str = "auto", level: str = "info") -> None:
     console = fmt == "console" or (fmt == "auto" and sys.stderr.isatty())
@@ -20,6 +22,7 @@ def configure(*, fmt: str = "auto", level: str = "info") -> None:
     structlog.configure(
         processors=[
             structlog.contextvars.merge_contextvars,
+            log_context,
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
             structlog.processors.format_exc_info,

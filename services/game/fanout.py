@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Generic, TypeVar
@@ -70,10 +69,12 @@ class Inbox(Generic[T]):
         if self._waiter is not None and not self._waiter.done():
             self._waiter.set_result(None)
 
-    async def get(self) -> T:
-        while not self._items:
-            self._waiter = asyncio.get_running_loop().create_future()
-            await self._waiter
+    def arrival(self) -> asyncio.Future[None]:
+        """Done once an item is put (await it while `empty()`; no coroutine is kept)."""
+        self._waiter = asyncio.get_running_loop().create_future()
+        return self._waiter
+
+    def pop(self) -> T:
         return self._items.pop(0)
 
 
@@ -197,21 +198,24 @@ class Fanout:
                 with contextlib.suppress(asyncio.QueueFull):
                     sub.queue.put_nowait(None)
 
-    @contextlib.contextmanager
-    def subscribe(self, table_id: uuid.UUID, position: int) -> Iterator[Subscription]:
+    def subscribe(self, table_id: uuid.UUID, position: int) -> Subscription:
+        """A watcher's live feed; give it back with `unsubscribe` however the watch ends.
+        (Two plain calls rather than a context manager: an idle stream holds no
+        generator for it.)"""
         sub = Subscription(table_id, position, Inbox(self._queue_size), closed=self.closing)
         self._subs.setdefault(table_id, set()).add(sub)
         WATCH_STREAMS.inc()
-        try:
-            yield sub
-        finally:
-            WATCH_STREAMS.dec()
-            subs = self._subs.get(table_id)
-            if subs is not None:
-                subs.discard(sub)
-                if not subs:
-                    del self._subs[table_id]
-                    self._cursor.pop(table_id, None)
+        return sub
+
+    def unsubscribe(self, sub: Subscription) -> None:
+        WATCH_STREAMS.dec()
+        table_id = sub.table_id
+        subs = self._subs.get(table_id)
+        if subs is not None:
+            subs.discard(sub)
+            if not subs:
+                del self._subs[table_id]
+                self._cursor.pop(table_id, None)
 
     def _notified(self, _con: object, _pid: int, _channel: str, payload: object) -> None:
         for item in str(payload).split(","):
@@ -240,6 +244,9 @@ class Fanout:
                 if after is None:
                     after = min(s.position for s in subs)
                 events = await read_events(self._pool, table_id, after)
+                if not events:
+                    # The log ends there: the periodic check needs no read until it grows.
+                    self._cursor[table_id] = max(after, self._cursor.get(table_id, 0))
                 if events:
                     # Never backwards: a commit published meanwhile moved it on.
                     self._cursor[table_id] = max(events[-1].seq, self._cursor.get(table_id, 0))

@@ -326,7 +326,8 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
             return  # a finished table has nothing more to say
         del committed, _  # an idle stream keeps no game state alive
         position = request.after_seq
-        with self._fanout.subscribe(table_id, position) as sub:
+        sub = self._fanout.subscribe(table_id, position)
+        try:
             while True:
                 try:
                     batch = await read_events(self._pool, table_id, position)
@@ -362,7 +363,10 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
                             else "You fell behind the table: resume from your last event.",
                             metadata={"after_seq": str(position)},
                         )
-                    live = await sub.queue.get()
+                    if sub.queue.empty():
+                        await sub.queue.arrival()
+                        continue
+                    live = sub.queue.pop()
                     if live is None or live.seq <= position:
                         continue
                     if live.seq > position + 1:
@@ -375,3 +379,5 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
                     position = sub.position = live.seq
                     if isinstance(live.event, GameEnded):
                         return
+        finally:
+            self._fanout.unsubscribe(sub)

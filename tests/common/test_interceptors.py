@@ -18,6 +18,7 @@ from services.common.errors import DOMAIN, error_info
 from services.common.interceptors import (
     Gate,
     current_player_id,
+    log_context,
     require_player,
     require_service,
 )
@@ -56,6 +57,10 @@ class Game(game_pb2_grpc.GameServiceServicer):
         await asyncio.sleep(0.01)
         assert current_player_id() == player_id
         seat = table_pb2.SeatView(player_id=current_player_id())
+        # What a log line written now would carry, sent back for the test to read.
+        context.set_trailing_metadata(
+            tuple((k, str(v)) for k, v in log_context(None, "info", {}).items())
+        )
         return game_pb2.GetTableResponse(view=table_pb2.TableView(seats=[seat]))
 
     async def Watch(self, request: Any, context: Any) -> AsyncIterator[game_pb2.WatchResponse]:
@@ -223,3 +228,16 @@ async def test_unknown_methods_stay_unimplemented(channel: grpc.aio.Channel) -> 
     with pytest.raises(grpc.aio.AioRpcError) as caught:
         await call
     assert caught.value.code() is grpc.StatusCode.UNIMPLEMENTED
+
+
+async def test_log_lines_carry_the_call_s_request_id_method_and_caller(
+    channel: grpc.aio.Channel,
+) -> None:
+    game = game_pb2_grpc.GameServiceStub(channel)
+    metadata = (*bearer(player_token("logged-player")), ("x-request-id", "req-42"))
+    call = game.GetTable(game_pb2.GetTableRequest(), metadata=metadata, timeout=TIMEOUT_S)
+    await call
+    trailing = dict(await call.trailing_metadata())
+    assert trailing["request_id"] == "req-42"
+    assert trailing["rpc"] == "GetTable"
+    assert trailing["caller"] == "logged-player"
