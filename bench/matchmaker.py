@@ -53,6 +53,7 @@ import grpc
 from services.common.auth import issue_service_token, issue_token
 from services.common.db import EmbeddedPostgres, database_name, migrate, open_pool, with_database
 from services.common.limits import Limits
+from services.common.logs import configure
 from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc, matchmaker_pb2_grpc
 from services.common.pb.rummy.v1 import matchmaker_pb2 as mm
 from services.game.server import GameConfig, GameServer
@@ -180,6 +181,7 @@ async def _serve(args: argparse.Namespace) -> None:
 
     A matchmaker starts with its matching loop paused; the line "match" on
     stdin starts it, "pause" stops it again."""
+    configure(fmt="json", level="info")  # logging as a production replica's
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     commands: asyncio.Queue[str] = asyncio.Queue()
