@@ -129,6 +129,22 @@ COMPARE_AND_SET = (
     " SELECT $1, $10, $11, $12 FROM moved WHERE $11 <> '')"
     " SELECT count(*) FROM moved"
 )
+_CLOCK = (
+    "SELECT (extract(epoch from clock_timestamp()) * 1000)::bigint AS now_ms,"
+    " t.version, t.last_seq FROM (SELECT 1) AS one LEFT JOIN tables t ON t.id = $1"
+)
+_CREATE = (
+    "WITH made AS (INSERT INTO tables (id, ruleset, options, state, version, last_seq,"
+    " turn_deadline, bot_seats) VALUES ($1, $2, $3::jsonb, $4, 1, $6, $5, $7)"
+    " ON CONFLICT (id) DO NOTHING RETURNING id),"
+    " seated AS (INSERT INTO table_seats (table_id, seat, player_id, display_name, is_bot)"
+    " SELECT $1, s - 1, p, n, b FROM made,"
+    " unnest($8::text[], $9::text[], $10::boolean[]) WITH ORDINALITY AS x(p, n, b, s)),"
+    " logged AS (INSERT INTO table_events (table_id, seq, version, kind, payload, created_at)"
+    " SELECT $1, s, 1, k, p, $14 FROM made,"
+    " unnest($11::bigint[], $12::text[], $13::bytea[]) AS e(s, k, p))"
+    " SELECT count(*) FROM made"
+)
 _REMEMBER_REFUSAL = (
     "INSERT INTO action_requests (table_id, player_id, request_id, error)"
     " VALUES ($1, $2, $3, $4::jsonb) ON CONFLICT DO NOTHING RETURNING true"
@@ -172,6 +188,13 @@ def _deadline(
 
 def _at(now_ms: int) -> datetime:
     return datetime.fromtimestamp(now_ms / 1000, UTC)
+
+
+async def _clock(con: Connection, table_id: uuid.UUID) -> asyncpg.Record:
+    """The database's clock, and the table's version and last seq if it exists."""
+    row = await con.fetchrow(_CLOCK, table_id)
+    assert row is not None  # one row, always
+    return row
 
 
 def _stale() -> Refusal:
@@ -251,80 +274,75 @@ class Tables:
         table_id = table_id or uuid.uuid4()
         bots = [seat for seat, p in enumerate(players) if p.is_bot]
         state = new_game(ruleset, len(players), options)
-        async with self._pool.acquire() as con, con.transaction():
-            existing = await con.fetchrow(
-                "SELECT version, last_seq FROM tables WHERE id = $1", table_id
-            )
-            if existing is not None:
-                # A retried create (the caller chose the id): same seats, same answer.
-                seated = await self.seats(con, table_id)
-                if [p.player_id for _, p in sorted(seated.items())] != [
-                    p.player_id for p in players
-                ]:
-                    raise Refusal(
-                        grpc.StatusCode.ALREADY_EXISTS,
-                        "TABLE_EXISTS",
-                        "A different table already has this id.",
+        async with self._pool.acquire() as con:
+            clock = await _clock(con, table_id)
+            if clock["version"] is None:
+                now_ms = clock["now_ms"]
+                try:
+                    state, events = apply(
+                        state, SYSTEM, self._deal(state, deck_order or None), now_ms
                     )
-                return Committed(
-                    table_id, existing["version"], existing["last_seq"], state, None, 0, ()
+                except RuleError as error:
+                    raise refusal_of(error) from None
+                seqs = list(range(1, len(events) + 1))
+                # One statement: the table, its seats and its first events.
+                made = await con.fetchval(
+                    _CREATE,
+                    table_id,
+                    ruleset.name,
+                    json.dumps(options_json(options)),
+                    serial.dumps(state),
+                    _deadline(state, bots, now_ms, self._bot_delay_ms),
+                    seqs[-1],
+                    bots,
+                    [p.player_id for p in players],
+                    [p.display_name for p in players],
+                    [p.is_bot for p in players],
+                    seqs,
+                    [eventlog.kind_of(e) for e in events],
+                    [eventlog.encode(e) for e in events],
+                    _at(now_ms),
                 )
-            now_ms = await con.fetchval(
-                "SELECT (extract(epoch from clock_timestamp()) * 1000)::bigint"
-            )
-            try:
-                state, events = apply(state, SYSTEM, self._deal(state, deck_order or None), now_ms)
-            except RuleError as error:
-                raise refusal_of(error) from None
-            await con.execute(
-                "INSERT INTO tables (id, ruleset, options, state, version, last_seq,"
-                " turn_deadline, bot_seats) VALUES ($1, $2, $3::jsonb, $4, 1, $6, $5, $7)",
-                table_id,
-                ruleset.name,
-                json.dumps(options_json(options)),
-                serial.dumps(state),
-                _deadline(state, bots, now_ms, self._bot_delay_ms),
-                len(events),
-                bots,
-            )
-            await con.executemany(
-                "INSERT INTO table_seats (table_id, seat, player_id, display_name, is_bot)"
-                " VALUES ($1, $2, $3, $4, $5)",
-                [
-                    (table_id, i, p.player_id, p.display_name, p.is_bot)
-                    for i, p in enumerate(players)
-                ],
-            )
-            seqs = list(range(1, len(events) + 1))
-            await con.execute(
-                "INSERT INTO table_events (table_id, seq, version, kind, payload, created_at)"
-                " SELECT $1, s, 1, k, p, $5 FROM unnest($2::bigint[], $3::text[], $4::bytea[])"
-                " AS e(s, k, p)",
-                table_id,
-                seqs,
-                [eventlog.kind_of(e) for e in events],
-                [eventlog.encode(e) for e in events],
-                _at(now_ms),
-            )
-        committed = Committed(
-            table_id, 1, seqs[-1], state, None, now_ms, tuple(zip(seqs, events, strict=True))
-        )
-        self._published(committed)
-        return committed
+                if made:
+                    self._remember_seats(table_id, dict(enumerate(players)))
+                    committed = Committed(
+                        table_id,
+                        1,
+                        seqs[-1],
+                        state,
+                        None,
+                        now_ms,
+                        tuple(zip(seqs, events, strict=True)),
+                    )
+                    self._published(committed)
+                    return committed
+                clock = await _clock(con, table_id)  # created meanwhile: as a retry
+            # A retried create (the caller chose the id): same seats, same answer.
+            seated = await self.seats(con, table_id)
+            if [p.player_id for _, p in sorted(seated.items())] != [p.player_id for p in players]:
+                raise Refusal(
+                    grpc.StatusCode.ALREADY_EXISTS,
+                    "TABLE_EXISTS",
+                    "A different table already has this id.",
+                )
+            return Committed(table_id, clock["version"], clock["last_seq"], state, None, 0, ())
 
     async def seat_of(self, con: Connection, table_id: uuid.UUID, player_id: str) -> int | None:
         seats = self._seats.pop(table_id, None)
         if seats is None:
             seats = await self.seats(con, table_id)
         if seats:
-            # Seats never change once a table exists, so this cache cannot go stale.
-            # Re-inserted on every use, so the first key is the least recently used:
-            # a bounded cache keeps a replica's memory flat however many tables it
-            # has served, and the tables in play stay in it.
-            self._seats[table_id] = seats
-            if len(self._seats) > SEAT_CACHE_TABLES:
-                del self._seats[next(iter(self._seats))]
+            self._remember_seats(table_id, seats)
         return next((s for s, p in seats.items() if p.player_id == player_id), None)
+
+    def _remember_seats(self, table_id: uuid.UUID, seats: dict[int, SeatPlayer]) -> None:
+        # Seats never change once a table exists, so this cache cannot go stale.
+        # Re-inserted on every use, so the first key is the least recently used:
+        # a bounded cache keeps a replica's memory flat however many tables it
+        # has served, and the tables in play stay in it.
+        self._seats[table_id] = seats
+        if len(self._seats) > SEAT_CACHE_TABLES:
+            del self._seats[next(iter(self._seats))]
 
     def cached_seats(self, table_id: uuid.UUID) -> dict[int, SeatPlayer]:
         return self._seats.get(table_id, {})
