@@ -196,6 +196,22 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
         **extra: Any,
     ) -> TicketRow:
         async with self._pool.acquire() as con:
+            replace = extra.pop("replace", False)
+            if not replace:
+                fresh = await tickets.queue_at_once(
+                    con,
+                    player_id=player,
+                    table_size=table_size,
+                    ruleset=ruleset,
+                    options=options,
+                    family=family,
+                    mode=mode,
+                    ttl_s=self._ttl,
+                    **extra,
+                )
+                if fresh is not None:
+                    return fresh
+            # Refused, or replacing a live ticket: the checks one by one, to say why.
             seated = await tickets.seated_at(con, player)
             if seated is not None:
                 raise Refused(
@@ -219,6 +235,7 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
                     mode=mode,
                     rating=profile["rating"] if profile else 1500.0,
                     ttl_s=self._ttl,
+                    replace=replace,
                     **extra,
                 )
             except AlreadyQueued as live:

@@ -199,6 +199,55 @@ _INSERT = (
 )
 
 
+_QUEUE_AT_ONCE = (
+    "INSERT INTO tickets (id, player_id, display_name, table_size, ruleset, options, family,"
+    " mode, rating, invite_code, is_host, accept_smaller_ms, fill_bots_ms, expires_at)"
+    " SELECT $1, $2, coalesce(p.display_name, ''), $3, $4, $5::jsonb, $6, $7,"
+    " coalesce(p.rating, 1500), $8, $9, $10, $11, now() + make_interval(secs => $12)"
+    " FROM (SELECT 1) AS one LEFT JOIN players p ON p.id = $2"
+    " WHERE NOT EXISTS (SELECT 1 FROM table_seats s JOIN tables t ON t.id = s.table_id"
+    " WHERE s.player_id = $2 AND s.left_at IS NULL AND t.status = 'active')"
+    " ON CONFLICT (player_id) WHERE state IN ('queued', 'matching') DO NOTHING"
+    f" RETURNING {_COLUMNS}"
+)
+
+
+async def queue_at_once(
+    con: Connection,
+    *,
+    player_id: str,
+    table_size: int,
+    ruleset: str,
+    options: dict[str, int],
+    family: str,
+    mode: str,
+    ttl_s: float,
+    invite_code: str | None = None,
+    is_host: bool = False,
+    accept_smaller_ms: int = 0,
+    fill_bots_ms: int = 0,
+) -> TicketRow | None:
+    """The common case of queueing, in one statement: the player's name and rating
+    are read in it, and no ticket is made for a player seated at an unfinished
+    table or holding a live ticket. None then: the caller finds out which."""
+    row = await con.fetchrow(
+        _QUEUE_AT_ONCE,
+        uuid.uuid4(),
+        player_id,
+        table_size,
+        ruleset,
+        json.dumps(options),
+        family,
+        mode,
+        invite_code,
+        is_host,
+        accept_smaller_ms,
+        fill_bots_ms,
+        ttl_s,
+    )
+    return None if row is None else TicketRow.of(row)
+
+
 async def _live(con: Connection, player_id: str) -> uuid.UUID | None:
     value: uuid.UUID | None = await con.fetchval(
         "SELECT id FROM tickets WHERE player_id = $1 AND state = ANY($2::text[])",
