@@ -7,6 +7,9 @@
    table (idempotent: the table id is chosen here and kept in the match).
 3. Mark the tickets `matched` and wake their streams.
 
+Steps 2 and 3 of a batch run in the background while step 1 claims the next
+batch, up to a few batches at once.
+
 A replica that dies between 1 and 3 leaves matches in `creating` (unlocked
 once its connection is gone); any replica picks them up after a few seconds
 and repeats steps 2 and 3, so no ticket is lost and no player is seated twice.
@@ -41,6 +44,8 @@ RECOVER_AFTER_S = 3.0
 CREATE_IN_FLIGHT = 64
 """CreateTable calls one replica keeps in flight: a batch of hundreds of tables
 queues here rather than on the game service, where calls time out or are cancelled."""
+BATCHES_IN_FLIGHT = 4
+"""Claimed batches whose tables are being created while the loop claims the next."""
 PERMANENT = {
     grpc.StatusCode.INVALID_ARGUMENT,
     grpc.StatusCode.PERMISSION_DENIED,
@@ -99,31 +104,69 @@ class Matcher:
         self._in_flight = asyncio.Semaphore(CREATE_IN_FLIGHT)
 
     async def run(self) -> None:
+        """Claim batch after batch; each batch's tables are created in the background
+        (up to BATCHES_IN_FLIGHT at once), so the next claim does not wait for them."""
         depth_at = 0.0
-        while True:
-            started = time.perf_counter()
-            try:
-                await tickets.expire(self._pool)
-                await self.recover()
-                matched = await self.match_once()
-                if started - depth_at > DEPTH_EVERY_S:
-                    depth_at = started
-                    await tickets.record_depth(self._pool)
-            except (*DB_ERRORS, asyncpg.PostgresError) as error:
-                log.warning("matching_failed", error=str(error))
+        slots = asyncio.Semaphore(BATCHES_IN_FLIGHT)
+        settling: set[asyncio.Task[None]] = set()
+        try:
+            while True:
+                started = time.perf_counter()
                 matched = 0
-            self.last_loop_s = time.perf_counter() - started
-            metrics.MATCHING_LOOP.observe(self.last_loop_s)
-            if not matched:
-                await asyncio.sleep(self._interval)
+                try:
+                    await tickets.expire(self._pool)
+                    await self.recover()
+                    await slots.acquire()
+                    try:
+                        plans = await self.claim()
+                    except BaseException:
+                        slots.release()
+                        raise
+                    if plans:
+                        task = asyncio.create_task(self._settle(plans, slots))
+                        settling.add(task)
+                        task.add_done_callback(settling.discard)
+                        matched = sum(len(p.seats) for p in plans)
+                    else:
+                        slots.release()
+                    if started - depth_at > DEPTH_EVERY_S:
+                        depth_at = started
+                        await tickets.record_depth(self._pool)
+                except (*DB_ERRORS, asyncpg.PostgresError) as error:
+                    log.warning("matching_failed", error=str(error))
+                self.last_loop_s = time.perf_counter() - started
+                metrics.MATCHING_LOOP.observe(self.last_loop_s)
+                if not matched:
+                    await asyncio.sleep(self._interval)
+        finally:
+            # Stopping: a batch cut short stays `creating` and is recovered elsewhere.
+            for task in settling:
+                task.cancel()
+
+    async def _settle(self, plans: list[Plan], slots: asyncio.Semaphore) -> None:
+        try:
+            async with self._pool.acquire() as con, con.transaction():
+                await self._finish(con, plans)
+        except (*DB_ERRORS, asyncpg.PostgresError) as error:
+            log.warning("matching_failed", error=str(error))  # recovered in a few seconds
+        finally:
+            slots.release()
 
     async def match_once(self) -> int:
-        """One pass of the loop; the number of tickets seated."""
+        """One claim and its tables, awaited; the number of tickets seated."""
+        plans = await self.claim()
+        if plans:
+            async with self._pool.acquire() as con, con.transaction():
+                await self._finish(con, plans)
+        return sum(len(p.seats) for p in plans)
+
+    async def claim(self) -> list[Plan]:
+        """Group queued tickets and record their matches (`creating`), in one commit."""
         async with self._pool.acquire() as con, con.transaction():
             queue = await tickets.queued(con, self._batch)
             plans = [_plan(g, queue) for g in form_tables(queue.waiting, queue.now_ms)]
             if not plans:
-                return 0
+                return []
             await con.executemany(
                 "INSERT INTO matches (table_id, request) VALUES ($1, $2)",
                 [(p.table_id, p.request.SerializeToString()) for p in plans],
@@ -137,9 +180,7 @@ class Matcher:
                     for tid, seat in p.seats
                 ],
             )
-        async with self._pool.acquire() as con, con.transaction():
-            await self._finish(con, plans)
-        return sum(len(p.seats) for p in plans)
+        return plans
 
     async def _finish(self, con: Connection, plans: list[Plan]) -> None:
         """Create the tables, then settle their tickets in ``con``'s transaction."""
