@@ -129,6 +129,7 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
     ) -> None:
         self._pool = pool
         self._wakeups = wakeups
+        self._reads = tickets.Reads(pool)
         self._game_target = game_target
         self._ttl = ticket_ttl_s
         self._waiting: dict[str, int] = {}
@@ -269,7 +270,7 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
                     # notification, or the replica's sweep (see _sweep).
                     if wake.is_set():
                         wake.clear()
-                        current = await tickets.get(self._pool, row.id)
+                        current = await self._reads.get(row.id)
                         if current is None:
                             return
                         if current.state in FINAL:

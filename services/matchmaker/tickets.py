@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import secrets
 import uuid
@@ -260,6 +261,51 @@ async def _live(con: Connection, player_id: str) -> uuid.UUID | None:
 async def get(db: Connection | Pool, ticket_id: uuid.UUID) -> TicketRow | None:
     row = await db.fetchrow(f"SELECT {_COLUMNS} FROM tickets WHERE id = $1", ticket_id)
     return TicketRow.of(row) if row is not None else None
+
+
+class Reads:
+    """Reads of single tickets made at about the same time, as one query.
+
+    A batch of matches wakes hundreds of streams at once, each wanting its own
+    ticket: they share a query per turn of the event loop instead of one each."""
+
+    def __init__(self, pool: Pool) -> None:
+        self._pool = pool
+        self._wanted: dict[uuid.UUID, list[asyncio.Future[TicketRow | None]]] = {}
+        self._flush: asyncio.Task[None] | None = None
+        self._reading: set[asyncio.Task[None]] = set()
+
+    async def get(self, ticket_id: uuid.UUID) -> TicketRow | None:
+        answer: asyncio.Future[TicketRow | None] = asyncio.get_running_loop().create_future()
+        self._wanted.setdefault(ticket_id, []).append(answer)
+        if self._flush is None:
+            self._flush = asyncio.create_task(self._read())
+            self._reading.add(self._flush)
+            self._flush.add_done_callback(self._reading.discard)
+        return await answer
+
+    async def _read(self) -> None:
+        await asyncio.sleep(0)  # the other streams woken with this one join in
+        wanted, self._wanted, self._flush = self._wanted, {}, None
+        answers = [a for waiting in wanted.values() for a in waiting]
+        try:
+            rows = await self._pool.fetch(
+                f"SELECT {_COLUMNS} FROM tickets WHERE id = ANY($1::uuid[])", list(wanted)
+            )
+        except asyncio.CancelledError:
+            for answer in answers:
+                answer.cancel()
+            raise
+        except Exception as error:
+            for answer in answers:
+                if not answer.done():
+                    answer.set_exception(error)
+            return
+        found = {r["id"]: TicketRow.of(r) for r in rows}
+        for ticket_id, waiting in wanted.items():
+            for answer in waiting:
+                if not answer.done():
+                    answer.set_result(found.get(ticket_id))
 
 
 async def cancel(db: Connection | Pool, ticket_id: uuid.UUID, message: str) -> bool:
