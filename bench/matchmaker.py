@@ -17,8 +17,10 @@ run in their own processes on one fresh database; the clients are real
 - Steady arrivals at the target rate (1,000 tickets/s by default): the queue
   always holds partners, so every ticket can be matched at once; enqueue-to-
   match p50/p99 is the figure to hold against "< 2 s". Then the same at half
-  the best rate measured in the run, which the machine can sustain: a rate
-  above capacity only measures how fast a backlog grows.
+  the best rate measured while players were arriving (burst, steady), which
+  the machine can sustain: a rate above capacity only measures how fast a
+  backlog grows. (The drain matches with no Enqueue calls competing for the
+  same cores, so its rate is no guide to what arrivals the machine keeps up with.)
 
 The database is DATABASE_URL's server when set, else an embedded one; either
 way the run creates its own database and drops it at the end. Every server
@@ -718,7 +720,7 @@ async def flow(
     else:
         title = f"Steady: {count:,} players arrive at {rate:,.0f}/s, matching running"
         if prefix == "half":
-            title += " (half the best rate so far)"
+            title += " (half the best rate with arrivals)"
     phase = Phase(title, tickets)
     cpu = CpuMeter(database_name(dsn), meter)
     phase.started = time.perf_counter()
@@ -823,8 +825,9 @@ async def run(args: argparse.Namespace) -> None:
                 async with asyncio.timeout(PHASE_TIMEOUT_S):
                     phases.append(await flow(dsn, clients, meter, steady, args.rate, "steady"))
                 print(phases[-1].report("enqueue-to-match"), flush=True)
-                # Within what this machine sustains: half the best rate seen so far.
-                half = max(10.0, max(p.rate for p in phases) / 2)
+                # Within what this machine sustains: half the best rate seen while
+                # players were arriving (phases[0] is the drain, with no arrivals).
+                half = max(10.0, max(p.rate for p in phases[1:]) / 2)
                 async with asyncio.timeout(PHASE_TIMEOUT_S):
                     phases.append(
                         await flow(dsn, clients, meter, int(half * args.seconds), half, "half")
@@ -866,7 +869,7 @@ async def run(args: argparse.Namespace) -> None:
     )
     print(
         f"  p99 enqueue-to-match at {half_phase.rate:,.0f} tickets/s (half the best rate"
-        f" measured here): {secs(half_p99)}  [target < {TARGETS['p99_s']:.0f} s:"
+        f" measured with arrivals): {secs(half_p99)}  [target < {TARGETS['p99_s']:.0f} s:"
         f" {verdict(half_p99 < TARGETS['p99_s'])}]"
     )
     print(f"  total run time {time.perf_counter() - began:.0f} s; {machine_load()}")

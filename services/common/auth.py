@@ -192,7 +192,7 @@ class TokenVerifier:
     checked on every call, so a remembered token expires on time. Bounded: the
     oldest entries go first."""
 
-    def __init__(self, secret: str, *, max_entries: int = 50_000) -> None:
+    def __init__(self, secret: str, *, max_entries: int = 10_000) -> None:
         self._secret = secret
         self._max_entries = max_entries
         self._known: dict[str, Claims] = {}
