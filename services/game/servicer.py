@@ -180,7 +180,7 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
             expected = request.expected_version if request.HasField("expected_version") else None
 
             def respond(committed: Committed) -> Resp:
-                seats = self._tables.cached_seats(committed.table_id)
+                seats = dict(enumerate(committed.seats))
                 fields = extra(committed) if extra else {}
                 return response(
                     version=committed.version,

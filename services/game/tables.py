@@ -1,10 +1,10 @@
 """Tables as stateless actors over PostgreSQL.
 
-Any replica can serve any table; a cache may speed the seat lookup,
-correctness never depends on it. An action takes two round trips:
+Any replica can serve any table, and none keeps anything of a table between
+calls. An action takes two round trips:
 
-1. Read the table row (and, in the same query, the stored answer of a known
-   `request_id`), then apply the engine in memory.
+1. Read the table row (and, in the same query, its seats and the stored
+   answer of a known `request_id`), then apply the engine in memory.
 2. Commit it in one statement: the state and version (only if the version is
    still the one read: compare-and-set), the events it caused and the
    request's answer. If another move got there first, nothing is written and
@@ -101,6 +101,8 @@ class Committed:
     seat: int | None
     now_ms: int
     events: tuple[tuple[int, Event], ...]
+    seats: tuple[SeatPlayer, ...] = ()
+    """Who sits where (index = seat), when the transaction read it."""
 
 
 Responder = Callable[[Committed], Message]
@@ -111,11 +113,14 @@ _LOCK = (
     " FROM tables WHERE id = $1 FOR UPDATE"
 )
 READ = (
-    "SELECT t.state, t.version, t.last_seq, t.bot_seats, t.status,"
+    "SELECT t.state, t.version, t.last_seq, t.bot_seats,"
     " (extract(epoch from clock_timestamp()) * 1000)::bigint AS now_ms,"
-    " r.response, r.error"
+    " r.response, r.error, s.players, s.names, s.bots"
     " FROM tables t LEFT JOIN action_requests r"
     " ON r.table_id = t.id AND r.player_id = $2 AND r.request_id = $3"
+    " LEFT JOIN LATERAL (SELECT array_agg(player_id ORDER BY seat) AS players,"
+    " array_agg(display_name ORDER BY seat) AS names, array_agg(is_bot ORDER BY seat) AS bots"
+    " FROM table_seats WHERE table_id = t.id) AS s ON true"
     " WHERE t.id = $1"
 )
 COMPARE_AND_SET = (
@@ -155,8 +160,6 @@ CAS_ATTEMPTS = 8
 
 log = structlog.get_logger(__name__)
 SALT_BYTES = 16
-SEAT_CACHE_TABLES = 2_000
-"""Tables whose seats a replica remembers; a miss costs one small query."""
 
 
 def _count_endings(committed: Committed) -> None:
@@ -197,6 +200,16 @@ async def _clock(con: Connection, table_id: uuid.UUID) -> asyncpg.Record:
     return row
 
 
+def _seated(row: asyncpg.Record) -> tuple[SeatPlayer, ...]:
+    """The seats `READ` found, in seat order."""
+    if row["players"] is None:
+        return ()
+    return tuple(
+        SeatPlayer(p, n, b)
+        for p, n, b in zip(row["players"], row["names"], row["bots"], strict=True)
+    )
+
+
 def _stale() -> Refusal:
     return Refusal(
         grpc.StatusCode.ABORTED,
@@ -223,7 +236,6 @@ class Tables:
         self._bot_delay_ms = bot_delay_ms
         # Production deals come from the OS's cryptographic source.
         self._rng = rng or secrets.SystemRandom()
-        self._seats: dict[uuid.UUID, dict[int, SeatPlayer]] = {}
 
     def _deal(self, state: GameState, order: Sequence[int] | None = None) -> Deal:
         if order is None:
@@ -304,7 +316,6 @@ class Tables:
                     _at(now_ms),
                 )
                 if made:
-                    self._remember_seats(table_id, dict(enumerate(players)))
                     committed = Committed(
                         table_id,
                         1,
@@ -313,6 +324,7 @@ class Tables:
                         None,
                         now_ms,
                         tuple(zip(seqs, events, strict=True)),
+                        tuple(players),
                     )
                     self._published(committed)
                     return committed
@@ -326,26 +338,6 @@ class Tables:
                     "A different table already has this id.",
                 )
             return Committed(table_id, clock["version"], clock["last_seq"], state, None, 0, ())
-
-    async def seat_of(self, con: Connection, table_id: uuid.UUID, player_id: str) -> int | None:
-        seats = self._seats.pop(table_id, None)
-        if seats is None:
-            seats = await self.seats(con, table_id)
-        if seats:
-            self._remember_seats(table_id, seats)
-        return next((s for s, p in seats.items() if p.player_id == player_id), None)
-
-    def _remember_seats(self, table_id: uuid.UUID, seats: dict[int, SeatPlayer]) -> None:
-        # Seats never change once a table exists, so this cache cannot go stale.
-        # Re-inserted on every use, so the first key is the least recently used:
-        # a bounded cache keeps a replica's memory flat however many tables it
-        # has served, and the tables in play stay in it.
-        self._seats[table_id] = seats
-        if len(self._seats) > SEAT_CACHE_TABLES:
-            del self._seats[next(iter(self._seats))]
-
-    def cached_seats(self, table_id: uuid.UUID) -> dict[int, SeatPlayer]:
-        return self._seats.get(table_id, {})
 
     async def act(
         self,
@@ -420,7 +412,8 @@ class Tables:
             return bytes(row["response"]), None
         if row["error"] is not None:
             raise Refusal.from_json(row["error"])
-        seat = await self.seat_of(con, table_id, player_id)
+        seats = _seated(row)
+        seat = next((s for s, p in enumerate(seats) if p.player_id == player_id), None)
         if seat is None:
             raise Refusal(
                 grpc.StatusCode.PERMISSION_DENIED, "NOT_SEATED", "You have no seat at this table."
@@ -442,13 +435,20 @@ class Tables:
         if isinstance(action, Leave) or state.phase == Phase.GAME_OVER:
             # Other rows change too (the seat, the players' ratings): under the lock.
             return await self._act_locked(
-                con, table_id, player_id, seat, action, respond, request_id, row["version"]
+                con, table_id, player_id, seats, seat, action, respond, request_id, row["version"]
             )
         now_ms = row["now_ms"]
         version = row["version"] + 1
         seqs = list(range(row["last_seq"] + 1, row["last_seq"] + 1 + len(events)))
         committed = Committed(
-            table_id, version, seqs[-1], state, seat, now_ms, tuple(zip(seqs, events, strict=True))
+            table_id,
+            version,
+            seqs[-1],
+            state,
+            seat,
+            now_ms,
+            tuple(zip(seqs, events, strict=True)),
+            seats,
         )
         response = respond(committed)
         try:
@@ -496,6 +496,7 @@ class Tables:
         con: Connection,
         table_id: uuid.UUID,
         player_id: str,
+        seats: tuple[SeatPlayer, ...],
         seat: int,
         action: Action,
         respond: Responder,
@@ -513,7 +514,9 @@ class Tables:
                     table_id,
                     seat,
                 )
-            committed = await self._write(con, table_id, row, state, events, seat)
+            committed = dataclasses.replace(
+                await self._write(con, table_id, row, state, events, seat), seats=seats
+            )
             response = respond(committed)
             if request_id:
                 await con.execute(
