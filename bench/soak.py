@@ -413,14 +413,19 @@ async def run(args: argparse.Namespace) -> None:
                 )
                 for message in r.get("error_messages", [])[:5]:
                     print(f"      {message}")
-            print("  RSS slope, least squares after the first sample of each process (MB/min):")
+            print(
+                "  RSS slope, least squares after the first sample of each process (MB/min);"
+                " then over its second half, once warm (a leak keeps climbing there):"
+            )
             for key in sorted({k for s in samples for k in s.rss}):
                 points = [(s.at, s.rss[key]) for s in samples if key in s.rss][1:]
                 if points:
+                    warm = points[len(points) // 2 :]
                     print(
                         f"    {key:<14} {points[0][1]:6.1f} -> {points[-1][1]:6.1f} MB"
                         f" over {points[-1][0] - points[0][0]:4.0f} s,"
-                        f" slope {slope_mb_per_min(points):+.2f} MB/min ({len(points)} samples)"
+                        f" slope {slope_mb_per_min(points):+.2f} MB/min ({len(points)} samples);"
+                        f" second half {slope_mb_per_min(warm):+.2f} MB/min"
                     )
             print(f"  connections to the database at the end: {conns}")
             print(f"\n== PostgreSQL storage ({finished} finished games) ==")

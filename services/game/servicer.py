@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import asyncpg
 import grpc
@@ -200,7 +200,7 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
                 message = response()
                 message.ParseFromString(answer)
                 return message
-            return answer  # type: ignore[return-value]
+            return cast(Resp, answer)
 
         return await guard(context, run())
 
