@@ -68,6 +68,15 @@ async def guard(context: grpc.aio.ServicerContext, call: Awaitable[Resp]) -> Res
         return await call
     except Refusal as refusal:
         await errors.abort(context, refusal.code, refusal.reason, refusal.message)
+    except asyncpg.DataError:
+        # A value the database cannot hold (a NUL in a text, say) that no check
+        # above caught: the request is at fault, not the server.
+        await errors.abort(
+            context,
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "MALFORMED_REQUEST",
+            "The request holds a value the game cannot store.",
+        )
     except (
         asyncpg.SerializationError,
         asyncpg.DeadlockDetectedError,
@@ -108,6 +117,8 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
         players = [SeatPlayer(p.player_id, p.display_name, p.is_bot) for p in request.players]
         if any(not p.player_id or len(p.player_id) > 128 for p in players):
             raise Malformed("PLAYER_ID_INVALID", "Every seat needs a player id.")
+        if not all(p.player_id.isprintable() and p.display_name.isprintable() for p in players):
+            raise Malformed("PLAYER_ID_INVALID", "Player ids and names hold printable text only.")
         table_id = table_id_of(request.table_id) if request.table_id else None
         committed = await self._tables.create(
             request.ruleset or "cafe",
@@ -175,8 +186,11 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
 
         async def run() -> Resp:
             table_id = table_id_of(request.table_id)
-            if len(request.request_id) > MAX_REQUEST_ID:
-                raise Malformed("REQUEST_ID_INVALID", "The request id is too long.")
+            if len(request.request_id) > MAX_REQUEST_ID or not request.request_id.isprintable():
+                raise Malformed(
+                    "REQUEST_ID_INVALID",
+                    "The request id must be at most 64 printable characters.",
+                )
             expected = request.expected_version if request.HasField("expected_version") else None
 
             def respond(committed: Committed) -> Resp:

@@ -177,6 +177,14 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
             await errors.abort(
                 context, refused.code, refused.reason, refused.message, metadata=refused.metadata
             )
+        except asyncpg.DataError:
+            # A value the database cannot hold (a NUL in a text, say).
+            await errors.abort(
+                context,
+                grpc.StatusCode.INVALID_ARGUMENT,
+                "MALFORMED_REQUEST",
+                "The request holds a value matchmaking cannot store.",
+            )
         except DB_ERRORS:
             await errors.abort(
                 context,
@@ -391,11 +399,15 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
 
         async def start() -> TicketRow:
             code = request.invite_code.strip().upper()
-            host = await self._pool.fetchrow(
-                "SELECT table_size, ruleset, options, family FROM tickets"
-                " WHERE invite_code = $1 AND is_host AND state = 'queued'",
-                code,
-            )
+            host = None
+            # Codes are letters and digits: anything else names no table (and a
+            # NUL could not even be looked up).
+            if code.isalnum():
+                host = await self._pool.fetchrow(
+                    "SELECT table_size, ruleset, options, family FROM tickets"
+                    " WHERE invite_code = $1 AND is_host AND state = 'queued'",
+                    code,
+                )
             if host is None:
                 raise Refused(
                     grpc.StatusCode.NOT_FOUND,

@@ -117,6 +117,14 @@ ANY_PHASE = [
         "REQUEST_ID_INVALID",
     ),
     Case(
+        "request id with a NUL (no database text can hold it)",
+        "me",
+        "DrawStock",
+        lambda t: game_pb2.DrawStockRequest(table_id=t, request_id="r\x00"),
+        INVALID,
+        "REQUEST_ID_INVALID",
+    ),
+    Case(
         "stale version",
         "me",
         "DrawStock",

@@ -50,6 +50,13 @@ async def test_malformed_tables_are_refused(
             with_(good, players=[seat, game_pb2.SeatedPlayer()]),
             "PLAYER_ID_INVALID",
         ),
+        (
+            "a name with a NUL",
+            with_(
+                good, players=[seat, game_pb2.SeatedPlayer(player_id="p2", display_name="a\x00")]
+            ),
+            "PLAYER_ID_INVALID",
+        ),
         ("unknown rule set", with_(good, ruleset="poker"), "RULESET_UNKNOWN"),
         (
             "turn timer below 100 ms",

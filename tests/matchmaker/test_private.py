@@ -60,7 +60,7 @@ async def test_friends_join_with_the_code_and_the_table_starts_when_full(
 async def test_an_unknown_code_is_not_found(fresh_dsn: str) -> None:
     async with backend(fresh_dsn) as b, store(fresh_dsn) as db:
         (ann,) = await players(b.channel(), 1)
-        for code in ("ZZZZZZ", "", "not a code"):
+        for code in ("ZZZZZZ", "", "not a code", "AB\x00CD"):
             call = stub(ann).JoinPrivateTable(
                 mm.JoinPrivateTableRequest(invite_code=code), metadata=ann.auth
             )
