@@ -51,5 +51,6 @@ async def test_a_game_goes_on_across_a_game_server_restart(fresh_dsn: str) -> No
     assert stats.errors == 0, stats.messages
     assert len(stats.games) == 1
     assert seqs == list(range(1, len(seqs) + 1)), "no gap and no duplicate"
-    assert any("reconnecting" in n for n in notes) and any("Reconnected" in n for n in notes)
+    reconnected = any("reconnecting" in n for n in notes) and any("Reconnected" in n for n in notes)
+    assert reconnected, (notes, len(seqs), stats.games)
     assert views and not views[0].HasField("my_seat"), "a spectator's view after the reconnect"
