@@ -56,15 +56,21 @@ from typing import Any
 import asyncpg
 import grpc
 
+from bench.common import (
+    channel,
+    cpu_seconds,
+    fresh_database,
+    machine_busy,
+    machine_load,
+    pct,
+    server_facts,
+    verdict,
+)
 from clients.cli.viewstate import state_from_view
 from services.common.auth import issue_service_token, issue_token
 from services.common.db import (
     Connection,
-    EmbeddedPostgres,
     database_name,
-    migrate,
-    open_pool,
-    with_database,
 )
 from services.common.limits import Limits
 from services.common.logs import configure
@@ -113,21 +119,8 @@ UNLIMITED = Limits(player_rate=0, peer_rate=0, streams_per_player=0)
 # --- small helpers -----------------------------------------------------------
 
 
-def pct(values: Sequence[float], q: float) -> float:
-    """Nearest-rank percentile ``q`` (0-100) of ``values``; NaN when empty."""
-    if not values:
-        return math.nan
-    ordered = sorted(values)
-    k = min(len(ordered) - 1, max(0, math.ceil(q / 100 * len(ordered)) - 1))
-    return ordered[k]
-
-
 def ms(seconds: float) -> str:
     return "n/a" if math.isnan(seconds) else f"{seconds * 1000:.1f} ms"
-
-
-def verdict(ok: bool) -> str:
-    return "met" if ok else "MISSED"
 
 
 @dataclass
@@ -170,18 +163,6 @@ class Timings:
 
 # --- processes: CPU and memory from /proc -----------------------------------
 
-_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-
-
-def cpu_seconds(pid: int | str) -> float:
-    """User + system CPU time of one process (0 when it is gone)."""
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return 0.0
-    fields = text.rpartition(")")[2].split()
-    return (int(fields[11]) + int(fields[12])) / _TICKS
-
 
 def postgres_cpu(database: str) -> dict[str, float]:
     """CPU seconds of the PostgreSQL processes that serve ``database``: its
@@ -212,13 +193,6 @@ def rss_bytes(pid: int) -> int:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) * 1024
     raise RuntimeError(f"no VmRSS for process {pid}")
-
-
-def machine_busy() -> float:
-    """CPU seconds all processes of the machine have used since boot."""
-    fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
-    ticks = [int(f) for f in fields[:8]]
-    return (sum(ticks) - ticks[3] - ticks[4]) / _TICKS  # all but idle and iowait
 
 
 @dataclass
@@ -395,45 +369,7 @@ class Child:
         self._log.close()
 
 
-def channel(port: int, index: int = 0) -> grpc.aio.Channel:
-    """A channel with its own connection (channels with equal options share one)."""
-    return grpc.aio.insecure_channel(
-        f"127.0.0.1:{port}",
-        options=[("grpc.use_local_subchannel_pool", 1), ("bench.channel", index)],
-    )
-
-
 # --- the database ------------------------------------------------------------
-
-
-async def admin(dsn: str, statement: str) -> None:
-    con = await asyncpg.connect(dsn)
-    try:
-        await con.execute(statement)
-    finally:
-        await con.close()
-
-
-@contextlib.asynccontextmanager
-async def bench_database() -> AsyncIterator[tuple[str, str]]:
-    """(DSN of a fresh database, where the server came from); dropped at the end."""
-    url = os.environ.get("DATABASE_URL", "").strip()
-    embedded: EmbeddedPostgres | None = None
-    source = "DATABASE_URL"
-    if not url:
-        embedded = EmbeddedPostgres.temporary()
-        url = await asyncio.to_thread(embedded.start)
-        source = "embedded (temporary)"
-    try:
-        name = f"bench_{uuid.uuid4().hex[:16]}"
-        await admin(url, f'CREATE DATABASE "{name}"')
-        try:
-            yield with_database(url, name), source
-        finally:
-            await admin(url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    finally:
-        if embedded is not None:
-            await asyncio.to_thread(embedded.stop)
 
 
 # --- ceiling (a): the action's transaction straight from asyncpg -----------
@@ -1127,30 +1063,14 @@ async def memory(dsn: str, args: argparse.Namespace) -> tuple[StreamMemory, Stre
 # --- the run -----------------------------------------------------------------
 
 
-async def server_facts(dsn: str) -> str:
-    con = await asyncpg.connect(dsn)
-    try:
-        version = await con.fetchval("SHOW server_version")
-        fsync = await con.fetchval("SHOW fsync")
-        sync = await con.fetchval("SHOW synchronous_commit")
-    finally:
-        await con.close()
-    return f"PostgreSQL {version} (fsync {fsync}, synchronous_commit {sync})"
-
-
 async def run(args: argparse.Namespace) -> None:
     began = time.perf_counter()
-    async with bench_database() as (dsn, source):
+    async with fresh_database("bench") as (dsn, source):
         print(
             f"Python {platform.python_version()}, grpcio {grpc.__version__},"
             f" asyncpg {asyncpg.__version__}, {os.cpu_count()} CPUs;"
             f" {await server_facts(dsn)} from {source}; {machine_load()}"
         )
-        pool = await open_pool(dsn, max_size=2)
-        try:
-            await migrate(pool)
-        finally:
-            await pool.close()
         ceiling = await ceilings(dsn, args)
         echo = await echo_ceiling(args)
         async with Child("game", dsn) as server:
@@ -1216,12 +1136,6 @@ async def run(args: argparse.Namespace) -> None:
         f" {verdict(mem_ratio <= TARGETS['stream_memory_ratio'])}]"
     )
     print(f"  total run time {time.perf_counter() - began:.0f} s; {machine_load()}")
-
-
-def machine_load() -> str:
-    """The load average: other programs running on the machine skew every number."""
-    one, five, _ = os.getloadavg()
-    return f"machine load average {one:.1f} (1 min), {five:.1f} (5 min)"
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -52,8 +52,18 @@ from pathlib import Path
 import asyncpg
 import grpc
 
+from bench.common import (
+    channel,
+    cpu_seconds,
+    fresh_database,
+    machine_busy,
+    machine_load,
+    pct,
+    server_facts,
+    verdict,
+)
 from services.common.auth import issue_service_token, issue_token
-from services.common.db import EmbeddedPostgres, database_name, migrate, open_pool, with_database
+from services.common.db import database_name, open_pool
 from services.common.limits import Limits
 from services.common.logs import configure
 from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc, matchmaker_pb2_grpc
@@ -77,29 +87,10 @@ UNLIMITED = Limits(player_rate=0, peer_rate=0, streams_per_player=0)
 # --- small helpers -----------------------------------------------------------
 
 
-def pct(values: Sequence[float], q: float) -> float:
-    """Nearest-rank percentile ``q`` (0-100) of ``values``; NaN when empty."""
-    if not values:
-        return math.nan
-    ordered = sorted(values)
-    k = min(len(ordered) - 1, max(0, math.ceil(q / 100 * len(ordered)) - 1))
-    return ordered[k]
-
-
 def secs(value: float) -> str:
     if math.isnan(value):
         return "n/a"
     return f"{value * 1000:.0f} ms" if value < 1 else f"{value:.2f} s"
-
-
-def verdict(ok: bool) -> str:
-    return "met" if ok else "MISSED"
-
-
-def machine_load() -> str:
-    """Other programs on the machine skew every number: say how busy it was."""
-    one, five, _ = os.getloadavg()
-    return f"machine load average {one:.1f} (1 min), {five:.1f} (5 min)"
 
 
 def split_sizes(total: int) -> dict[int, int]:
@@ -115,19 +106,6 @@ def split_sizes(total: int) -> dict[int, int]:
     return counts
 
 
-_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-
-
-def cpu_seconds(pid: int | str) -> float:
-    """User + system CPU time of one process (0 when it is gone)."""
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return 0.0
-    fields = text.rpartition(")")[2].split()
-    return (int(fields[11]) + int(fields[12])) / _TICKS
-
-
 def postgres_cpu(database: str) -> float:
     """CPU seconds of the PostgreSQL backends serving ``database``."""
     total = 0.0
@@ -141,13 +119,6 @@ def postgres_cpu(database: str) -> float:
             if f" {database} " in cmd:
                 total += cpu_seconds(entry.name)
     return total
-
-
-def machine_busy() -> float:
-    """CPU seconds all processes of the machine have used since boot."""
-    fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
-    ticks = [int(f) for f in fields[:8]]
-    return (sum(ticks) - ticks[3] - ticks[4]) / _TICKS
 
 
 class CpuMeter:
@@ -320,62 +291,7 @@ class Child:
             await asyncio.to_thread(process.wait)
 
 
-def channel(port: int, index: int) -> grpc.aio.Channel:
-    """A channel with its own connection (channels with equal options share one)."""
-    return grpc.aio.insecure_channel(
-        f"127.0.0.1:{port}",
-        options=[("grpc.use_local_subchannel_pool", 1), ("bench.channel", index)],
-    )
-
-
 # --- the database ------------------------------------------------------------
-
-
-async def admin(dsn: str, statement: str) -> None:
-    con = await asyncpg.connect(dsn)
-    try:
-        await con.execute(statement)
-    finally:
-        await con.close()
-
-
-@contextlib.asynccontextmanager
-async def bench_database() -> AsyncIterator[tuple[str, str]]:
-    """(DSN of a fresh, migrated database, where its server came from); dropped at the end."""
-    url = os.environ.get("DATABASE_URL", "").strip()
-    embedded: EmbeddedPostgres | None = None
-    source = "DATABASE_URL"
-    if not url:
-        embedded = EmbeddedPostgres.temporary()
-        url = await asyncio.to_thread(embedded.start)
-        source = "embedded (temporary)"
-    try:
-        name = f"bench_{uuid.uuid4().hex[:16]}"
-        await admin(url, f'CREATE DATABASE "{name}"')
-        try:
-            dsn = with_database(url, name)
-            pool = await open_pool(dsn, max_size=2)
-            try:
-                await migrate(pool)
-            finally:
-                await pool.close()
-            yield dsn, source
-        finally:
-            await admin(url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    finally:
-        if embedded is not None:
-            await asyncio.to_thread(embedded.stop)
-
-
-async def server_facts(dsn: str) -> str:
-    con = await asyncpg.connect(dsn)
-    try:
-        version = await con.fetchval("SHOW server_version")
-        fsync = await con.fetchval("SHOW fsync")
-        sync = await con.fetchval("SHOW synchronous_commit")
-    finally:
-        await con.close()
-    return f"PostgreSQL {version} (fsync {fsync}, synchronous_commit {sync})"
 
 
 async def add_players(dsn: str, prefix: str, count: int) -> list[str]:
@@ -780,7 +696,7 @@ async def check_store(dsn: str) -> str:
 
 async def run(args: argparse.Namespace) -> None:
     began = time.perf_counter()
-    async with bench_database() as (dsn, source):
+    async with fresh_database("bench") as (dsn, source):
         print(
             f"Python {platform.python_version()}, grpcio {grpc.__version__},"
             f" asyncpg {asyncpg.__version__}, {os.cpu_count()} CPUs;"

@@ -35,8 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
-import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -45,7 +44,8 @@ import asyncpg
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from services.common.db import EmbeddedPostgres, database_name, migrate, open_pool, with_database
+from bench.common import fresh_database
+from services.common.db import database_name
 
 REPO = Path(__file__).resolve().parent.parent
 SECRET = "soak-secret-that-is-long-enough-for-hs256-tokens"
@@ -207,42 +207,6 @@ def start_load(matchmaker: int, tables: int, rate: float, seconds: float) -> Loa
 # --- database ----------------------------------------------------------------
 
 
-async def admin(dsn: str, statement: str) -> None:
-    con = await asyncpg.connect(dsn)
-    try:
-        await con.execute(statement)
-    finally:
-        await con.close()
-
-
-@contextlib.asynccontextmanager
-async def soak_database() -> AsyncIterator[tuple[str, str]]:
-    """(DSN of a fresh, migrated database, where its server came from); dropped at the end."""
-    url = os.environ.get("DATABASE_URL", "").strip()
-    embedded: EmbeddedPostgres | None = None
-    source = "DATABASE_URL"
-    if not url:
-        embedded = EmbeddedPostgres.temporary()
-        url = await asyncio.to_thread(embedded.start)
-        source = "embedded (temporary)"
-    try:
-        name = f"soak_{uuid.uuid4().hex[:16]}"
-        await admin(url, f'CREATE DATABASE "{name}"')
-        try:
-            dsn = with_database(url, name)
-            pool = await open_pool(dsn, max_size=2)
-            try:
-                await migrate(pool)
-            finally:
-                await pool.close()
-            yield dsn, source
-        finally:
-            await admin(url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    finally:
-        if embedded is not None:
-            await asyncio.to_thread(embedded.stop)
-
-
 async def db_counts(con: asyncpg.Connection) -> tuple[int, int, int]:
     """(finished tables, active tables, connections to this database)."""
     row = await con.fetchrow(
@@ -308,7 +272,7 @@ async def run(args: argparse.Namespace) -> None:
     interval = args.interval or min(30.0, max(5.0, total_s / 8))
     restart_at = total_s / 2
     began = time.perf_counter()
-    async with soak_database() as (dsn, source):
+    async with fresh_database("soak") as (dsn, source):
         con = await asyncpg.connect(dsn)
         version = await con.fetchval("SHOW server_version")
         print(
