@@ -70,6 +70,12 @@ def narrate(event: table_pb2.TableEvent, view: table_pb2.TableView, style: Style
         return f"{who} left the table."
     if kind == "player_eliminated":
         return f"{who} reached {event.player_eliminated.total} points and is out."
+    if kind == "bought_back":
+        bought = event.bought_back
+        return (
+            f"{who} reached the cap and bought back in at {bought.total} points"
+            f" (buy-back {bought.used})."
+        )
     if kind == "card_announced":
         return f"{who}: “Carte !” (one card left)."
     if kind == "round_ended":

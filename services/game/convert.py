@@ -265,6 +265,10 @@ def table_event(
             out.kind = table_pb2.EVENT_KIND_PLAYER_ELIMINATED
             out.seat = seen.seat
             out.player_eliminated.CopyFrom(table_pb2.PlayerEliminated(total=seen.total))
+        case ev.BoughtBack():
+            out.kind = table_pb2.EVENT_KIND_BOUGHT_BACK
+            out.seat = seen.seat
+            out.bought_back.CopyFrom(table_pb2.BoughtBack(total=seen.total, used=seen.used))
         case ev.RoundEnded():
             out.kind = table_pb2.EVENT_KIND_ROUND_ENDED
             out.round_ended.CopyFrom(

@@ -27,6 +27,7 @@ _KINDS: dict[str, type[ev.Event]] = {
         ev.TurnPassed,
         ev.PlayerLeft,
         ev.PlayerEliminated,
+        ev.BoughtBack,
         ev.RoundEnded,
         ev.GameEnded,
         ev.Reposed,

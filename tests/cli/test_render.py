@@ -87,6 +87,11 @@ def test_events_are_told_in_a_sentence() -> None:
     drew = table_pb2.TableEvent(seq=43, version=15, seat=1)
     drew.drew.stock_size = 59
     assert narrate(drew, view, PLAIN) == "Bob drew from the stock."
+    bought = table_pb2.TableEvent(seq=44, version=16, seat=1)
+    bought.bought_back.total, bought.bought_back.used = 54, 1
+    assert narrate(bought, view, PLAIN) == (
+        "Bob reached the cap and bought back in at 54 points (buy-back 1)."
+    )
 
 
 def test_the_results_of_a_round_and_of_the_game() -> None:

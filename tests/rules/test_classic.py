@@ -22,6 +22,7 @@ from services.game.rules import (
     view,
 )
 from services.game.rules.events import (
+    BoughtBack,
     CardAnnounced,
     Discarded,
     Drew,
@@ -446,6 +447,7 @@ def test_classic_game_end_buy_back_restarts_at_the_highest_score_still_in_the_ga
     table = classic([RAMI, CHEAP, HEAVY], stock="5D 6H 7D 8H", buy_backs=1)
     open_then_out(table, 0, [1, 2])  # -10, 54, 142
     assert not any(isinstance(e, PlayerEliminated) for e in table.events)
+    assert BoughtBack(2, 54, 1) in table.events, "every seat is told of the buy-back"
     assert table.state.totals == [-10, 54, 54], "back in at 54, the highest of -10 and 54"
     assert table.state.buy_backs == [0, 0, 1]
     assert table.state.status[2] == SeatStatus.PLAYING
@@ -459,6 +461,7 @@ def test_classic_game_end_buy_back_restarts_at_the_highest_score_still_in_the_ga
 def test_classic_game_end_up_to_three_buy_backs_then_the_last_player_left_wins() -> None:
     table = classic([RAMI, HEAVY], stock="KS", buy_backs=3)
     restarts = []
+    bought = []
     for deal in range(4):
         if deal:
             table.deal([RAMI, HEAVY], "KD", "KS")
@@ -466,7 +469,9 @@ def test_classic_game_end_up_to_three_buy_backs_then_the_last_player_left_wins()
             table.draw_and_throw(1)
         out_at_once(table, 0)  # rami sec: -20 each deal, 2 x 142 for seat 1
         restarts.append(table.state.totals[1])
+        bought += [e for e in table.events if isinstance(e, BoughtBack)]
     assert restarts[:3] == [-20, -40, -60], "back in at the winner's total each time"
+    assert bought == [BoughtBack(1, -20, 1), BoughtBack(1, -40, 2), BoughtBack(1, -60, 3)]
     assert table.state.buy_backs == [0, 3]
     game = table.events[-1]
     assert isinstance(game, GameEnded) and game.reason == EndReason.LAST_STANDING

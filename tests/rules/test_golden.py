@@ -17,6 +17,7 @@ import pytest
 from services.game.rules import Action, Deal, GameState, TableOptions
 from services.game.rules.bots import GreedyBot
 from services.game.rules.events import (
+    BoughtBack,
     DeckRevealed,
     Discarded,
     Drew,
@@ -82,6 +83,8 @@ def describe(event: Event) -> str | None:
             )
         case PlayerEliminated() | PlayerLeft():
             return f"s{event.seat} {type(event).__name__}"
+        case BoughtBack():
+            return f"s{event.seat} buys back in at {event.total} (buy-back {event.used})"
         case DeckRevealed():
             return f"round {event.round_no} deck revealed ({len(event.order)} cards)"
         case GameEnded():

@@ -89,6 +89,7 @@ PLAIN_FIELDS = {
     "commitment",
     "seed",
     "salt",
+    "used",
 }
 
 MAX_ACTIONS_PER_TURN = 2 + 2 * 14

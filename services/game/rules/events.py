@@ -125,6 +125,17 @@ class PlayerEliminated(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class BoughtBack(Event):
+    """`classic`: the seat reached the cap and bought back in."""
+
+    seat: int
+    total: int
+    """The total it restarts at: the highest among the players still in the game."""
+    used: int
+    """Buy-backs the seat has now used."""
+
+
+@dataclass(frozen=True, slots=True)
 class RoundEnded(Event):
     round_no: int
     winner: int

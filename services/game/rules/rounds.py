@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from .events import DeckRevealed, EndReason, Event, GameEnded, PlayerEliminated, RoundEnded
+from .events import (
+    BoughtBack,
+    DeckRevealed,
+    EndReason,
+    Event,
+    GameEnded,
+    PlayerEliminated,
+    RoundEnded,
+)
 from .ruleset import Scoring
 from .scoring import hand_penalty
 from .state import GameState, Phase, RoundResult, SeatStatus
@@ -93,6 +101,7 @@ def _eliminate(state: GameState, events: Events) -> bool:
             # Back in, at the highest score among the players still in the game.
             state.buy_backs[s] += 1
             state.totals[s] = max(state.totals[t] for t in still)
+            events.append(BoughtBack(s, state.totals[s], state.buy_backs[s]))
             continue
         state.status[s] = SeatStatus.ELIMINATED
         events.append(PlayerEliminated(s, state.totals[s]))

@@ -179,6 +179,7 @@ class _EventKindEnumTypeWrapper(google.protobuf.internal.enum_type_wrapper._Enum
     EVENT_KIND_GAME_ENDED: _EventKind.ValueType  # 18
     EVENT_KIND_CLAIM_MADE: _EventKind.ValueType  # 19
     EVENT_KIND_DECK_REVEALED: _EventKind.ValueType  # 20
+    EVENT_KIND_BOUGHT_BACK: _EventKind.ValueType  # 21
 
 class EventKind(_EventKind, metaclass=_EventKindEnumTypeWrapper):
     """Kind of a `TableEvent`, one per payload. Lets a client log or skip an
@@ -206,6 +207,7 @@ EVENT_KIND_ROUND_ENDED: EventKind.ValueType  # 17
 EVENT_KIND_GAME_ENDED: EventKind.ValueType  # 18
 EVENT_KIND_CLAIM_MADE: EventKind.ValueType  # 19
 EVENT_KIND_DECK_REVEALED: EventKind.ValueType  # 20
+EVENT_KIND_BOUGHT_BACK: EventKind.ValueType  # 21
 Global___EventKind: typing_extensions.TypeAlias = EventKind
 
 class _TurnPassedReason:
@@ -799,6 +801,7 @@ class TableEvent(google.protobuf.message.Message):
     GAME_ENDED_FIELD_NUMBER: builtins.int
     CLAIM_MADE_FIELD_NUMBER: builtins.int
     DECK_REVEALED_FIELD_NUMBER: builtins.int
+    BOUGHT_BACK_FIELD_NUMBER: builtins.int
     seq: builtins.int
     """Position in the table's event log: 1 for the first event, then +1,
     with no gaps. It is the resume cursor of Watch.
@@ -855,6 +858,8 @@ class TableEvent(google.protobuf.message.Message):
     def claim_made(self) -> Global___ClaimMade: ...
     @property
     def deck_revealed(self) -> Global___DeckRevealed: ...
+    @property
+    def bought_back(self) -> Global___BoughtBack: ...
     def __init__(
         self,
         *,
@@ -883,14 +888,15 @@ class TableEvent(google.protobuf.message.Message):
         game_ended: Global___GameEnded | None = ...,
         claim_made: Global___ClaimMade | None = ...,
         deck_revealed: Global___DeckRevealed | None = ...,
+        bought_back: Global___BoughtBack | None = ...,
     ) -> None: ...
-    _HasFieldArgType: typing_extensions.TypeAlias = typing.Literal["_seat", b"_seat", "card_announced", b"card_announced", "claim_made", b"claim_made", "claim_window_opened", b"claim_window_opened", "claimed", b"claimed", "dealt", b"dealt", "deck_revealed", b"deck_revealed", "discarded", b"discarded", "drew", b"drew", "game_ended", b"game_ended", "joker_swapped", b"joker_swapped", "laid_off", b"laid_off", "melded", b"melded", "occurred_at", b"occurred_at", "payload", b"payload", "player_eliminated", b"player_eliminated", "player_left", b"player_left", "reposed", b"reposed", "reshuffled", b"reshuffled", "round_ended", b"round_ended", "seat", b"seat", "took_discard", b"took_discard", "turn_passed", b"turn_passed", "turn_started", b"turn_started"]
+    _HasFieldArgType: typing_extensions.TypeAlias = typing.Literal["_seat", b"_seat", "bought_back", b"bought_back", "card_announced", b"card_announced", "claim_made", b"claim_made", "claim_window_opened", b"claim_window_opened", "claimed", b"claimed", "dealt", b"dealt", "deck_revealed", b"deck_revealed", "discarded", b"discarded", "drew", b"drew", "game_ended", b"game_ended", "joker_swapped", b"joker_swapped", "laid_off", b"laid_off", "melded", b"melded", "occurred_at", b"occurred_at", "payload", b"payload", "player_eliminated", b"player_eliminated", "player_left", b"player_left", "reposed", b"reposed", "reshuffled", b"reshuffled", "round_ended", b"round_ended", "seat", b"seat", "took_discard", b"took_discard", "turn_passed", b"turn_passed", "turn_started", b"turn_started"]
     def HasField(self, field_name: _HasFieldArgType) -> builtins.bool: ...
-    _ClearFieldArgType: typing_extensions.TypeAlias = typing.Literal["_seat", b"_seat", "card_announced", b"card_announced", "claim_made", b"claim_made", "claim_window_opened", b"claim_window_opened", "claimed", b"claimed", "dealt", b"dealt", "deck_revealed", b"deck_revealed", "discarded", b"discarded", "drew", b"drew", "game_ended", b"game_ended", "joker_swapped", b"joker_swapped", "kind", b"kind", "laid_off", b"laid_off", "melded", b"melded", "occurred_at", b"occurred_at", "payload", b"payload", "player_eliminated", b"player_eliminated", "player_left", b"player_left", "reposed", b"reposed", "reshuffled", b"reshuffled", "round_ended", b"round_ended", "seat", b"seat", "seq", b"seq", "took_discard", b"took_discard", "turn_passed", b"turn_passed", "turn_started", b"turn_started", "version", b"version"]
+    _ClearFieldArgType: typing_extensions.TypeAlias = typing.Literal["_seat", b"_seat", "bought_back", b"bought_back", "card_announced", b"card_announced", "claim_made", b"claim_made", "claim_window_opened", b"claim_window_opened", "claimed", b"claimed", "dealt", b"dealt", "deck_revealed", b"deck_revealed", "discarded", b"discarded", "drew", b"drew", "game_ended", b"game_ended", "joker_swapped", b"joker_swapped", "kind", b"kind", "laid_off", b"laid_off", "melded", b"melded", "occurred_at", b"occurred_at", "payload", b"payload", "player_eliminated", b"player_eliminated", "player_left", b"player_left", "reposed", b"reposed", "reshuffled", b"reshuffled", "round_ended", b"round_ended", "seat", b"seat", "seq", b"seq", "took_discard", b"took_discard", "turn_passed", b"turn_passed", "turn_started", b"turn_started", "version", b"version"]
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__seat: typing_extensions.TypeAlias = typing.Literal["seat"]
     _WhichOneofArgType__seat: typing_extensions.TypeAlias = typing.Literal["_seat", b"_seat"]
-    _WhichOneofReturnType_payload: typing_extensions.TypeAlias = typing.Literal["dealt", "turn_started", "drew", "took_discard", "reposed", "melded", "laid_off", "joker_swapped", "discarded", "turn_passed", "reshuffled", "claim_window_opened", "claimed", "card_announced", "player_left", "player_eliminated", "round_ended", "game_ended", "claim_made", "deck_revealed"]
+    _WhichOneofReturnType_payload: typing_extensions.TypeAlias = typing.Literal["dealt", "turn_started", "drew", "took_discard", "reposed", "melded", "laid_off", "joker_swapped", "discarded", "turn_passed", "reshuffled", "claim_window_opened", "claimed", "card_announced", "player_left", "player_eliminated", "round_ended", "game_ended", "claim_made", "deck_revealed", "bought_back"]
     _WhichOneofArgType_payload: typing_extensions.TypeAlias = typing.Literal["payload", b"payload"]
     @typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__seat) -> _WhichOneofReturnType__seat | None: ...
@@ -1377,6 +1383,29 @@ class PlayerEliminated(google.protobuf.message.Message):
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
 
 Global___PlayerEliminated: typing_extensions.TypeAlias = PlayerEliminated
+
+@typing.final
+class BoughtBack(google.protobuf.message.Message):
+    """`classic`: the seat reached the elimination cap and bought back in."""
+
+    DESCRIPTOR: google.protobuf.descriptor.Descriptor
+
+    TOTAL_FIELD_NUMBER: builtins.int
+    USED_FIELD_NUMBER: builtins.int
+    total: builtins.int
+    """The total it restarts at: the highest among the players still in."""
+    used: builtins.int
+    """Buy-backs the seat has now used (at most the table's `buy_backs`)."""
+    def __init__(
+        self,
+        *,
+        total: builtins.int = ...,
+        used: builtins.int = ...,
+    ) -> None: ...
+    _ClearFieldArgType: typing_extensions.TypeAlias = typing.Literal["total", b"total", "used", b"used"]
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+
+Global___BoughtBack: typing_extensions.TypeAlias = BoughtBack
 
 @typing.final
 class RoundEnded(google.protobuf.message.Message):
