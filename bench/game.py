@@ -72,6 +72,7 @@ from services.common.db import (
     Connection,
     database_name,
 )
+from services.common.heap import fix_malloc_thresholds
 from services.common.limits import Limits
 from services.common.logs import configure
 from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc, table_pb2
@@ -255,6 +256,7 @@ async def metered(
 async def _serve(role: str, dsn: str, port_fd: int) -> None:
     """Child process: run one server until stdin closes or SIGTERM."""
     configure(fmt="json", level="info")  # logging as a production replica's
+    fix_malloc_thresholds()  # and its allocator settings (services/launch.py)
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     loop.add_signal_handler(signal.SIGTERM, stop.set)

@@ -11,7 +11,8 @@ through, replica A gets SIGTERM and is started again on the same port.
 Every interval the run prints games finished, the load generators' errors,
 and for each server process its RSS, open file descriptors and sockets, plus
 the database's connection count (pg_stat_activity). At the end: the RSS slope
-of each process (memory must stay flat), and PostgreSQL storage per finished
+of each process (memory must stay flat), split into anonymous pages (heap)
+and file-backed pages (libraries), and PostgreSQL storage per finished
 game (tables, table_events, action_requests, ...) so operators can size disks
 and choose RUMMY_EVENT_RETENTION_DAYS.
 
@@ -72,12 +73,20 @@ def free_port() -> int:
         return port
 
 
-def rss_mb(pid: int) -> float:
+MEMORY_FIELDS = {"VmRSS": "rss", "RssAnon": "anon", "RssFile": "file"}
+"""Resident memory, and its two parts: anonymous pages (heaps, stacks: where a
+leak grows) and file-backed pages (code and data of the libraries, which grow
+as code paths run for the first time and are bounded by the files' size)."""
+
+
+def memory_mb(pid: int) -> dict[str, float]:
+    found = dict.fromkeys(MEMORY_FIELDS.values(), float("nan"))
     with contextlib.suppress(OSError):
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
+            name = MEMORY_FIELDS.get(line.partition(":")[0])
+            if name:
+                found[name] = int(line.split()[1]) / 1024
+    return found
 
 
 def open_fds(pid: int) -> tuple[int, int]:
@@ -251,7 +260,7 @@ async def storage(con: asyncpg.Connection, games: int) -> list[str]:
 @dataclass
 class Sample:
     at: float
-    rss: dict[str, float]
+    memory: dict[str, dict[str, float]]
 
 
 def slope_mb_per_min(points: list[tuple[float, float]]) -> float:
@@ -265,6 +274,27 @@ def slope_mb_per_min(points: list[tuple[float, float]]) -> float:
     if var == 0:
         return float("nan")
     return sum((t - mx) * (v - my) for t, v in points) / var * 60
+
+
+def memory_slopes(samples: list[Sample]) -> list[str]:
+    lines = []
+    for key in sorted({k for s in samples for k in s.memory}):
+        seen = [s for s in samples if key in s.memory][1:]
+        if not seen:
+            continue
+        warm = seen[len(seen) // 2 :]
+
+        def slope(part: str, of: list[Sample], key: str = key) -> float:
+            return slope_mb_per_min([(s.at, s.memory[key][part]) for s in of])
+
+        first, last = seen[0].memory[key]["rss"], seen[-1].memory[key]["rss"]
+        lines.append(
+            f"    {key:<14} {first:6.1f} -> {last:6.1f} MB over {seen[-1].at - seen[0].at:4.0f} s"
+            f" ({len(seen)} samples): RSS {slope('rss', seen):+.2f}, second half"
+            f" {slope('rss', warm):+.2f} = anon {slope('anon', warm):+.2f}"
+            f" + file {slope('file', warm):+.2f} MB/min"
+        )
+    return lines
 
 
 async def run(args: argparse.Namespace) -> None:
@@ -341,14 +371,14 @@ async def run(args: argparse.Namespace) -> None:
                     next_sample += interval
                     finished, active, conns = await db_counts(con)
                     at = time.perf_counter() - started
-                    rss: dict[str, float] = {}
+                    memory: dict[str, dict[str, float]] = {}
                     cells = []
                     for s in servers.values():
                         key = f"{s.name}#{s.starts}"
-                        rss[key] = rss_mb(s.pid)
+                        memory[key] = memory_mb(s.pid)
                         fds, socks = open_fds(s.pid)
-                        cells.append(f"{s.name} {rss[key]:.0f}/{fds}/{socks}")
-                    samples.append(Sample(at, rss))
+                        cells.append(f"{s.name} {memory[key]['rss']:.0f}/{fds}/{socks}")
+                    samples.append(Sample(at, memory))
                     print(
                         f"{at:>5.0f}s {finished:>6} {active:>6}"
                         f" {sum(x.actions for x in loads):>8} {sum(x.errors for x in loads):>6}"
@@ -378,19 +408,13 @@ async def run(args: argparse.Namespace) -> None:
                 for message in r.get("error_messages", [])[:5]:
                     print(f"      {message}")
             print(
-                "  RSS slope, least squares after the first sample of each process (MB/min);"
-                " then over its second half, once warm (a leak keeps climbing there):"
+                "  Memory slope, least squares after the first sample of each process (MB/min):"
+                " RSS over its whole life and over its second half, once warm (a leak keeps"
+                " climbing there); then the second half's anonymous pages (heap: a leak's"
+                " part) and file-backed pages (library code paged in on first use):"
             )
-            for key in sorted({k for s in samples for k in s.rss}):
-                points = [(s.at, s.rss[key]) for s in samples if key in s.rss][1:]
-                if points:
-                    warm = points[len(points) // 2 :]
-                    print(
-                        f"    {key:<14} {points[0][1]:6.1f} -> {points[-1][1]:6.1f} MB"
-                        f" over {points[-1][0] - points[0][0]:4.0f} s,"
-                        f" slope {slope_mb_per_min(points):+.2f} MB/min ({len(points)} samples);"
-                        f" second half {slope_mb_per_min(warm):+.2f} MB/min"
-                    )
+            for line in memory_slopes(samples):
+                print(line)
             print(f"  connections to the database at the end: {conns}")
             print(f"\n== PostgreSQL storage ({finished} finished games) ==")
             for line in await storage(con, finished):

@@ -273,7 +273,8 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
                 yield wrap(ticket=self.ticket_message(row))
                 while True:
                     with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(wake.wait(), self._progress_every())
+                        async with asyncio.timeout(self._progress_every()):
+                            await wake.wait()  # no task per wait, unlike wait_for
                     # The ticket is read only when something happened to it: a
                     # notification, or the replica's sweep (see _sweep).
                     if wake.is_set():
