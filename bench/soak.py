@@ -47,6 +47,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from bench.common import fresh_database
 from services.common.db import database_name
+from services.game import retention
 
 REPO = Path(__file__).resolve().parent.parent
 SECRET = "soak-secret-that-is-long-enough-for-hs256-tokens"
@@ -417,6 +418,15 @@ async def run(args: argparse.Namespace) -> None:
                 print(line)
             print(f"  connections to the database at the end: {conns}")
             print(f"\n== PostgreSQL storage ({finished} finished games) ==")
+            for line in await storage(con, finished):
+                print(line)
+            cleared = await retention.purge_answers(con, older_than_s=0)
+            await con.execute("VACUUM action_requests")  # give the freed pages back
+            print(
+                f"  ... and once the stored request answers are purged ({cleared} finished"
+                f" tables; the game service does it {retention.ANSWER_RETENTION_S / 3600:g} h"
+                " after a table finished):"
+            )
             for line in await storage(con, finished):
                 print(line)
         finally:

@@ -60,7 +60,8 @@ SETTINGS = (
     Setting(
         "RUMMY_EVENT_RETENTION_DAYS",
         "30",
-        "Days finished tables (with their event logs) and ended tickets are kept (0: forever)",
+        "Days finished tables (with their event logs) and ended tickets are kept"
+        " (0: forever); their stored request answers go after an hour",
     ),
     Setting("RUMMY_DB_POOL_SIZE", "10", "PostgreSQL connections per process"),
     Setting("RUMMY_SHUTDOWN_GRACE_S", "10", "Seconds running calls get to finish on shutdown"),

@@ -1,16 +1,20 @@
 """Retention: delete finished tables and ended matchmaking rows past their age.
 
 A finished table goes with its event log, seats and stored request outcomes
-(ON DELETE CASCADE). Deletes run in bounded batches, each its own short
-transaction, and claim rows with FOR UPDATE SKIP LOCKED: every replica may
-purge at the same time, none waits on another, and each row is deleted once.
+(ON DELETE CASCADE). The stored outcomes go much sooner: they only answer
+retries, which come within seconds, and are most of a finished game's bytes.
+Deletes run in bounded batches, each its own short transaction, and claim rows
+with FOR UPDATE SKIP LOCKED: every replica may purge at the same time, none
+waits on another, and each row is deleted once.
 """
 
 from __future__ import annotations
 
-from services.common.db import Pool
+from services.common.db import Connection, Pool
 
 DEFAULT_BATCH = 500
+ANSWER_RETENTION_S = 3600.0
+"""How long after its table finished a request's stored answer is kept."""
 
 _PURGE_TABLES = """
 DELETE FROM tables WHERE id IN (
@@ -20,6 +24,20 @@ DELETE FROM tables WHERE id IN (
     LIMIT $2
     FOR UPDATE SKIP LOCKED
 )
+"""
+
+_PURGE_ANSWERS = """
+WITH done AS (
+    SELECT id FROM tables
+    WHERE status = 'finished' AND answers_kept
+      AND finished_at < now() - make_interval(secs => $1)
+    ORDER BY finished_at
+    LIMIT $2
+    FOR UPDATE SKIP LOCKED
+), gone AS (
+    DELETE FROM action_requests r USING done WHERE r.table_id = done.id
+)
+UPDATE tables t SET answers_kept = false FROM done WHERE t.id = done.id
 """
 
 # Only ended tickets (cancelled, expired, matched) have ended_at; only settled
@@ -45,7 +63,7 @@ DELETE FROM matches WHERE table_id IN (
 """
 
 
-async def _batched(pool: Pool, sql: str, older_than_s: float, batch: int) -> int:
+async def _batched(pool: Connection | Pool, sql: str, older_than_s: float, batch: int) -> int:
     if batch < 1:
         raise ValueError("batch must be at least 1")
     total = 0
@@ -62,6 +80,14 @@ async def _batched(pool: Pool, sql: str, older_than_s: float, batch: int) -> int
 async def purge_finished(pool: Pool, *, older_than_s: float, batch: int = DEFAULT_BATCH) -> int:
     """Delete tables finished more than `older_than_s` ago; return how many."""
     return await _batched(pool, _PURGE_TABLES, older_than_s, batch)
+
+
+async def purge_answers(
+    pool: Connection | Pool, *, older_than_s: float = ANSWER_RETENTION_S, batch: int = DEFAULT_BATCH
+) -> int:
+    """Delete the stored request answers of tables finished more than
+    `older_than_s` ago (the tables stay); return how many tables were cleared."""
+    return await _batched(pool, _PURGE_ANSWERS, older_than_s, batch)
 
 
 async def purge_matchmaking(

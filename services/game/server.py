@@ -50,6 +50,8 @@ class GameConfig:
     bot_delay_ms: int = 800
     event_retention_days: int = 30
     """Finished tables and ended matchmaking rows older than this are purged (0: never)."""
+    answer_retention_s: float = retention.ANSWER_RETENTION_S
+    """Finished tables' stored request answers are purged this long after the end."""
     purge_interval_s: float = 600.0
 
 
@@ -116,8 +118,7 @@ class GameServer:
             asyncio.create_task(self._sweep(), name=f"sweeper-{i}") for i in range(SWEEPERS)
         ]
         self._gauges = asyncio.create_task(self._count_tables(), name="gauges")
-        if config.event_retention_days > 0:
-            self._purger = asyncio.create_task(self._purge(), name="retention")
+        self._purger = asyncio.create_task(self._purge(), name="retention")
         log.info("game_server_started", port=self.port)
 
     async def _sweep(self) -> None:
@@ -150,19 +151,31 @@ class GameServer:
             await asyncio.sleep(TABLE_COUNT_INTERVAL_S)
 
     async def _purge(self) -> None:
-        """Delete old finished tables and matchmaking rows; replicas may overlap."""
+        """Delete finished tables' request answers, and old finished tables and
+        matchmaking rows (unless kept forever); replicas may overlap."""
         assert self._pool is not None
-        older_than_s = self.config.event_retention_days * 86_400.0
+        keep_days = self.config.event_retention_days
         while True:
             try:
-                tables = await retention.purge_finished(
-                    self._pool, older_than_s=older_than_s, batch=retention.DEFAULT_BATCH
+                answers = await retention.purge_answers(
+                    self._pool, older_than_s=self.config.answer_retention_s
                 )
-                tickets, matches = await retention.purge_matchmaking(
-                    self._pool, older_than_s=older_than_s
-                )
-                if tables or tickets or matches:
-                    log.info("retention_purged", tables=tables, tickets=tickets, matches=matches)
+                tables = tickets = matches = 0
+                if keep_days > 0:
+                    tables = await retention.purge_finished(
+                        self._pool, older_than_s=keep_days * 86_400.0
+                    )
+                    tickets, matches = await retention.purge_matchmaking(
+                        self._pool, older_than_s=keep_days * 86_400.0
+                    )
+                if answers or tables or tickets or matches:
+                    log.info(
+                        "retention_purged",
+                        answers_of_tables=answers,
+                        tables=tables,
+                        tickets=tickets,
+                        matches=matches,
+                    )
             except (*DB_ERRORS, asyncpg.PostgresError) as error:
                 log.warning("retention_failed", error=str(error))
             await asyncio.sleep(self.config.purge_interval_s)

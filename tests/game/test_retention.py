@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from services.common.db import Pool, migrate, open_pool
-from services.game.retention import purge_finished, purge_matchmaking
+from services.game.retention import purge_answers, purge_finished, purge_matchmaking
 from services.game.server import GameConfig, GameServer
 
 DAY = 86_400.0
@@ -154,9 +154,15 @@ async def test_the_server_purges_on_start_and_zero_keeps_forever(fresh_dsn: str)
         old = await add_table(probe, finished_days_ago=400)
         server = GameServer(GameConfig(dsn=fresh_dsn, secret="s" * 40, event_retention_days=0))
         await server.start()
-        await asyncio.sleep(0.2)
-        await server.stop(0)
-        assert await rows(probe, "tables", old) == 1
+        try:
+            for _ in range(100):
+                if await rows(probe, "action_requests", old) == 0:
+                    break
+                await asyncio.sleep(0.05)
+        finally:
+            await server.stop(0)
+        assert await rows(probe, "tables", old) == 1, "kept forever"
+        assert await rows(probe, "action_requests", old) == 0, "but not its stored answers"
 
         server = GameServer(GameConfig(dsn=fresh_dsn, secret="s" * 40, event_retention_days=30))
         await server.start()
@@ -170,3 +176,20 @@ async def test_the_server_purges_on_start_and_zero_keeps_forever(fresh_dsn: str)
             await server.stop(0)
     finally:
         await probe.close()
+
+
+async def test_stored_answers_go_an_hour_after_the_end_the_table_stays(pool: Pool) -> None:
+    done = [await add_table(pool, finished_days_ago=2 / 24) for _ in range(3)]
+    just_done = await add_table(pool, finished_days_ago=10 / 1440)
+    active = await add_table(pool, finished_days_ago=None)
+
+    assert await purge_answers(pool, older_than_s=3600, batch=2) == 3
+
+    for table_id in done:
+        assert await rows(pool, "action_requests", table_id) == 0
+        assert await rows(pool, "tables", table_id) == 1
+        assert await rows(pool, "table_events", table_id) == 3
+        assert await rows(pool, "table_seats", table_id) == 2
+    for table_id in (just_done, active):
+        assert await rows(pool, "action_requests", table_id) == 1
+    assert await purge_answers(pool, older_than_s=3600) == 0, "each table is cleared once"
