@@ -204,6 +204,37 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
         mode: str = "fifo",
         **extra: Any,
     ) -> TicketRow:
+        # The id is chosen here so that a stream closed while its ticket is being
+        # stored can still cancel it: the insert may commit after all, and no
+        # stream would be left to follow (or cancel) that ticket.
+        ticket_id = uuid.uuid4()
+        try:
+            return await self._store(
+                player,
+                ticket_id,
+                table_size=table_size,
+                ruleset=ruleset,
+                options=options,
+                family=family,
+                mode=mode,
+                **extra,
+            )
+        except asyncio.CancelledError:
+            self._cancel_later(ticket_id, extra.get("invite_code"), extra.get("is_host", False))
+            raise
+
+    async def _store(
+        self,
+        player: str,
+        ticket_id: uuid.UUID,
+        *,
+        table_size: int,
+        ruleset: str,
+        options: dict[str, int],
+        family: str,
+        mode: str,
+        **extra: Any,
+    ) -> TicketRow:
         async with self._pool.acquire() as con:
             replace = extra.pop("replace", False)
             if not replace:
@@ -216,6 +247,7 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
                     family=family,
                     mode=mode,
                     ttl_s=self._ttl,
+                    ticket_id=ticket_id,
                     **extra,
                 )
                 if fresh is not None:
@@ -245,6 +277,7 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
                     rating=profile["rating"] if profile else 1500.0,
                     ttl_s=self._ttl,
                     replace=replace,
+                    ticket_id=ticket_id,
                     **extra,
                 )
             except AlreadyQueued as live:
@@ -272,9 +305,10 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
                 self._ensure_sweeper()
                 yield wrap(ticket=self.ticket_message(row))
                 while True:
+                    # wait_for, not asyncio.timeout: on Python 3.11 a timeout that
+                    # expires as the wake-up arrives leaves the task cancelled.
                     with contextlib.suppress(TimeoutError):
-                        async with asyncio.timeout(self._progress_every()):
-                            await wake.wait()  # no task per wait, unlike wait_for
+                        await asyncio.wait_for(wake.wait(), self._progress_every())
                     # The ticket is read only when something happened to it: a
                     # notification, or the replica's sweep (see _sweep).
                     if wake.is_set():
@@ -301,7 +335,7 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
                     yield wrap(progress=progress)
         finally:
             if not ended:
-                self._cancel_later(row, host)
+                self._cancel_later(row.id, row.invite_code, host)
 
     def _progress_every(self) -> float:
         return max(PROGRESS_EVERY_S, self._wakeups.count() / PROGRESS_PER_S)
@@ -325,19 +359,19 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
                 )
                 self._wakeups.wake([r["id"] for r in rows])
 
-    def _cancel_later(self, row: TicketRow, host: bool) -> None:
+    def _cancel_later(self, ticket_id: uuid.UUID, invite_code: str | None, host: bool) -> None:
         """The stream is gone (maybe cancelled itself): cancel outside its task."""
 
         async def work() -> None:
             # A replica shutting down closes its pool under its streams: the
             # ticket then stays queued (GetTicket tells its fate), no error.
             with contextlib.suppress(*DB_ERRORS):
-                if host and row.invite_code:
+                if host and invite_code:
                     await tickets.cancel_private(
-                        self._pool, row.invite_code, "The host closed the private table."
+                        self._pool, invite_code, "The host closed the private table."
                     )
                 else:
-                    await tickets.cancel(self._pool, row.id, "You left the queue.")
+                    await tickets.cancel(self._pool, ticket_id, "You left the queue.")
 
         task = asyncio.ensure_future(work())
         self._background.add(task)

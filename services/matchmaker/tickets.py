@@ -130,10 +130,11 @@ async def insert(
     accept_smaller_ms: int = 0,
     fill_bots_ms: int = 0,
     replace: bool = False,
+    ticket_id: uuid.UUID | None = None,
 ) -> TicketRow:
     """Queue a ticket; `AlreadyQueued` names the live one unless ``replace``."""
     values = (
-        uuid.uuid4(),
+        ticket_id or uuid.uuid4(),
         player_id,
         display_name,
         table_size,
@@ -227,13 +228,14 @@ async def queue_at_once(
     is_host: bool = False,
     accept_smaller_ms: int = 0,
     fill_bots_ms: int = 0,
+    ticket_id: uuid.UUID | None = None,
 ) -> TicketRow | None:
     """The common case of queueing, in one statement: the player's name and rating
     are read in it, and no ticket is made for a player seated at an unfinished
     table or holding a live ticket. None then: the caller finds out which."""
     row = await con.fetchrow(
         _QUEUE_AT_ONCE,
-        uuid.uuid4(),
+        ticket_id or uuid.uuid4(),
         player_id,
         table_size,
         ruleset,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
 from typing import Any
 
@@ -14,6 +15,7 @@ from services.common.pb.rummy.v1 import game_pb2, table_pb2
 from services.common.pb.rummy.v1 import matchmaker_pb2 as mm
 from services.game.rules.actions import Leave
 from services.game.rules.bots import GreedyBot
+from services.matchmaker.servicer import MatchmakerServicer
 from tests.game.harness import Player, greedy_turn
 
 from .harness import (
@@ -88,6 +90,45 @@ async def test_closing_the_stream_cancels_the_ticket(fresh_dsn: str) -> None:
         assert bobs.match is not None and carols.match is not None
         seated = {r["player_id"] for r in await db.seats(bobs.match.table_id)}
         assert seated == {bob.player_id, carol.player_id}
+
+
+async def test_a_stream_closed_as_its_ticket_is_stored_leaves_no_live_ticket(
+    fresh_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The insert commits, then the call is cancelled before the stream follows
+    the ticket: nobody would be there to play it, so it must not stay queued."""
+    stored = MatchmakerServicer._store
+
+    async def stored_then_cancelled(self: MatchmakerServicer, *args: Any, **kw: Any) -> Any:
+        await stored(self, *args, **kw)
+        raise asyncio.CancelledError
+
+    async with backend(fresh_dsn) as b, store(fresh_dsn) as db:
+        (alice,) = await players(b.channel(), 1)
+        monkeypatch.setattr(MatchmakerServicer, "_store", stored_then_cancelled)
+        call = stub(alice).Enqueue(mm.EnqueueRequest(table_size=2), metadata=alice.auth)
+        with contextlib.suppress(grpc.aio.AioRpcError, TimeoutError):
+            async with asyncio.timeout(5):
+                async for _ in call:
+                    pass
+        call.cancel()
+        monkeypatch.undo()
+
+        async def ended(s: Store) -> bool:
+            live = await s.con.fetchval(
+                "SELECT count(*) FROM tickets WHERE player_id = $1 AND state = 'queued'",
+                alice.player_id,
+            )
+            return bool(live == 0)
+
+        await db.eventually(ended, "the orphaned ticket is cancelled")
+        states = await db.con.fetch(
+            "SELECT state FROM tickets WHERE player_id = $1", alice.player_id
+        )
+        assert [r["state"] for r in states] == ["cancelled"], "it was stored, then cancelled"
+        again = await enqueue(alice, table_size=2)
+        assert again.ticket.state == mm.TICKET_STATE_QUEUED, "and the player may queue again"
+        again.drop()
 
 
 async def test_a_ticket_expires_with_a_final_message(fresh_dsn: str) -> None:
