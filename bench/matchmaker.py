@@ -267,16 +267,19 @@ class Child:
         return self._log.read().decode(errors="replace")[-3000:]
 
     def complaints(self) -> Counter[str]:
-        """Warnings and errors the server logged, by event (or exception) name."""
+        """Warnings and errors the server logged (JSON lines), by event and code."""
         self._log.seek(0)
         found: Counter[str] = Counter()
         for line in self._log.read().decode(errors="replace").splitlines():
-            if "[warning" in line or "[error" in line:
-                words = line.partition("]")[2].split()
-                codes = [w for w in words if w.startswith("code=")]
-                found[" ".join(words[:1] + codes[:1])] += 1
-            elif line.startswith(("Traceback", "ERROR")) or "Error:" in line:
-                found[line.strip()[:120]] += 1
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                if line.startswith(("Traceback", "ERROR")) or "Error:" in line:
+                    found[line.strip()[:120]] += 1
+                continue
+            if isinstance(entry, dict) and entry.get("level") in ("warning", "error", "critical"):
+                code = f" code={entry['code']}" if "code" in entry else ""
+                found[f"{entry.get('event', '?')}{code}"] += 1
         return found
 
     async def stop(self) -> None:
