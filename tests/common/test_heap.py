@@ -12,8 +12,8 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 
 # A process that frees one large buffer (glibc then raises its mmap threshold
-# to that size), allocates 64 x 1 MiB, pins the heap's top with a smaller block
-# and frees the 64: it prints how many MiB of anonymous memory went back.
+# to that size), allocates 32 x 2 MiB, pins the heap's top with a smaller block
+# and frees the 32: it prints how many MiB of anonymous memory went back.
 PROGRAM = """
 import sys
 from pathlib import Path
@@ -28,7 +28,7 @@ if sys.argv[1] == "fixed":
     assert fix_malloc_thresholds()
 big = bytearray(8 << 20)
 del big
-blocks = [bytearray(1 << 20) for _ in range(64)]
+blocks = [bytearray(2 << 20) for _ in range(32)]
 pin = bytearray(256 << 10)
 before = anon_mib()
 del blocks
