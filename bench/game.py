@@ -72,7 +72,7 @@ from services.common.db import (
     Connection,
     database_name,
 )
-from services.common.heap import fix_malloc_thresholds
+from services.common.heap import keep_heap_small
 from services.common.limits import Limits
 from services.common.logs import configure
 from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc, table_pb2
@@ -256,7 +256,7 @@ async def metered(
 async def _serve(role: str, dsn: str, port_fd: int) -> None:
     """Child process: run one server until stdin closes or SIGTERM."""
     configure(fmt="json", level="info")  # logging as a production replica's
-    fix_malloc_thresholds()  # and its allocator settings (services/launch.py)
+    trimmer = keep_heap_small()  # and its allocator settings (services/launch.py)
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     loop.add_signal_handler(signal.SIGTERM, stop.set)
@@ -284,6 +284,8 @@ async def _serve(role: str, dsn: str, port_fd: int) -> None:
         await game.stop(0)
     if bare is not None:
         await bare.stop(0)
+    if trimmer is not None:
+        trimmer.cancel()
 
 
 def _bare_handler() -> Any:

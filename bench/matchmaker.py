@@ -64,7 +64,7 @@ from bench.common import (
 )
 from services.common.auth import issue_service_token, issue_token
 from services.common.db import database_name, open_pool
-from services.common.heap import fix_malloc_thresholds
+from services.common.heap import keep_heap_small
 from services.common.limits import Limits
 from services.common.logs import configure
 from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc, matchmaker_pb2_grpc
@@ -156,7 +156,7 @@ async def _serve(args: argparse.Namespace) -> None:
     A matchmaker starts with its matching loop paused; the line "match" on
     stdin starts it, "pause" stops it again."""
     configure(fmt="json", level="info")  # logging as a production replica's
-    fix_malloc_thresholds()  # and its allocator settings (services/launch.py)
+    trimmer = keep_heap_small()  # and its allocator settings (services/launch.py)
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     commands: asyncio.Queue[str] = asyncio.Queue()
@@ -206,6 +206,8 @@ async def _serve(args: argparse.Namespace) -> None:
         with contextlib.suppress(asyncio.CancelledError):
             await matching
     await server.stop(0)
+    if trimmer is not None:
+        trimmer.cancel()
 
 
 class Child:

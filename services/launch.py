@@ -19,7 +19,7 @@ import structlog
 from services.common import metrics
 from services.common.config import ConfigError, Env
 from services.common.db import resolve_database
-from services.common.heap import fix_malloc_thresholds
+from services.common.heap import keep_heap_small
 from services.common.limits import Limits
 from services.common.logs import configure
 from services.game.server import GameConfig, GameServer
@@ -65,13 +65,17 @@ async def _until_signal() -> None:
 
 
 async def _serve(run: Callable[[Env], Awaitable[None]]) -> None:
-    fix_malloc_thresholds()  # a server's RSS must not creep up over days
+    trimmer = keep_heap_small()  # a server's RSS must not creep up over days
     env = Env()
     configure(
         fmt=env.choice("RUMMY_LOG_FORMAT", ("auto", "json", "console")),
         level=env.choice("RUMMY_LOG_LEVEL", ("debug", "info", "warning", "error")),
     )
-    await run(env)
+    try:
+        await run(env)
+    finally:
+        if trimmer is not None:
+            trimmer.cancel()
 
 
 def _main(run: Callable[[Env], Awaitable[None]]) -> int:

@@ -1,4 +1,4 @@
-"""Fixed malloc thresholds give freed buffers back to the system."""
+"""Fixed malloc thresholds, or a trim, give freed buffers back to the system."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ REPO = Path(__file__).resolve().parents[2]
 PROGRAM = """
 import sys
 from pathlib import Path
-from services.common.heap import fix_malloc_thresholds
+from services.common.heap import fix_malloc_thresholds, release_free_memory
 
 def anon_mib():
     for line in Path("/proc/self/status").read_text().splitlines():
@@ -32,6 +32,8 @@ blocks = [bytearray(2 << 20) for _ in range(32)]
 pin = bytearray(256 << 10)
 before = anon_mib()
 del blocks
+if sys.argv[1] == "trimmed":
+    assert release_free_memory()
 print(before - anon_mib())
 """
 
@@ -55,6 +57,11 @@ def released_mib(mode: str) -> int:
 @glibc_only
 def test_with_fixed_thresholds_freed_buffers_leave_the_process() -> None:
     assert released_mib("fixed") >= 60
+
+
+@glibc_only
+def test_a_trim_gives_back_what_the_heap_kept() -> None:
+    assert released_mib("trimmed") >= 60
 
 
 @glibc_only
