@@ -62,7 +62,12 @@ async def test_stopping_a_replica_under_load_loses_no_acknowledged_action(
         tables.append((table_id, players))
     failures: list = []
     loops = [asyncio.create_task(_play_until_cut(p, t, failures)) for t, p in tables]
-    await asyncio.sleep(1.0)
+    # Stop once every table is under way, by moves made rather than by time:
+    # a game lasts dozens of moves, and a fast machine plays them in well
+    # under a second.
+    async with asyncio.timeout(30):
+        while min(sum(len(p.sent) for p in players) for _, players in tables) < 4:
+            await asyncio.sleep(0.005)
     await replicas[0].stop(2.0)
     await asyncio.wait_for(asyncio.gather(*loops), 30)
     assert failures, "the stop cut no call: the test did not test a shutdown under load"
