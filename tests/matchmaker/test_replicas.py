@@ -151,7 +151,9 @@ async def check_every_ticket(
     states = Counter(r["state"] for r in tickets.values())
     assert set(states) <= {"matched", "cancelled"}, states
     # The run is only meaningful if both outcomes happened a good many times.
-    assert states["matched"] > len(outcomes) // 2 and states["cancelled"] >= 50, states
+    # About 200 clients cancel or drop within 50 ms of queueing, racing a
+    # matcher that runs every 20 ms: the faster the machine, the fewer win.
+    assert states["matched"] > len(outcomes) // 2 and states["cancelled"] >= 20, states
 
     # What each client was told agrees with the database.
     for out, request in zip(outcomes, requests, strict=True):
