@@ -72,10 +72,11 @@ from services.common.db import (
     Connection,
     database_name,
 )
-from services.common.heap import keep_heap_small
 from services.common.limits import Limits
 from services.common.logs import configure
 from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc, table_pb2
+from services.common.process import server_process
+from services.common.serving import server_options
 from services.game import eventlog, tables
 from services.game.fanout import CHANNEL
 from services.game.rules import serial
@@ -95,7 +96,7 @@ from services.game.rules.engine import apply
 from services.game.rules.events import Discarded, TurnBegan, TurnPassed
 from services.game.rules.ruleset import CAFE, TableOptions
 from services.game.rules.state import new_game
-from services.game.server import MAX_MESSAGE_BYTES, GameConfig, GameServer
+from services.game.server import GameConfig, GameServer
 
 TARGETS = {
     "ceiling_ratio": 0.50,
@@ -256,7 +257,11 @@ async def metered(
 async def _serve(role: str, dsn: str, port_fd: int) -> None:
     """Child process: run one server until stdin closes or SIGTERM."""
     configure(fmt="json", level="info")  # logging as a production replica's
-    trimmer = keep_heap_small()  # and its allocator settings (services/launch.py)
+    async with server_process():  # and its process settings (services/launch.py)
+        await _run_server(role, dsn, port_fd)
+
+
+async def _run_server(role: str, dsn: str, port_fd: int) -> None:
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     loop.add_signal_handler(signal.SIGTERM, stop.set)
@@ -273,7 +278,7 @@ async def _serve(role: str, dsn: str, port_fd: int) -> None:
         await game.start()
         port = game.port
     else:
-        bare = grpc.aio.server(options=[("grpc.max_receive_message_length", MAX_MESSAGE_BYTES)])
+        bare = grpc.aio.server(options=server_options())  # the services' own
         bare.add_generic_rpc_handlers((_bare_handler(),))
         port = bare.add_insecure_port("127.0.0.1:0")
         await bare.start()
@@ -284,8 +289,6 @@ async def _serve(role: str, dsn: str, port_fd: int) -> None:
         await game.stop(0)
     if bare is not None:
         await bare.stop(0)
-    if trimmer is not None:
-        trimmer.cancel()
 
 
 def _bare_handler() -> Any:

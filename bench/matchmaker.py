@@ -64,11 +64,11 @@ from bench.common import (
 )
 from services.common.auth import issue_service_token, issue_token
 from services.common.db import database_name, open_pool
-from services.common.heap import keep_heap_small
 from services.common.limits import Limits
 from services.common.logs import configure
 from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc, matchmaker_pb2_grpc
 from services.common.pb.rummy.v1 import matchmaker_pb2 as mm
+from services.common.process import server_process
 from services.game.server import GameConfig, GameServer
 from services.matchmaker.server import MatchmakerConfig, MatchmakerServer
 
@@ -156,7 +156,11 @@ async def _serve(args: argparse.Namespace) -> None:
     A matchmaker starts with its matching loop paused; the line "match" on
     stdin starts it, "pause" stops it again."""
     configure(fmt="json", level="info")  # logging as a production replica's
-    trimmer = keep_heap_small()  # and its allocator settings (services/launch.py)
+    async with server_process():  # and its process settings (services/launch.py)
+        await _run_server(args)
+
+
+async def _run_server(args: argparse.Namespace) -> None:
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     commands: asyncio.Queue[str] = asyncio.Queue()
@@ -206,8 +210,6 @@ async def _serve(args: argparse.Namespace) -> None:
         with contextlib.suppress(asyncio.CancelledError):
             await matching
     await server.stop(0)
-    if trimmer is not None:
-        trimmer.cancel()
 
 
 class Child:
@@ -501,11 +503,13 @@ class Clients:
         for c in self.channels:
             await c.close()
 
-    def auth(self, player_id: str) -> tuple[tuple[str, str]]:
-        if player_id not in self.tokens:
-            token = issue_token(player_id, secret=SECRET, now=time.time())
+    def sign_in(self, players: list[str]) -> None:
+        """Tokens issued before a phase starts, as a player's app holds one before
+        it taps "play": signing them is the clients' work, not the service's."""
+        now = time.time()
+        for player_id in players:
+            token = issue_token(player_id, secret=SECRET, now=now)
             self.tokens[player_id] = (("authorization", f"Bearer {token}"),)
-        return self.tokens[player_id]
 
     async def follow(self, i: int, ticket: Ticket, opened: asyncio.Semaphore | None) -> None:
         """One player's stream, from the Enqueue call to the match message."""
@@ -516,7 +520,7 @@ class Clients:
             await opened.acquire()
         ticket.sent = time.perf_counter()
         try:
-            call = stub.Enqueue(request, metadata=self.auth(ticket.player_id))
+            call = stub.Enqueue(request, metadata=self.tokens[ticket.player_id])
             async for update in call:
                 kind = update.WhichOneof("update")
                 if kind == "ticket" and math.isnan(ticket.queued):
@@ -598,6 +602,7 @@ async def drain(
 ) -> Phase:
     """Queue ``count`` players with matching paused, then match them all."""
     players = await add_players(dsn, "drain", count)
+    clients.sign_in(players)
     phase = Phase(
         f"Drain: {count:,} queued players, then both replicas match",
         tickets_for(players, random.Random(1)),
@@ -637,6 +642,7 @@ async def flow(
 ) -> Phase:
     """``count`` players queue, at ``rate`` per second or all at once, matching running."""
     players = await add_players(dsn, prefix, count)
+    clients.sign_in(players)
     tickets = tickets_for(players, random.Random(len(prefix)))
     if rate is None:
         title = f"Burst: {count:,} players queue at once, matching running"

@@ -21,6 +21,7 @@ from services.common.interceptors import Gate
 from services.common.limits import Limits
 from services.common.metrics import ACTIVE_TABLES
 from services.common.pb.rummy.v1 import auth_pb2, auth_pb2_grpc, game_pb2, game_pb2_grpc
+from services.common.serving import server_options
 
 from . import retention
 from .fanout import Fanout
@@ -32,9 +33,7 @@ log = structlog.get_logger(__name__)
 
 TABLE_COUNT_INTERVAL_S = 15.0
 SWEEPERS = 3
-MAX_MESSAGE_BYTES = 64 * 1024
 MAX_CONNECTION_AGE_MS = 15 * 60 * 1000
-"""No legitimate request comes near this; bigger ones are refused by gRPC itself."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,13 +85,12 @@ class GameServer:
         )
         server = grpc.aio.server(
             interceptors=[Gate(config.limits, secret=config.secret)],
-            options=[
-                ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+            options=server_options(
                 # Clients re-resolve the headless Service as replicas come and go;
                 # a Watch cut by this resumes from its last seq like any reconnect.
                 ("grpc.max_connection_age_ms", MAX_CONNECTION_AGE_MS),
                 ("grpc.max_connection_age_grace_ms", 30_000),
-            ],
+            ),
         )
         game_pb2_grpc.add_GameServiceServicer_to_server(GameServicer(tables, fanout, pool), server)
         auth_pb2_grpc.add_AuthServiceServicer_to_server(

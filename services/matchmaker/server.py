@@ -28,6 +28,7 @@ from services.common.pb.rummy.v1 import (
     matchmaker_pb2,
     matchmaker_pb2_grpc,
 )
+from services.common.serving import server_options
 
 from . import tickets
 from .matcher import Matcher
@@ -35,8 +36,6 @@ from .servicer import MatchmakerServicer, Wakeups
 
 log = structlog.get_logger(__name__)
 CREDENTIAL_TTL_S = 300
-MAX_MESSAGE_BYTES = 64 * 1024
-"""Requests are a few fields; bigger ones are refused by gRPC itself."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +100,7 @@ class MatchmakerServer:
         )
         server = grpc.aio.server(
             interceptors=[Gate(config.limits, secret=config.secret)],
-            options=[("grpc.max_receive_message_length", MAX_MESSAGE_BYTES)],
+            options=server_options(),
         )
         matchmaker_pb2_grpc.add_MatchmakerServiceServicer_to_server(
             MatchmakerServicer(
