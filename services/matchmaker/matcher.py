@@ -18,6 +18,7 @@ and repeats steps 2 and 3, so no ticket is lost and no player is seated twice.
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 import uuid
 from collections.abc import Callable
@@ -41,6 +42,11 @@ DEPTH_EVERY_S = 5.0
 """How often a replica reports the queue depth (one GROUP BY over queued tickets)."""
 RECOVER_AFTER_S = 3.0
 """A match still `creating` after this long belongs to a replica presumed dead."""
+HOUSEKEEPING_EVERY_S = 0.5
+"""How often the loop expires old tickets and recovers dead replicas' matches.
+Not every pass: under a backlog the loop passes many times a second, and the
+expiry query reads every queued ticket (an expiry or a recovery a fraction of a
+second later changes nothing for anyone)."""
 CREATE_IN_FLIGHT = 64
 """CreateTable calls one replica keeps in flight: a batch of hundreds of tables
 queues here rather than on the game service, where calls time out or are cancelled."""
@@ -106,7 +112,7 @@ class Matcher:
     async def run(self) -> None:
         """Claim batch after batch; each batch's tables are created in the background
         (up to BATCHES_IN_FLIGHT at once), so the next claim does not wait for them."""
-        depth_at = 0.0
+        depth_at = housekept_at = -math.inf
         slots = asyncio.Semaphore(BATCHES_IN_FLIGHT)
         settling: set[asyncio.Task[None]] = set()
         try:
@@ -114,8 +120,10 @@ class Matcher:
                 started = time.perf_counter()
                 matched = 0
                 try:
-                    await tickets.expire(self._pool)
-                    await self.recover()
+                    if started - housekept_at >= HOUSEKEEPING_EVERY_S:
+                        housekept_at = started
+                        await tickets.expire(self._pool)
+                        await self.recover()
                     await slots.acquire()
                     try:
                         plans = await self.claim()
