@@ -4,11 +4,8 @@ in bigger, rarer batches; cycles made later are still collected."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+from .child import run_program
 
 # In a fresh process (the test runner's own collector stays as it is): how many
 # young collections 200,000 short-lived cycles cause, how many objects were
@@ -38,15 +35,7 @@ print(json.dumps({"young": young, "frozen": frozen, "reclaimed": probe() is None
 
 
 def run(mode: str) -> dict[str, object]:
-    done = subprocess.run(
-        [sys.executable, "-c", PROGRAM, mode],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    )
-    result: dict[str, object] = json.loads(done.stdout)
+    result: dict[str, object] = json.loads(run_program(PROGRAM, mode))
     return result
 
 
