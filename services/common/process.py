@@ -5,15 +5,13 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator
 
-from services.common.collector import tune_collector
 from services.common.heap import keep_heap_small
 
 
 @contextlib.asynccontextmanager
 async def server_process() -> AsyncIterator[None]:
-    """A collector set for thousands of open calls, and a heap that does not creep
-    up over days (see `collector` and `heap`), for as long as the block runs."""
-    tune_collector()
+    """A heap that does not creep up over days (see `heap`), for as long as the
+    block runs."""
     trimmer = keep_heap_small()
     try:
         yield

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import platform
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
-from .child import run_program
+REPO = Path(__file__).resolve().parents[2]
 
 # A process that frees one large buffer (glibc then raises its mmap threshold
 # to that size), allocates 32 x 2 MiB, pins the heap's top with a smaller block
@@ -40,7 +43,15 @@ glibc_only = pytest.mark.skipif(
 
 
 def released_mib(mode: str) -> int:
-    return int(run_program(PROGRAM, mode))
+    done = subprocess.run(
+        [sys.executable, "-c", PROGRAM, mode],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    return int(done.stdout)
 
 
 @glibc_only
