@@ -72,10 +72,10 @@ from services.common.db import (
     Connection,
     database_name,
 )
+from services.common.heap import keep_heap_small
 from services.common.limits import Limits
 from services.common.logs import configure
 from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc, table_pb2
-from services.common.process import server_process
 from services.common.serving import server_options
 from services.game import eventlog, tables
 from services.game.fanout import CHANNEL
@@ -257,7 +257,7 @@ async def metered(
 async def _serve(role: str, dsn: str, port_fd: int) -> None:
     """Child process: run one server until stdin closes or SIGTERM."""
     configure(fmt="json", level="info")  # logging as a production replica's
-    async with server_process():  # and its process settings (services/launch.py)
+    async with keep_heap_small():  # and its allocator settings (services/launch.py)
         await _run_server(role, dsn, port_fd)
 
 

@@ -65,11 +65,11 @@ from bench.common import (
 )
 from services.common.auth import issue_service_token, issue_token
 from services.common.db import database_name, open_pool
+from services.common.heap import keep_heap_small
 from services.common.limits import Limits
 from services.common.logs import configure
 from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc, matchmaker_pb2_grpc
 from services.common.pb.rummy.v1 import matchmaker_pb2 as mm
-from services.common.process import server_process
 from services.game.server import GameConfig, GameServer
 from services.matchmaker.server import MatchmakerConfig, MatchmakerServer
 
@@ -157,7 +157,7 @@ async def _serve(args: argparse.Namespace) -> None:
     A matchmaker starts with its matching loop paused; the line "match" on
     stdin starts it, "pause" stops it again."""
     configure(fmt="json", level="info")  # logging as a production replica's
-    async with server_process():  # and its process settings (services/launch.py)
+    async with keep_heap_small():  # and its allocator settings (services/launch.py)
         await _run_server(args)
 
 

@@ -19,9 +19,9 @@ import structlog
 from services.common import metrics
 from services.common.config import ConfigError, Env
 from services.common.db import resolve_database
+from services.common.heap import keep_heap_small
 from services.common.limits import Limits
 from services.common.logs import configure
-from services.common.process import server_process
 from services.game.server import GameConfig, GameServer
 from services.matchmaker.server import MatchmakerConfig, MatchmakerServer
 
@@ -65,7 +65,7 @@ async def _until_signal() -> None:
 
 
 async def _serve(run: Callable[[Env], Awaitable[None]]) -> None:
-    async with server_process():
+    async with keep_heap_small():  # a server's RSS must not creep up over days
         env = Env()
         configure(
             fmt=env.choice("RUMMY_LOG_FORMAT", ("auto", "json", "console")),

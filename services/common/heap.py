@@ -21,8 +21,10 @@ millisecond.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ctypes
 import ctypes.util
+from collections.abc import AsyncIterator
 from typing import Any
 
 M_TRIM_THRESHOLD = -1
@@ -71,9 +73,17 @@ async def trim_periodically(every_s: float = TRIM_EVERY_S) -> None:
         release_free_memory()
 
 
-def keep_heap_small() -> asyncio.Task[None] | None:
-    """Fix the thresholds and start the periodic trim (in the running loop);
-    the task, or None where malloc is not glibc's."""
-    if not fix_malloc_thresholds():
-        return None
-    return asyncio.create_task(trim_periodically(), name="heap-trim")
+@contextlib.asynccontextmanager
+async def keep_heap_small() -> AsyncIterator[None]:
+    """Fix the thresholds and trim periodically (in the running loop) for as long
+    as the block runs; where malloc is not glibc's, nothing."""
+    trimmer = (
+        asyncio.create_task(trim_periodically(), name="heap-trim")
+        if fix_malloc_thresholds()
+        else None
+    )
+    try:
+        yield
+    finally:
+        if trimmer is not None:
+            trimmer.cancel()
