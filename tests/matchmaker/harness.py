@@ -25,6 +25,7 @@ from services.common.errors import error_info
 from services.common.pb.rummy.v1 import matchmaker_pb2 as mm
 from services.common.pb.rummy.v1 import matchmaker_pb2_grpc
 from services.game.server import GameServer
+from services.matchmaker.matcher import Matcher
 from services.matchmaker.server import MatchmakerConfig, MatchmakerServer
 from tests.game.harness import SECRET, UNLIMITED, Player, login, start_server
 
@@ -64,6 +65,12 @@ class Backend:
         self.matchmakers.append(server)
         self.channels.append(grpc.aio.insecure_channel(f"127.0.0.1:{server.port}"))
         return len(self.matchmakers) - 1
+
+    def matcher(self, replica: int = 0) -> Matcher:
+        """A replica's matcher: tests started with ``matching=False`` run its passes."""
+        matcher = self.matchmakers[replica].matcher
+        assert matcher is not None
+        return matcher
 
     async def stop_replica(self, replica: int) -> None:
         await self.matchmakers[replica].stop(0)
@@ -257,6 +264,14 @@ class Store:
                 " ORDER BY seat",
                 uuid.UUID(table_id),
             )
+        )
+
+    async def backdate(self, ticket_id: str, seconds: float) -> None:
+        """Make a ticket look ``seconds`` older: a wait passes without a test sleeping."""
+        await self.con.execute(
+            "UPDATE tickets SET created_at = created_at - make_interval(secs => $2) WHERE id = $1",
+            uuid.UUID(ticket_id),
+            seconds,
         )
 
     async def eventually(

@@ -14,7 +14,7 @@ import pytest
 
 from services.common.pb.rummy.v1 import matchmaker_pb2 as mm
 from services.matchmaker import matcher as matcher_module
-from services.matchmaker.matcher import Matcher, Plan
+from services.matchmaker.matcher import Plan
 from tests.game.harness import Player, start_server
 
 from .harness import WAIT_S, Backend, Store, Waiter, backend, enqueue, get_ticket, players, store
@@ -65,12 +65,6 @@ async def running(work: Coroutine[Any, Any, int]) -> AsyncIterator[asyncio.Task[
             await task
 
 
-def matcher_of(b: Backend, replica: int) -> Matcher:
-    matcher = b.matchmakers[replica].matcher
-    assert matcher is not None
-    return matcher
-
-
 async def half_made(db: Store) -> dict[str, uuid.UUID]:
     """Ticket -> table of the match it waits on; checks nothing got further."""
     states = await db.con.fetch("SELECT state, count(*) AS n FROM matches GROUP BY state")
@@ -118,8 +112,8 @@ async def test_a_replica_killed_after_its_commit_is_completed_by_another(
             committed.set()
             await asyncio.Event().wait()
 
-        matcher_of(b, victim)._finish = die  # type: ignore[method-assign]
-        async with running(matcher_of(b, victim).match_once()):
+        b.matcher(victim)._finish = die  # type: ignore[method-assign]
+        async with running(b.matcher(victim).match_once()):
             await asyncio.wait_for(committed.wait(), WAIT_S)
         await b.stop_replica(victim)
 
@@ -144,7 +138,7 @@ async def test_a_replica_killed_during_create_table_keeps_its_matches_until_it_i
             await asyncio.Event().wait()
             return None
 
-        matcher_of(b, victim)._create = hang  # type: ignore[method-assign]
+        b.matcher(victim)._create = hang  # type: ignore[method-assign]
 
         async def overdue(s: Store) -> bool:
             return bool(
@@ -155,15 +149,15 @@ async def test_a_replica_killed_during_create_table_keeps_its_matches_until_it_i
             )
 
         rescuer = await b.add_replica(matching=False)
-        async with running(matcher_of(b, victim).match_once()):
+        async with running(b.matcher(victim).match_once()):
             await asyncio.wait_for(calling.wait(), WAIT_S)
             planned = await half_made(db)
             await db.eventually(overdue, "the matches are old enough to be taken over")
             # While the victim lives, its matches are its own.
-            assert await matcher_of(b, rescuer).recover() == 0
+            assert await b.matcher(rescuer).recover() == 0
         # It died (its transaction went with it): the matches are taken over.
         await b.stop_replica(victim)
-        assert await matcher_of(b, rescuer).recover() == len(SIZES)
+        assert await b.matcher(rescuer).recover() == len(SIZES)
         await check_completed(db, waiters, planned)
 
 
@@ -173,7 +167,7 @@ async def test_a_stalled_replica_that_wakes_up_after_the_takeover_changes_nothin
     async with backend(fresh_dsn, matching=False) as b, store(fresh_dsn) as db:
         _, waiters = await queue_tables(b, 0)
         zombie = await b.add_replica(matching=False)
-        original = matcher_of(b, zombie)._finish
+        original = b.matcher(zombie)._finish
         committed, wake = asyncio.Event(), asyncio.Event()
 
         async def stall(con: Any, plans: list[Plan]) -> None:
@@ -181,8 +175,8 @@ async def test_a_stalled_replica_that_wakes_up_after_the_takeover_changes_nothin
             await wake.wait()
             await original(con, plans)
 
-        matcher_of(b, zombie)._finish = stall  # type: ignore[method-assign]
-        async with running(matcher_of(b, zombie).match_once()) as task:
+        b.matcher(zombie)._finish = stall  # type: ignore[method-assign]
+        async with running(b.matcher(zombie).match_once()) as task:
             await asyncio.wait_for(committed.wait(), WAIT_S)
             planned = await half_made(db)
             # Another replica takes the matches over and completes them...

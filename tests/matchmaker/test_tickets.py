@@ -158,9 +158,7 @@ async def test_an_expired_ticket_is_never_matched(fresh_dsn: str) -> None:
 
         await db.eventually(overdue, "the ticket is past its lifetime")
         second = await enqueue(bob, table_size=2)
-        matcher = b.matchmakers[0].matcher
-        assert matcher is not None
-        assert await matcher.match_once() == 0
+        assert await b.matcher().match_once() == 0
         assert await db.state(first.ticket_id) == "queued"
         assert await db.state(second.ticket_id) == "queued"
 
@@ -415,8 +413,11 @@ async def test_progress_counts_the_players_waiting(fresh_dsn: str) -> None:
         alice, bob = await players(b.channel(), 2)
         first = await enqueue(alice, table_size=4)
         await enqueue(bob, table_size=3)
-        progress = await first.until("progress")
-        # Same queue family (rule set, options, mode): both, whatever the size.
+        # Same queue family (rule set, options, mode): both, whatever the size. A report
+        # sent before bob's ticket was stored counts alice alone.
+        async with asyncio.timeout(WAIT_S):
+            while (progress := await first.until("progress")).players_waiting < 2:
+                assert progress.players_waiting == 1
         assert progress.players_waiting == 2
         assert progress.seats_taken == 0
 
@@ -425,10 +426,13 @@ async def test_progress_counts_the_players_waiting(fresh_dsn: str) -> None:
 
 
 async def test_bots_fill_the_empty_seats_after_the_wait(fresh_dsn: str) -> None:
-    async with backend(fresh_dsn) as b, store(fresh_dsn) as db:
+    async with backend(fresh_dsn, matching=False) as b, store(fresh_dsn) as db:
         alice, bob = await players(b.channel(), 2)
-        waiter = await enqueue(alice, table_size=4, fill_with_bots_after_ms=300)
+        waiter = await enqueue(alice, table_size=4, fill_with_bots_after_ms=60_000)
         bobs = await enqueue(bob, table_size=4)
+        assert await b.matcher().match_once() == 0, "alice's wait is not over"
+        await db.backdate(waiter.ticket_id, 60)
+        assert await b.matcher().match_once() == 2
         await asyncio.gather(waiter.end(), bobs.end())
         assert waiter.match is not None and bobs.match is not None
         assert waiter.match.table_id == bobs.match.table_id
