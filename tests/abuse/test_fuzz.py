@@ -26,7 +26,15 @@ from hypothesis import strategies as st
 from services.common.limits import Limits
 from services.common.pb.rummy.v1 import auth_pb2, game_pb2, matchmaker_pb2
 from services.matchmaker.server import MatchmakerConfig, MatchmakerServer
-from tests.game.harness import SECRET, address, create_table, login, service_auth, start_server
+from tests.game.harness import (
+    LONG_TURNS_MS,
+    SECRET,
+    address,
+    create_table,
+    login,
+    service_auth,
+    start_server,
+)
 
 FD = descriptor.FieldDescriptor
 CALL_S = 10.0
@@ -196,7 +204,8 @@ async def target(fresh_dsn: str) -> Any:
     con = await asyncpg.connect(fresh_dsn)
     try:
         alice, bob, outsider = [await login(game_channel, n) for n in ("Alice", "Bob", "Eve")]
-        table_id = await create_table(game_channel, [alice, bob])
+        # The clock never moves the table on between a refusal and the check after it.
+        table_id = await create_table(game_channel, [alice, bob], turn_timer_ms=LONG_TURNS_MS)
 
         async def state() -> Any:
             row = await con.fetchrow(

@@ -7,9 +7,10 @@ from pathlib import Path
 
 from tests.game.harness import table_db
 
-from .harness import HAND, Terminal, parse_hand, play_args, run_cli, servers
+from .harness import HAND, Servers, Terminal, parse_hand, play_args, run_cli, servers
 
 TABLE_ID = r"Table ([0-9a-f-]{36}) found"
+DEALS = 5
 
 
 async def test_a_person_plays_a_whole_game_against_a_bot(fresh_dsn: str, tmp_path: Path) -> None:
@@ -65,33 +66,52 @@ async def test_a_person_plays_a_whole_game_against_a_bot(fresh_dsn: str, tmp_pat
         assert "as a spectator" in spectator_out and "Your hand" not in spectator_out
 
 
+async def _cut_twice(running: Servers, term: Terminal) -> str | None:
+    """Bob plays on while the game server restarts, then stops his client at his turn:
+    the table id, or None when the deal ended before both cuts were made."""
+    await term.expect(TABLE_ID)
+    table_id = term.group(1)
+    if not await term.next_turn():
+        return None
+    await term.play_turn()
+    if not await term.next_turn():
+        return None
+
+    # The game server goes away mid-game; a new replica takes its place.
+    await running.restart_game()
+    await term.expect(r"Connection to the table lost")
+    await term.expect(r"Reconnected: resuming after event \d+")
+    if not await term.next_turn():
+        return None
+    await term.play_turn()
+
+    # The client itself stops; started again, it rejoins the same table.
+    if not await term.next_turn():
+        return None
+    await term.send_raw("\x03")  # Ctrl-C
+    await term.expect(r"Your seat is kept")
+    return table_id
+
+
 async def test_a_lost_connection_and_a_restarted_client_resume_the_game(
     fresh_dsn: str, tmp_path: Path
 ) -> None:
     async with servers(fresh_dsn) as running:
         args = play_args(running, "Bob", tmp_path)
-        term = Terminal(*args)
-        try:
-            await term.expect(TABLE_ID)
-            table_id = term.group(1)
-            assert await term.next_turn()
-            await term.play_turn()
-            assert await term.next_turn()
-
-            # The game server goes away mid-game; a new replica takes its place.
-            await running.restart_game()
-            await term.expect(r"Connection to the table lost")
-            await term.expect(r"Reconnected: resuming after event \d+")
-            assert await term.next_turn()
-            await term.play_turn()
-
-            # The client itself stops; started again, it rejoins the same table.
-            assert await term.next_turn()
-            await term.send_raw("\x03")  # Ctrl-C
-            await term.expect(r"Your seat is kept")
-            await term.finish()
-        finally:
-            term.kill()
+        # The matchmaker deals at random and some deals end within a few turns: a game
+        # over before both cuts is finished and another one started.
+        for _ in range(DEALS):
+            term = Terminal(*args)
+            try:
+                table_id = await _cut_twice(running, term)
+                code = await term.finish()
+                assert table_id is not None or code == 0, term.transcript()
+            finally:
+                term.kill()
+            if table_id is not None:
+                break
+        else:
+            raise AssertionError(f"{DEALS} deals in a row ended within four turns")
 
         again = Terminal(*args)
         try:

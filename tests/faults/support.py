@@ -53,7 +53,7 @@ CALL_TIMEOUT_S = 10.0
 RETRY_FOR_S = 60.0
 """How long a client keeps retrying one action before the test gives up."""
 START_TIMEOUT_S = 60.0
-LONG_TURNS_MS = 3_600_000
+LONG_TURNS_MS = harness.LONG_TURNS_MS
 """No turn of a player times out in these tests: every version of a table they play
 is one of their actions."""
 BOT_TURNS_MS = 1_000

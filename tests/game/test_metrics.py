@@ -12,7 +12,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from services.common.pb.rummy.v1 import game_pb2
 
-from .harness import create_table, login, play_to_end
+from .harness import create_table, login, play_to_end, shuffled_deck
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +63,7 @@ async def test_a_played_game_moves_the_metrics(channel: grpc.aio.Channel, metric
         "tx": _value("rummy_db_transaction_seconds_count", op="action"),
     }
     players = [await login(channel, f"M{i}") for i in range(2)]
-    table_id = await create_table(channel, players)
+    table_id = await create_table(channel, players, deck_order=shuffled_deck(40))
     view = await players[0].view(table_id)
     first = players[view.current_seat]
     refused = first.game.Discard(

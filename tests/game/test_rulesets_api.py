@@ -8,10 +8,7 @@ from services.common.errors import error_info
 from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc, table_pb2
 from services.game.rules.ruleset import CONTRACT
 
-from .harness import address, login, play_to_end, service_auth, start_replicas
-
-QUICK_TURNS = 2_000
-"""Short turns keep a stuck client from stalling the table (the clock passes it)."""
+from .harness import LONG_TURNS_MS, address, login, play_to_end, service_auth, start_replicas
 
 
 async def _table(
@@ -25,7 +22,7 @@ async def _table(
     reply = await stub.CreateTable(
         game_pb2.CreateTableRequest(
             ruleset=ruleset,
-            options=table_pb2.TableOptions(turn_timer_ms=QUICK_TURNS, **options),
+            options=table_pb2.TableOptions(turn_timer_ms=LONG_TURNS_MS, **options),
             players=[
                 game_pb2.SeatedPlayer(player_id=p.player_id, display_name=p.name) for p in players
             ],
