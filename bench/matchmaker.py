@@ -68,7 +68,7 @@ from services.common.db import database_name, open_pool
 from services.common.heap import keep_heap_small
 from services.common.limits import Limits
 from services.common.logs import configure
-from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc, matchmaker_pb2_grpc
+from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc, matchmaker_pb2_grpc, table_pb2
 from services.common.pb.rummy.v1 import matchmaker_pb2 as mm
 from services.game.server import GameConfig, GameServer
 from services.matchmaker.server import MatchmakerConfig, MatchmakerServer
@@ -83,6 +83,10 @@ PHASE_TIMEOUT_S = 180.0
 """No phase may take longer: a stuck service ends the run instead of hanging it."""
 
 UNLIMITED = Limits(player_rate=0, peer_rate=0, streams_per_player=0)
+OPTIONS = table_pb2.TableOptions(turn_timer_ms=3_600_000)
+"""Nobody plays the tables the run creates: with the 45 s default their turns would
+time out while later phases run, and the game service's sweeper would compete with
+the matchmaker for the same cores."""
 """The load comes from a few processes, not from players: no per-peer limit."""
 
 
@@ -416,6 +420,7 @@ async def create_table_ceiling(game_port: int, tables: int, in_flight: int) -> t
         request = game_pb2.CreateTableRequest(
             table_id=str(uuid.uuid4()),
             ruleset="cafe",
+            options=OPTIONS,
             players=[
                 game_pb2.SeatedPlayer(player_id=f"ceil-{i}-{s}", display_name=f"C{s}")
                 for s in range(size)
@@ -515,7 +520,7 @@ class Clients:
     async def follow(self, i: int, ticket: Ticket, opened: asyncio.Semaphore | None) -> None:
         """One player's stream, from the Enqueue call to the match message."""
         stub = self.stubs[i % len(self.stubs)]
-        request = mm.EnqueueRequest(table_size=ticket.size, ruleset="cafe")
+        request = mm.EnqueueRequest(table_size=ticket.size, ruleset="cafe", options=OPTIONS)
         held = opened is not None
         if opened is not None:
             await opened.acquire()
