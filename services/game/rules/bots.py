@@ -11,7 +11,7 @@ from .actions import Action, Discard, DrawStock, LayOff, Meld, MeldSpec, Reposer
 from .finder import find_melds, shuffled_candidates
 from .legal import can_draw_stock, discardable, joker_swaps
 from .melds import Shape, fits
-from .plans import melds_to_lay, opening_ok
+from .plans import finds_melds, melds_to_lay, opening_ok
 from .ruleset import TakenDiscard
 from .scoring import card_penalty
 from .state import GameState, Phase
@@ -36,8 +36,11 @@ class GreedyBot:
         rules = state.ruleset
         if state.discard and not state.reposed:
             top = state.discard[-1]
-            hand = state.hands[seat]
-            plan = melds_to_lay(state, seat, [*hand, top])
+            cards = [*state.hands[seat], top]
+            keep = rules.must_discard_to_go_out
+            # One finder run for this hand, shared by the plan and the check below.
+            found = find_melds(cards, rules, keep_one=keep) if finds_melds(state, seat) else None
+            plan = melds_to_lay(state, seat, cards, found)
             must_use = rules.taken_discard is TakenDiscard.USE_THIS_TURN or (
                 rules.taken_discard is TakenDiscard.USE_IN_OPENING and not state.opened[seat]
             )
@@ -47,7 +50,7 @@ class GreedyBot:
             if fits_table and not rules.deck.is_joker(top):
                 return TakeDiscard()
             if not must_use and not state.opened[seat] and not rules.contracts:
-                after = find_melds([*hand, top], rules, keep_one=rules.must_discard_to_go_out)
+                after = found if found is not None else find_melds(cards, rules, keep_one=keep)
                 if any(top in m.cards for m in after.melds):
                     return TakeDiscard()
         if can_draw_stock(state):
@@ -58,13 +61,14 @@ class GreedyBot:
         rules = state.ruleset
         hand = state.hands[seat]
         keep = rules.must_discard_to_go_out
-        melds = melds_to_lay(state, seat, hand)
+        found = find_melds(hand, rules, keep_one=keep)  # the plan's, and the loose cards'
+        melds = melds_to_lay(state, seat, hand, found)
         if melds:
             used = {c for m in melds for c in m.cards}
             left = [c for c in hand if c not in used]
             if not keep or not left or discardable(state, left) or taken_card_owed(state):
                 return Meld(tuple(_spec(m) for m in melds))
-        loose = list(find_melds(hand, rules, keep_one=keep).left)
+        loose = list(found.left)
         if state.opened[seat]:
             owed = [state.taken_discard] if taken_card_owed(state) else []
             move = self._lay_off(state, seat, owed or loose) or self._swap(state, seat)

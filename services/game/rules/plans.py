@@ -9,7 +9,7 @@ from itertools import combinations
 
 from .contract import check_contract
 from .errors import RuleError
-from .finder import candidates, find_melds
+from .finder import Found, candidates, find_melds
 from .melds import MeldKind, Shape
 from .ruleset import CONTRACT_RUN, Contract
 from .scoring import meld_points
@@ -61,14 +61,25 @@ def contract_plan(hand: Sequence[int], contract: Contract, state: GameState) -> 
     return best
 
 
-def melds_to_lay(state: GameState, seat: int, hand: Sequence[int]) -> list[Shape]:
-    """The melds a greedy player lays now from ``hand`` (possibly none)."""
+def finds_melds(state: GameState, seat: int) -> bool:
+    """Whether `melds_to_lay` asks the meld finder (not while a contract is unmet)."""
+    return state.contract() is None or state.opened[seat]
+
+
+def melds_to_lay(
+    state: GameState, seat: int, hand: Sequence[int], found: Found | None = None
+) -> list[Shape]:
+    """The melds a greedy player lays now from ``hand`` (possibly none); ``found``
+    is the finder's answer for ``hand`` when the caller has it already."""
     rules = state.ruleset
-    contract = state.contract()
-    if contract is not None and not state.opened[seat]:
+    if not finds_melds(state, seat):
+        contract = state.contract()
+        assert contract is not None
         return contract_plan(hand, contract, state) or []
     keep = rules.must_discard_to_go_out
-    melds = list(find_melds(hand, rules, keep_one=keep).melds)
+    if found is None:
+        found = find_melds(hand, rules, keep_one=keep)
+    melds = list(found.melds)
     owed = taken_card_owed(state) and state.current == seat
     while melds:
         used = {c for m in melds for c in m.cards}
