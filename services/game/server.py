@@ -33,6 +33,8 @@ log = structlog.get_logger(__name__)
 
 TABLE_COUNT_INTERVAL_S = 15.0
 SWEEPERS = 3
+SWEEP_BATCH = 100
+"""Due turns counted by one probe; the drains then fire that many before asking again."""
 MAX_CONNECTION_AGE_MS = 15 * 60 * 1000
 
 
@@ -109,12 +111,7 @@ class GameServer:
         self._server = server
         self.health = HealthMonitor(self._health, pool, names[:2])
         await self.health.start()
-        # Several sweep loops: each claims one due table per transaction, and a
-        # burst of expiring turns (many tables started together) must not queue
-        # behind one loop's round trips. SKIP LOCKED keeps them from colliding.
-        self._sweepers = [
-            asyncio.create_task(self._sweep(), name=f"sweeper-{i}") for i in range(SWEEPERS)
-        ]
+        self._sweepers = [asyncio.create_task(self._sweep(), name="sweeper")]
         self._gauges = asyncio.create_task(self._count_tables(), name="gauges")
         self._purger = asyncio.create_task(self._purge(), name="retention")
         log.info("game_server_started", port=self.port)
@@ -122,22 +119,48 @@ class GameServer:
     async def _sweep(self) -> None:
         """Fire expired turns; several replicas may sweep at once (SKIP LOCKED).
 
-        While the database is out of reach the loop backs off (up to 2 s) and
-        logs the first failure and then every twentieth, not one line per poll."""
+        Every `sweep_interval` a cheap probe (one statement, no transaction) counts
+        the turns due; only then are they claimed, one table per transaction, by up
+        to `SWEEPERS` drains at once, so a burst of expiring turns (many tables
+        started together) does not queue behind one drain's round trips. An idle
+        replica thus costs the database one indexed read per interval.
+
+        While the database is out of reach the loop backs off (up to 2 s) and logs
+        the first failure and then every twentieth, not one line per poll."""
         assert self.tables is not None
+        interval = self.config.sweep_interval
         failures = 0
         while True:
             try:
-                while await self.tables.sweep_once() is not None:
-                    pass
+                due = await self.tables.due(SWEEP_BATCH)
+                fired = 0
+                if due:
+                    drains = min(due, SWEEPERS)
+                    share = -(-due // drains)
+                    drained = await asyncio.gather(
+                        *(self._drain(share) for _ in range(drains)), return_exceptions=True
+                    )
+                    for result in drained:
+                        if isinstance(result, BaseException):
+                            raise result
+                        fired += result
                 failures = 0
             except (*DB_ERRORS, asyncpg.PostgresError) as error:
                 failures += 1
                 if failures % 20 == 1:
                     log.warning("sweep_failed", error=str(error), failures=failures)
-                await asyncio.sleep(min(2.0, self.config.sweep_interval * 2**failures))
+                await asyncio.sleep(min(2.0, interval * 2**failures))
                 continue
-            await asyncio.sleep(self.config.sweep_interval)
+            if not fired:  # else more may have fallen due meanwhile
+                await asyncio.sleep(interval)
+
+    async def _drain(self, most: int) -> int:
+        """Fire up to ``most`` due turns, one per transaction; how many fired."""
+        assert self.tables is not None
+        fired = 0
+        while fired < most and await self.tables.sweep_once() is not None:
+            fired += 1
+        return fired
 
     async def _count_tables(self) -> None:
         assert self._pool is not None

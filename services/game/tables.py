@@ -112,6 +112,24 @@ _LOCK = (
     " (extract(epoch from clock_timestamp()) * 1000)::bigint AS now_ms"
     " FROM tables WHERE id = $1 FOR UPDATE"
 )
+DB_NOW = "(SELECT clock_timestamp())"
+"""The database's clock, read once per statement: a bare clock_timestamp() (volatile)
+cannot bound an index scan, and a sweep would read every active table's deadline."""
+
+COUNT_DUE = (
+    "SELECT count(*)::int FROM (SELECT 1 FROM tables WHERE status = 'active'"
+    f" AND turn_deadline <= {DB_NOW} LIMIT $1) AS d"
+)
+"""The sweeper's probe: how many turns are due (at most $1)."""
+
+CLAIM_DUE = (
+    "SELECT id, state, version, last_seq, bot_seats,"
+    " (extract(epoch from clock_timestamp()) * 1000)::bigint AS now_ms"
+    f" FROM tables WHERE status = 'active' AND turn_deadline <= {DB_NOW}"
+    " ORDER BY turn_deadline LIMIT 1 FOR UPDATE SKIP LOCKED"
+)
+"""The oldest due turn, claimed (others' claims are skipped)."""
+
 READ = (
     "SELECT t.state, t.version, t.last_seq, t.bot_seats,"
     " (extract(epoch from clock_timestamp()) * 1000)::bigint AS now_ms,"
@@ -595,17 +613,18 @@ class Tables:
             [LoggedEvent(seq, committed.version, event, at) for seq, event in committed.events],
         )
 
+    async def due(self, most: int) -> int:
+        """How many turns are due now, counting at most ``most``: one indexed read,
+        outside a transaction."""
+        due: int = await self._pool.fetchval(COUNT_DUE, most)
+        return due
+
     async def sweep_once(self) -> Committed | None:
         """Fire the oldest due turn, if any: a bot's move or a timeout. Exactly once
         across replicas: the row is claimed with SKIP LOCKED and the deadline moves
         in the same commit."""
         async with self._pool.acquire() as con, con.transaction():
-            row = await con.fetchrow(
-                "SELECT id, state, version, last_seq, bot_seats,"
-                " (extract(epoch from clock_timestamp()) * 1000)::bigint AS now_ms"
-                " FROM tables WHERE status = 'active' AND turn_deadline <= clock_timestamp()"
-                " ORDER BY turn_deadline LIMIT 1 FOR UPDATE SKIP LOCKED"
-            )
+            row = await con.fetchrow(CLAIM_DUE)
             if row is None:
                 return None
             state = serial.loads(row["state"])

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 
+import asyncpg
 import grpc
 
 from services.common.pb.rummy.v1 import table_pb2
@@ -153,3 +154,28 @@ async def test_a_game_driven_only_by_timeouts_ends_at_the_turn_cap(
     assert view.phase == table_pb2.PHASE_GAME_OVER
     assert view.turn == 6
     assert [r.end_reason for r in view.round_results] == [table_pb2.END_REASON_TURN_CAP]
+
+
+IDLE_S = 5.0
+
+
+async def test_an_idle_replica_only_asks_when_the_next_turn_is_due(
+    server: GameServer, channel: grpc.aio.Channel, fresh_dsn: str
+) -> None:
+    """Between due turns the sweeper sends one indexed read per interval (or sleeps
+    until the turn falls due); it opens no claiming transaction. Three sweep loops
+    each claiming every 50 ms made nearly three transactions an interval."""
+    players = [await login(channel, f"P{i}") for i in range(2)]
+    await create_table(channel, players, turn_timer_ms=3_600_000)  # a live, idle table
+    con = await asyncpg.connect(fresh_dsn)
+    try:
+        commits = "SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()"
+        before = await con.fetchval(commits)
+        await asyncio.sleep(IDLE_S)
+        await con.execute("SELECT pg_stat_clear_snapshot()")
+        after = await con.fetchval(commits)
+    finally:
+        await con.close()
+    intervals = IDLE_S / server.config.sweep_interval
+    # Ours included: the two reads above. Statistics may lag by a second.
+    assert (after - before) / intervals < 1.5, f"{after - before} commits in {IDLE_S} s"
