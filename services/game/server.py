@@ -65,7 +65,7 @@ class GameServer:
         self._server: grpc.aio.Server | None = None
         self._pool: asyncpg.Pool | None = None
         self._fanout: Fanout | None = None
-        self._sweepers: list[asyncio.Task[None]] = []
+        self._sweeper: asyncio.Task[None] | None = None
         self._health = health.aio.HealthServicer()
         self.health: HealthMonitor | None = None
         self._gauges: asyncio.Task[None] | None = None
@@ -111,7 +111,7 @@ class GameServer:
         self._server = server
         self.health = HealthMonitor(self._health, pool, names[:2])
         await self.health.start()
-        self._sweepers = [asyncio.create_task(self._sweep(), name="sweeper")]
+        self._sweeper = asyncio.create_task(self._sweep(), name="sweeper")
         self._gauges = asyncio.create_task(self._count_tables(), name="gauges")
         self._purger = asyncio.create_task(self._purge(), name="retention")
         log.info("game_server_started", port=self.port)
@@ -211,10 +211,10 @@ class GameServer:
         if self._fanout is not None:
             # Watchers resume on another replica now rather than at the end of grace.
             self._fanout.close_streams()
-        for sweeper in self._sweepers:
-            sweeper.cancel()
+        if self._sweeper is not None:
+            self._sweeper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
-                await sweeper
+                await self._sweeper
         if self._server is not None:
             await self._server.stop(self.config.grace if grace is None else grace)
         if self._fanout is not None:
