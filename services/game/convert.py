@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from functools import lru_cache
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
@@ -39,6 +40,10 @@ _END = {
     ev.EndReason.BLOCKED: table_pb2.END_REASON_BLOCKED,
     ev.EndReason.TARGET_REACHED: table_pb2.END_REASON_TARGET_REACHED,
 }
+MELD_VIEWS_KEPT = 4096
+"""Meld views remembered: a few busy tables' worth of melds on one replica."""
+COMMITMENTS_KEPT = 1024
+"""Deck commitments remembered: one per deal, shown in every view of that deal."""
 _KIND = {MeldKind.GROUP: table_pb2.MELD_KIND_GROUP, MeldKind.RUN: table_pb2.MELD_KIND_RUN}
 
 
@@ -55,10 +60,15 @@ def card(deck: Deck, card_id: int) -> cards_pb2.Card | None:
 
 
 def cards(deck: Deck, ids: tuple[int, ...] | list[int]) -> list[cards_pb2.Card]:
-    return [cards_pb2.Card(id=c, code=deck.code(c)) for c in ids if c >= 0]
+    codes = deck.codes
+    return [cards_pb2.Card(id=c, code=codes[c]) for c in ids if c >= 0]
 
 
+@lru_cache(maxsize=MELD_VIEWS_KEPT)
 def meld_view(meld: Meld, rules: Ruleset) -> table_pb2.MeldView:
+    """A meld as every viewer sees it. Kept: a meld lies on the table, unchanged,
+    through every view and event of the round. Callers copy it (a message field
+    or a repeated field assigned from it) and never change it."""
     deck = rules.deck
     jokers = []
     for c in meld.cards:
@@ -149,9 +159,7 @@ def table_view(
     if seen.taken_discard >= 0:
         message.taken_discard_id = seen.taken_discard
     if state.deal_order:
-        message.deck_commitment = commitment(
-            state.deal_order, state.seed, bytes.fromhex(state.deal_salt)
-        )
+        message.deck_commitment = _commitment(state.deal_order, state.seed, state.deal_salt)
     if state.claim_card >= 0 and seen.phase in (Phase.DRAW, Phase.PLAY):
         message.claim_window.CopyFrom(
             table_pb2.ClaimWindow(
@@ -161,6 +169,12 @@ def table_view(
             )
         )
     return message
+
+
+@lru_cache(maxsize=COMMITMENTS_KEPT)
+def _commitment(order: tuple[int, ...], seed: int, salt_hex: str) -> str:
+    """The deal's commitment, hashed once per deal rather than once per view."""
+    return commitment(order, seed, bytes.fromhex(salt_hex))
 
 
 def rule_info(state: GameState) -> table_pb2.RuleInfo:

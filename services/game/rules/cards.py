@@ -38,6 +38,8 @@ class Deck:
     jokers: int
     rank: tuple[int, ...] = field(init=False, repr=False, compare=False)
     suit: tuple[int, ...] = field(init=False, repr=False, compare=False)
+    codes: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    """The notation of every card id, in id order (views print every card they show)."""
 
     def __post_init__(self) -> None:
         naturals = 52 * self.decks
@@ -45,6 +47,9 @@ class Deck:
         suits = [(i // 13) % 4 for i in range(naturals)] + [NO_SUIT] * self.jokers
         object.__setattr__(self, "rank", tuple(ranks))
         object.__setattr__(self, "suit", tuple(suits))
+        object.__setattr__(
+            self, "codes", tuple(card_label(r, s) for r, s in zip(ranks, suits, strict=True))
+        )
 
     @property
     def size(self) -> int:
@@ -63,9 +68,7 @@ class Deck:
         """The notation of a card id: ``7S``, ``TS``, ``JK``."""
         if not self.is_card(card):
             raise CardParseError(f"{card} is not a card of this deck")
-        if self.is_joker(card):
-            return "JK"
-        return RANKS[self.rank[card] - 1] + SUITS[self.suit[card]]
+        return self.codes[card]
 
     def ids_of(self, code: str) -> tuple[int, ...]:
         """Every card id that prints as ``code`` (two for a natural with two decks)."""
