@@ -125,14 +125,36 @@ class BotPlayer:
 
     async def play_table(self, table_id: str) -> None:
         view = await self.conn.view(table_id)
+        await self.maybe_claim(view)  # a window opened before the stream began
         await self.play_turn(view)
+        current = view.current_seat
         async for item in self.conn.watch(table_id, view.last_seq):
             if isinstance(item, table_pb2.TableView):
+                current = item.current_seat
                 await self.play_turn(item)
-            elif item.kind == table_pb2.EVENT_KIND_TURN_STARTED and item.seat == view.my_seat:
-                await self.play_turn(await self.conn.view(table_id))
+            elif item.kind == table_pb2.EVENT_KIND_TURN_STARTED:
+                current = item.seat
+                if item.seat == view.my_seat:
+                    await self.play_turn(await self.conn.view(table_id))
+            elif item.kind == table_pb2.EVENT_KIND_CLAIM_WINDOW_OPENED and current != view.my_seat:
+                await self.maybe_claim(await self.conn.view(table_id))
             elif item.kind == table_pb2.EVENT_KIND_GAME_ENDED:
                 return
+
+    async def maybe_claim(self, view: table_pb2.TableView) -> None:
+        """ "Puis-je ?": claim the passed-over discard if the greedy bot wants it."""
+        if not view.HasField("claim_window") or not self.bot.claims(
+            state_from_view(view), view.my_seat
+        ):
+            return
+        try:
+            await self.conn.act("Claim", game_pb2.ClaimRequest(table_id=view.table_id))
+        except Refused as refused:
+            # The window may close (a discard, the clock) before the claim lands.
+            if refused.reason != "CLAIM_NOT_ALLOWED":
+                self.stats.error(f"{self.conn.name}: Claim refused: {refused}")
+            return
+        self.stats.actions += 1
 
     async def play_turn(self, view: table_pb2.TableView) -> None:
         """Every move of the turn, as the greedy bot chooses them from this seat's view."""

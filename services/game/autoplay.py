@@ -2,12 +2,16 @@
 
 A bot's turn is due a moment after it begins (so people can follow it), and
 the timeout sweeper plays it: bots ride the same exactly-once claim as turn
-timeouts, on whichever replica gets there first.
+timeouts, on whichever replica gets there first. In `contract`, a bot claims a
+passed-over discard ("Puis-je ?") at once, in the commit that opened the window;
+the window still runs its course, and a nearer claimant still wins it.
 """
 
 from __future__ import annotations
 
-from .rules.actions import Action
+from collections.abc import Sequence
+
+from .rules.actions import Action, Claim
 from .rules.bots import GreedyBot
 from .rules.engine import apply
 from .rules.errors import RuleError
@@ -38,4 +42,20 @@ def bot_turn(state: GameState, seat: int, now_ms: int) -> tuple[GameState, list[
         if state.claim_card >= 0:
             # Let the other seats claim the discard it passed over ("Puis-je ?").
             break
+    return state, events
+
+
+def bot_claims(state: GameState, bots: Sequence[int], now_ms: int) -> tuple[GameState, list[Event]]:
+    """Every bot seat that wants the discard open to claims claims it."""
+    events: list[Event] = []
+    for seat in sorted(bots):
+        if state.claim_card < 0:
+            break
+        if not _BOT.claims(state, seat):
+            continue
+        try:
+            state, more = apply(state, seat, Claim(), now_ms)
+        except RuleError:
+            continue
+        events.extend(more)
     return state, events

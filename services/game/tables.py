@@ -39,13 +39,13 @@ from services.common import metrics, rating
 from services.common.db import Connection, Pool
 
 from . import eventlog
-from .autoplay import BOT_DELAY_MS, bot_turn
+from .autoplay import BOT_DELAY_MS, bot_claims, bot_turn
 from .fanout import Fanout, LoggedEvent
 from .rules import serial
 from .rules.actions import SYSTEM, Action, Deal, Leave, Timeout
 from .rules.engine import apply
 from .rules.errors import Reason, RuleError
-from .rules.events import EndReason, Event, GameEnded, RoundEnded
+from .rules.events import ClaimWindowOpened, EndReason, Event, GameEnded, RoundEnded
 from .rules.ruleset import Ruleset, TableOptions, effective_options
 from .rules.state import GameState, Phase, new_game
 
@@ -439,7 +439,9 @@ class Tables:
         try:
             if expected_version is not None and expected_version != row["version"]:
                 raise _stale()
-            state, events = self._applied(serial.loads(row["state"]), seat, action, row["now_ms"])
+            state, events = self._applied(
+                serial.loads(row["state"]), seat, action, row["now_ms"], row["bot_seats"]
+            )
         except Refusal as refusal:
             if not request_id:
                 raise
@@ -492,20 +494,30 @@ class Tables:
         return response, committed
 
     def _applied(
-        self, state: GameState, seat: int | None, action: Action, now_ms: int
+        self,
+        state: GameState,
+        seat: int | None,
+        action: Action,
+        now_ms: int,
+        bots: Sequence[int] = (),
     ) -> tuple[GameState, list[Event]]:
-        """The engine's move, then the next round's deal when the move ended a round."""
+        """The engine's move, then what the table does by itself after it."""
         try:
             state, events = apply(state, SYSTEM if seat is None else seat, action, now_ms)
         except RuleError as error:
             raise refusal_of(error) from None
-        return self._dealt(state, events, now_ms)
+        return self._followed(state, events, now_ms, bots)
 
-    def _dealt(
-        self, state: GameState, events: list[Event], now_ms: int
+    def _followed(
+        self, state: GameState, events: list[Event], now_ms: int, bots: Sequence[int]
     ) -> tuple[GameState, list[Event]]:
+        """The next round's deal when a move ended a round; the bot seats' claims
+        when a move opened a claim window. In the move's own commit."""
         if state.phase == Phase.DEAL:
             state, more = apply(state, SYSTEM, self._deal(state), now_ms)
+            events = events + more
+        if bots and any(isinstance(e, ClaimWindowOpened) for e in events):
+            state, more = bot_claims(state, bots, now_ms)
             events = events + more
         return state, events
 
@@ -525,7 +537,9 @@ class Tables:
             row = await con.fetchrow(_LOCK, table_id)
             if row is None or row["version"] != version_read:
                 return None  # moved since the read: judge the action again
-            state, events = self._applied(serial.loads(row["state"]), seat, action, row["now_ms"])
+            state, events = self._applied(
+                serial.loads(row["state"]), seat, action, row["now_ms"], row["bot_seats"]
+            )
             if isinstance(action, Leave):
                 await con.execute(
                     "UPDATE table_seats SET left_at = now() WHERE table_id = $1 AND seat = $2",
@@ -647,7 +661,7 @@ class Tables:
                         _deadline(state),
                     )
                     return None
-            state, events = self._dealt(state, events, now_ms)
+            state, events = self._followed(state, events, now_ms, row["bot_seats"])
             committed = await self._write(con, row["id"], row, state, events, None)
         self._published(committed)
         if timed_out:

@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 
+import grpc
 import pytest
 
+from clients.cli.bots import BotPlayer, Stats
+from clients.cli.matchmaking import QueueChoice
+from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc, table_pb2
+from services.game.rules.actions import DrawStock
+from services.game.rules.ruleset import CONTRACT
+
+from ..game.harness import LONG_TURNS_MS, login, service_auth
+from ..rules.helpers import deck_order as scripted_order
+from ..rules.test_claims import HANDS, WANTS_QD
 from .harness import run_cli, servers
 
 
@@ -46,3 +57,42 @@ async def test_an_unexpected_error_makes_the_run_fail(fresh_dsn: str) -> None:
     assert code == 1, out
     assert re.search(r"errors\s+2\b", out), out
     assert "There is no rule set called 'nope'. [RULESET_UNKNOWN]" in out
+
+
+async def test_a_bot_claims_a_passed_over_discard_that_it_wants(fresh_dsn: str) -> None:
+    """`contract`'s "Puis-je ?" from a CLI bot: it follows its table's stream and
+    claims the QD the player before it passed over, which completes its group."""
+    async with servers(fresh_dsn) as running:
+        stats = Stats()
+        bot = BotPlayer(running.address, "Bot", QueueChoice(3, "contract"), stats)
+        await bot.conn.login()
+        bot.conn.use_game(running.game_address)
+        async with grpc.aio.insecure_channel(running.game_address) as channel:
+            human, other = await login(channel, "Human"), await login(channel, "Other")
+            seated = [
+                (human.player_id, "Human"),
+                (bot.conn.player_id, "Bot"),
+                (other.player_id, "Other"),
+            ]
+            created = await game_pb2_grpc.GameServiceStub(channel).CreateTable(
+                game_pb2.CreateTableRequest(
+                    ruleset="contract",
+                    options=table_pb2.TableOptions(
+                        turn_timer_ms=LONG_TURNS_MS, claim_window_ms=60_000
+                    ),
+                    players=[game_pb2.SeatedPlayer(player_id=p, display_name=n) for p, n in seated],
+                    deck_order=scripted_order([*WANTS_QD, HANDS[2]], "QD", "KS", ruleset=CONTRACT),
+                ),
+                metadata=service_auth(),
+            )
+            watcher = human.watch(created.table_id)
+            playing = asyncio.create_task(bot.play_table(created.table_id))
+            try:
+                await human.send(created.table_id, DrawStock())
+                claim = await watcher.until(lambda e: e.kind == table_pb2.EVENT_KIND_CLAIM_MADE)
+                assert claim.seat == 1
+            finally:
+                playing.cancel()
+                watcher.cancel()
+                await bot.conn.close()
+    assert stats.errors == 0, stats.messages

@@ -5,8 +5,12 @@ from __future__ import annotations
 import grpc
 
 from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc, table_pb2
+from services.game.rules.actions import Discard, DrawStock
+from services.game.rules.ruleset import CONTRACT
 
-from .harness import GreedyBot, greedy_turn, login, service_auth
+from ..rules.helpers import deck_order as scripted_order
+from ..rules.test_claims import HANDS, WANTS_QD
+from .harness import LONG_TURNS_MS, GreedyBot, greedy_turn, login, service_auth
 
 
 async def test_a_human_plays_a_whole_game_against_a_bot(channel: grpc.aio.Channel) -> None:
@@ -40,3 +44,42 @@ async def test_a_human_plays_a_whole_game_against_a_bot(channel: grpc.aio.Channe
     final = await human.view(table_id)
     assert final.phase == table_pb2.PHASE_GAME_OVER
     assert bot_turns > 0
+
+
+async def test_a_bot_seat_claims_a_discard_it_wants_in_the_commit_that_opened_the_window(
+    channel: grpc.aio.Channel,
+) -> None:
+    """`contract`'s "Puis-je ?": the human passes over the QD that completes a group
+    of the bot at seat 1; the bot at seat 2 has no use for it."""
+    human = await login(channel, "Human")
+    hands = [*WANTS_QD, HANDS[2]]
+    created = await game_pb2_grpc.GameServiceStub(channel).CreateTable(
+        game_pb2.CreateTableRequest(
+            ruleset="contract",
+            options=table_pb2.TableOptions(turn_timer_ms=LONG_TURNS_MS, claim_window_ms=60_000),
+            players=[
+                game_pb2.SeatedPlayer(player_id=human.player_id, display_name="Human"),
+                game_pb2.SeatedPlayer(player_id="bot-1", display_name="Bot 1", is_bot=True),
+                game_pb2.SeatedPlayer(player_id="bot-2", display_name="Bot 2", is_bot=True),
+            ],
+            deck_order=scripted_order(hands, "QD", "KS", ruleset=CONTRACT),
+        ),
+        metadata=service_auth(),
+    )
+    table_id = created.table_id
+    watcher = human.watch(table_id)
+    queen = (await human.view(table_id)).discard_top.id
+    drawn = await human.send(table_id, DrawStock())
+    claim = await watcher.until(lambda e: e.kind == table_pb2.EVENT_KIND_CLAIM_MADE)
+    assert claim.seat == 1
+    assert claim.version == drawn.version, "claimed in the draw's own commit"
+    window = drawn.view.claim_window
+    assert window.card.id == queen and not window.claimed_by_me
+    kings = [c.id for c in drawn.view.hand if c.code == "KS"]
+    await human.send(table_id, Discard(kings[0]))
+    won = await watcher.until(lambda e: e.kind == table_pb2.EVENT_KIND_CLAIMED)
+    assert won.seat == 1 and won.claimed.card.id == queen
+    opened = [e for e in watcher.events if e.kind == table_pb2.EVENT_KIND_CLAIM_WINDOW_OPENED]
+    made = [e.seat for e in watcher.events if e.kind == table_pb2.EVENT_KIND_CLAIM_MADE]
+    assert len(opened) == 1 and made == [1], "seat 2 did not want the queen"
+    watcher.cancel()

@@ -2,8 +2,9 @@
 counts and table options, every action `GreedyBot` and `RandomPlayer` return is
 accepted by the engine (never a `RuleError`), the greedy bot always has a move
 while it holds the turn (it is never left waiting for the clock), and every game
-ends. In `contract` the other seats also claim the discard ("Puis-je ?") at
-random, so the bots play hands that claims made longer."""
+ends. In `contract` the other seats also claim the discard ("Puis-je ?"): the
+greedy bot when it wants the card, the random player at random, so the bots
+play hands that claims made longer."""
 
 from __future__ import annotations
 
@@ -74,8 +75,9 @@ def play_series_game(name: str, seed: int) -> Counter[str]:
         action: Action | None
         if state.phase == Phase.DEAL:
             seat, action = SYSTEM, deal_action(state, rng)
-        elif state.claim_card >= 0 and (claimer := _claimer(state, claims)) is not None:
+        elif state.claim_card >= 0 and (claimer := _claimer(state, claims, players)) is not None:
             seat, action = claimer, Claim()
+            seen[f"{kinds[seat]}:Claim"] += 1
         else:
             seat = state.current
             action = players[seat].move(state, seat)
@@ -99,11 +101,16 @@ def play_series_game(name: str, seed: int) -> Counter[str]:
     return seen
 
 
-def _claimer(state: GameState, rng: random.Random) -> int | None:
-    """Now and then one of the other seats claims the discard."""
+def _claimer(state: GameState, rng: random.Random, players: list[Player]) -> int | None:
+    """A greedy seat that wants the discard claims it; now and then a random one does."""
     waiting = [s for s in state.playing() if s != state.current and s not in state.claimants]
-    if waiting and rng.random() < 0.15:
-        return rng.choice(waiting)
+    for seat in waiting:
+        player = players[seat]
+        if isinstance(player, GreedyBot) and player.claims(state, seat):
+            return seat
+    randoms = [s for s in waiting if isinstance(players[s], RandomPlayer)]
+    if randoms and rng.random() < 0.15:
+        return rng.choice(randoms)
     return None
 
 
@@ -130,6 +137,8 @@ def test_bots_go_out_in_every_rule_set_over_the_series(name: str) -> None:
     for seed in range(3):
         seen += play_series_game(name, seed)
     assert seen["greedy:Meld"] > 0 and seen["out:greedy"] > 0
+    if name == "contract":
+        assert seen["greedy:Claim"] > 0, "the greedy bot never claimed a discard"
 
 
 def test_bots_keep_a_card_for_the_discard_when_a_contract_could_take_every_card() -> None:

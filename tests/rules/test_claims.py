@@ -21,6 +21,7 @@ from services.game.rules import (
     preset,
 )
 from services.game.rules.actions import Claim
+from services.game.rules.bots import GreedyBot
 from services.game.rules.events import (
     HIDDEN,
     Claimed,
@@ -242,3 +243,45 @@ def test_claims_legal_actions_offer_a_claim_to_the_other_seats_while_the_window_
     t.now = 3_000
     t.act(SYSTEM, Timeout())
     assert legal_actions(t.state, 2) == []
+
+
+# --- the greedy bot's claims ---------------------------------------------------
+
+WANTS_QD = ["AS 3H 5S 8H 9D JH 2H 4S 6C TC", "QS QH 3S 5H 8D 9C JD 2D 4H 6S"]
+"""Seat 1 holds two queens: the QD turned up completes a group of its first
+contract (two groups of 3)."""
+
+
+def test_claims_the_greedy_bot_claims_a_discard_that_completes_a_contract_meld() -> None:
+    t = Table([*WANTS_QD, HANDS[2]], "QD", "KS", ruleset=CONTRACT)
+    bot = GreedyBot()
+    assert not bot.claims(t.state, 1), "no window before the draw"
+    t.draw(0)
+    assert bot.claims(t.state, 1)
+    assert not bot.claims(t.state, 2), "seat 2 holds no queen"
+    assert not bot.claims(t.state, 0), "the active seat passed over the card itself"
+    t.act(1, Claim())
+    assert not bot.claims(t.state, 1), "once is enough"
+
+
+def test_claims_the_greedy_bot_passes_on_a_card_that_only_lengthens_a_group() -> None:
+    # Seat 1 has its group of queens already; a fourth queen brings nothing.
+    hands = [HANDS[0], "QS QH QC 3S 5H 8D 9C JD 2D 4H"]
+    t = Table(hands, "QD", "KS", ruleset=CONTRACT)
+    t.draw(0)
+    assert not GreedyBot().claims(t.state, 1)
+
+
+def test_claims_the_greedy_bot_claims_nothing_once_its_contract_is_laid() -> None:
+    t = Table(WANTS_QD, "QD", "KS", ruleset=CONTRACT)
+    t.draw(0)
+    t.state.opened[1] = True
+    assert not GreedyBot().claims(t.state, 1)
+
+
+def test_claims_the_greedy_bot_never_claims_outside_contract() -> None:
+    ruleset = preset("rami51")
+    hands = [" ".join([*h.split(), "KC", "QC", "7C"]) for h in WANTS_QD]
+    t = Table(hands, "QD", ruleset=ruleset)
+    t.draw(0)
+    assert not GreedyBot().claims(t.state, 1)

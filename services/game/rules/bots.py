@@ -11,10 +11,10 @@ from .actions import Action, Discard, DrawStock, LayOff, Meld, MeldSpec, Reposer
 from .finder import find_melds, shuffled_candidates
 from .legal import can_draw_stock, discardable, joker_swaps
 from .melds import Shape, fits
-from .plans import finds_melds, melds_to_lay, opening_ok
+from .plans import contract_progress, finds_melds, melds_to_lay, opening_ok
 from .ruleset import TakenDiscard
 from .scoring import card_penalty
-from .state import GameState, Phase
+from .state import GameState, Phase, SeatStatus
 from .turns import taken_card_owed
 
 
@@ -25,12 +25,33 @@ def _spec(shape: Shape) -> MeldSpec:
 class GreedyBot:
     """Takes the discard only when it completes a meld or fits one on the table,
     lays every meld it finds, lays off what fits, swaps jokers it can re-place,
-    and discards its costliest card that no meld uses."""
+    and discards its costliest card that no meld uses. In `contract`, it claims
+    a passed-over discard ("Puis-je ?") that brings its contract closer."""
 
     def move(self, state: GameState, seat: int) -> Action | None:
         if state.phase == Phase.DRAW:
             return self._draw(state, seat)
         return self._play(state, seat)
+
+    def claims(self, state: GameState, seat: int) -> bool:
+        """Whether ``seat`` claims the discard open to claims now: only while its
+        contract is unmet, and only if the card completes one more of its melds
+        (the claim costs a penalty card from the stock too)."""
+        contract = state.contract()
+        card = state.claim_card
+        if (
+            contract is None
+            or card < 0
+            or seat == state.current
+            or seat in state.claimants
+            or state.status[seat] != SeatStatus.PLAYING
+            or state.opened[seat]
+        ):
+            return False
+        hand = state.hands[seat]
+        return contract_progress([*hand, card], contract, state) > contract_progress(
+            hand, contract, state
+        )
 
     def _draw(self, state: GameState, seat: int) -> Action | None:
         rules = state.ruleset

@@ -61,6 +61,38 @@ def contract_plan(hand: Sequence[int], contract: Contract, state: GameState) -> 
     return best
 
 
+def contract_progress(hand: Sequence[int], contract: Contract, state: GameState) -> int:
+    """How many of the contract's melds ``hand`` already holds, side by side: the
+    most disjoint smallest groups and runs, each kind counted up to what the
+    contract asks. A bot's measure of whether a card moves it closer."""
+    shapes = [
+        s
+        for s in candidates(hand, state.ruleset)
+        if (s.kind == MeldKind.GROUP and contract.groups and len(s.cards) == 3)
+        or (s.kind == MeldKind.RUN and contract.runs and len(s.cards) == CONTRACT_RUN)
+    ]
+    best = 0
+    tried = 0
+    wanted = contract.groups + contract.runs
+
+    def pack(start: int, used: frozenset[int], groups: int, runs: int) -> None:
+        nonlocal best, tried
+        best = max(best, groups + runs)
+        for i in range(start, len(shapes)):
+            tried += 1
+            if best == wanted or tried > SEARCH_LIMIT:
+                return
+            shape = shapes[i]
+            is_group = shape.kind == MeldKind.GROUP
+            if (groups if is_group else runs) >= (contract.groups if is_group else contract.runs):
+                continue
+            if used.isdisjoint(shape.cards):
+                pack(i + 1, used | set(shape.cards), groups + is_group, runs + (not is_group))
+
+    pack(0, frozenset(), 0, 0)
+    return best
+
+
 def finds_melds(state: GameState, seat: int) -> bool:
     """Whether `melds_to_lay` asks the meld finder (not while a contract is unmet)."""
     return state.contract() is None or state.opened[seat]
