@@ -39,6 +39,8 @@ _STATES = {
     "expired": mm.TICKET_STATE_EXPIRED,
 }
 FINAL = ("matched", "cancelled", "expired")
+CANCEL_WAIT_S = 5.0
+"""How long a new ticket waits for the player's previous one to be cancelled."""
 
 
 class Refused(Exception):
@@ -135,6 +137,8 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
         self._waiting: dict[str, int] = {}
         self._waiting_at = 0.0
         self._background: set[asyncio.Task[Any]] = set()
+        self._cancelling: dict[str, asyncio.Task[None]] = {}
+        """Each player's ticket being cancelled after its stream closed here."""
         self._sweeper: asyncio.Future[None] | None = None
 
     # --- helpers ------------------------------------------------------------
@@ -204,6 +208,7 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
         mode: str = "fifo",
         **extra: Any,
     ) -> TicketRow:
+        await self._cancelled_first(player)
         # The id is chosen here so that a stream closed while its ticket is being
         # stored can still cancel it: the insert may commit after all, and no
         # stream would be left to follow (or cancel) that ticket.
@@ -220,7 +225,9 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
                 **extra,
             )
         except asyncio.CancelledError:
-            self._cancel_later(ticket_id, extra.get("invite_code"), extra.get("is_host", False))
+            self._cancel_later(
+                player, ticket_id, extra.get("invite_code"), extra.get("is_host", False)
+            )
             raise
 
     async def _store(
@@ -335,7 +342,7 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
                     yield wrap(progress=progress)
         finally:
             if not ended:
-                self._cancel_later(row.id, row.invite_code, host)
+                self._cancel_later(row.player_id, row.id, row.invite_code, host)
 
     def _progress_every(self) -> float:
         return max(PROGRESS_EVERY_S, self._wakeups.count() / PROGRESS_PER_S)
@@ -359,7 +366,9 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
                 )
                 self._wakeups.wake([r["id"] for r in rows])
 
-    def _cancel_later(self, ticket_id: uuid.UUID, invite_code: str | None, host: bool) -> None:
+    def _cancel_later(
+        self, player: str, ticket_id: uuid.UUID, invite_code: str | None, host: bool
+    ) -> None:
         """The stream is gone (maybe cancelled itself): cancel outside its task."""
 
         async def work() -> None:
@@ -375,7 +384,22 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
 
         task = asyncio.ensure_future(work())
         self._background.add(task)
-        task.add_done_callback(self._background.discard)
+        self._cancelling[player] = task
+
+        def done(finished: asyncio.Task[None]) -> None:
+            self._background.discard(finished)
+            if self._cancelling.get(player) is finished:
+                del self._cancelling[player]
+
+        task.add_done_callback(done)
+
+    async def _cancelled_first(self, player: str) -> None:
+        """A stream the player just closed here is still cancelling its ticket: let
+        that land first, so that queueing again is not refused as a second ticket."""
+        pending = self._cancelling.get(player)
+        if pending is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(asyncio.shield(pending), CANCEL_WAIT_S)
 
     # --- RPCs -------------------------------------------------------------------
 

@@ -164,6 +164,11 @@ async def test_watch_streams_per_player_are_limited_and_given_back(fresh_dsn: st
             call.cancel()
 
 
+REQUEUES = 10
+"""Stream closed, place given back, queue again: enough rounds to meet the race
+between a closed stream's cancel and the next ticket."""
+
+
 async def test_matchmaker_streams_per_player_are_limited(fresh_dsn: str) -> None:
     game_server = await start_server(fresh_dsn)
     matchmaker = MatchmakerServer(
@@ -182,13 +187,17 @@ async def test_matchmaker_streams_per_player_are_limited(fresh_dsn: str) -> None
             await stream_refused(
                 stub(alice).Enqueue(mm.EnqueueRequest(table_size=2), metadata=alice.auth)
             )
-            hosting.drop()
 
             def enqueue() -> Any:
                 return stub(alice).Enqueue(mm.EnqueueRequest(table_size=2), metadata=alice.auth)
 
-            queued = await eventually_opens(enqueue)
-            queued.cancel()
+            # Once the server gives the place back, the closed stream's ticket is
+            # gone too: queueing again is never refused as a second live ticket.
+            close = hosting.drop
+            for _ in range(REQUEUES):
+                close()
+                close = (await eventually_opens(enqueue)).cancel
+            close()
     finally:
         await matchmaker.stop(0)
         await game_server.stop(0)

@@ -15,6 +15,7 @@ from services.common.pb.rummy.v1 import game_pb2, table_pb2
 from services.common.pb.rummy.v1 import matchmaker_pb2 as mm
 from services.game.rules.actions import Leave
 from services.game.rules.bots import GreedyBot
+from services.matchmaker import tickets
 from services.matchmaker.servicer import MatchmakerServicer
 from tests.game.harness import Player, greedy_turn
 
@@ -128,6 +129,34 @@ async def test_a_stream_closed_as_its_ticket_is_stored_leaves_no_live_ticket(
         assert [r["state"] for r in states] == ["cancelled"], "it was stored, then cancelled"
         again = await enqueue(alice, table_size=2)
         assert again.ticket.state == mm.TICKET_STATE_QUEUED, "and the player may queue again"
+        again.drop()
+
+
+async def test_queueing_again_while_the_closed_streams_ticket_is_cancelled_gets_a_new_ticket(
+    fresh_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The player closes the stream and queues again at once, while the server is
+    still cancelling the first ticket (slowly, here): the new Enqueue waits for that
+    cancel instead of being refused as a second live ticket."""
+    real_cancel = tickets.cancel
+    cancelling = asyncio.Event()
+
+    async def slow_cancel(*args: Any, **kw: Any) -> Any:
+        cancelling.set()
+        await asyncio.sleep(0.5)
+        return await real_cancel(*args, **kw)
+
+    async with backend(fresh_dsn) as b:
+        (alice,) = await players(b.channel(), 1)
+        monkeypatch.setattr(tickets, "cancel", slow_cancel)
+        first = await enqueue(alice, table_size=2)
+        first.drop()
+        await asyncio.wait_for(cancelling.wait(), WAIT_S)
+        again = await enqueue(alice, table_size=2)
+        assert again.ticket.state == mm.TICKET_STATE_QUEUED
+        assert again.ticket_id != first.ticket_id
+        old = await get_ticket(alice, first.ticket_id)
+        assert old.state == mm.TICKET_STATE_CANCELLED
         again.drop()
 
 
