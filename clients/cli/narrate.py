@@ -62,6 +62,8 @@ def narrate(event: table_pb2.TableEvent, view: table_pb2.TableView, style: Style
         if event.turn_passed.reason == table_pb2.TURN_PASSED_REASON_LEFT:
             return f"{who} left during their turn."
         whose = "your" if who == "You" else f"{who}'s"
+        if event.turn_passed.reason == table_pb2.TURN_PASSED_REASON_NO_MOVE:
+            return f"Nothing could be played or discarded: {whose} turn passed."
         return f"Time ran out: {whose} turn passed."
     if kind == "reshuffled":
         size = event.reshuffled.stock_size

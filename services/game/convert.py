@@ -44,6 +44,10 @@ MELD_VIEWS_KEPT = 4096
 """Meld views remembered: a few busy tables' worth of melds on one replica."""
 COMMITMENTS_KEPT = 1024
 """Deck commitments remembered: one per deal, shown in every view of that deal."""
+_PASSED = {
+    "left": table_pb2.TURN_PASSED_REASON_LEFT,
+    "no_move": table_pb2.TURN_PASSED_REASON_NO_MOVE,
+}
 _KIND = {MeldKind.GROUP: table_pb2.MELD_KIND_GROUP, MeldKind.RUN: table_pb2.MELD_KIND_RUN}
 
 
@@ -265,11 +269,7 @@ def table_event(
         case ev.TurnPassed():
             out.kind = table_pb2.EVENT_KIND_TURN_PASSED
             out.seat = seen.seat
-            reason = (
-                table_pb2.TURN_PASSED_REASON_LEFT
-                if seen.reason == "left"
-                else table_pb2.TURN_PASSED_REASON_TIMED_OUT
-            )
+            reason = _PASSED.get(seen.reason, table_pb2.TURN_PASSED_REASON_TIMED_OUT)
             out.turn_passed.CopyFrom(table_pb2.TurnPassed(reason=reason))
         case ev.PlayerLeft():
             out.kind = table_pb2.EVENT_KIND_PLAYER_LEFT

@@ -240,10 +240,14 @@ def service_auth() -> tuple[tuple[str, str]]:
 
 
 def create_request(
-    players: Sequence[Client], *, deck_order: Sequence[int] = (), **options: int
+    players: Sequence[Client],
+    *,
+    deck_order: Sequence[int] = (),
+    ruleset: str = "cafe",
+    **options: int,
 ) -> game_pb2.CreateTableRequest:
     return game_pb2.CreateTableRequest(
-        ruleset="cafe",
+        ruleset=ruleset,
         options=table_pb2.TableOptions(**options),
         players=[
             game_pb2.SeatedPlayer(player_id=p.player_id, display_name=p.name) for p in players
@@ -257,11 +261,12 @@ async def create_table(
     players: Sequence[Client],
     *,
     deck_order: Sequence[int] = (),
+    ruleset: str = "cafe",
     **options: int,
 ) -> str:
     stub = game_pb2_grpc.GameServiceStub(channel)
     reply = await stub.CreateTable(
-        create_request(players, deck_order=deck_order, **options),
+        create_request(players, deck_order=deck_order, ruleset=ruleset, **options),
         metadata=service_auth(),
         timeout=CALL_TIMEOUT_S,
     )

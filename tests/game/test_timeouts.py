@@ -13,11 +13,23 @@ import grpc
 from services.common.pb.rummy.v1 import table_pb2
 from services.game.rules import events as ev
 from services.game.rules.actions import DrawStock, TakeDiscard
-from services.game.rules.ruleset import CAFE
+from services.game.rules.ruleset import CAFE, CLASSIC
 from services.game.rules.scoring import card_penalty
 from services.game.server import GameServer
 
-from .harness import JOKERS, WAIT_S, Player, card, create_table, deck_order, kind_is, login
+from ..rules.helpers import deck_order as scripted_order
+from ..rules.test_rulesets_clock import HANDS as CLOCK_HANDS
+from .harness import (
+    JOKERS,
+    LONG_TURNS_MS,
+    WAIT_S,
+    Player,
+    card,
+    create_table,
+    deck_order,
+    kind_is,
+    login,
+)
 from .stored import table_db
 
 TIMED_OUT = table_pb2.TURN_PASSED_REASON_TIMED_OUT
@@ -179,3 +191,27 @@ async def test_an_idle_replica_only_asks_when_the_next_turn_is_due(
     intervals = IDLE_S / server.config.sweep_interval
     # Ours included: the two reads above. Statistics may lag by a second.
     assert (after - before) / intervals < 1.5, f"{after - before} commits in {IDLE_S} s"
+
+
+async def test_a_seat_that_can_do_nothing_after_its_draw_is_passed_at_once(
+    channel: grpc.aio.Channel,
+) -> None:
+    """`classic`: the KH taken from the discard pile must be used this turn, and
+    this hand cannot use it; no discard is allowed before, no put-back exists. The
+    hour-long clock does not run: the sweeper passes the turn and the KH goes back."""
+    players = [await login(channel, f"P{i}") for i in range(2)]
+    order = scripted_order(CLOCK_HANDS["classic"], "KH", ruleset=CLASSIC)
+    table_id = await create_table(
+        channel, players, deck_order=order, ruleset="classic", turn_timer_ms=LONG_TURNS_MS
+    )
+    watcher = players[1].watch(table_id)
+    taken = await players[0].send(table_id, TakeDiscard())
+    kh = taken.view.taken_discard_id
+    deadline = taken.view.turn_deadline.ToMilliseconds()
+    assert deadline <= taken.view.server_time.ToMilliseconds(), "no time is left to run"
+    passed = await watcher.until(kind_is(table_pb2.EVENT_KIND_TURN_PASSED))
+    assert (passed.seat, passed.turn_passed.reason) == (0, table_pb2.TURN_PASSED_REASON_NO_MOVE)
+    view = await players[0].view(table_id)
+    assert view.current_seat == 1 and view.discard_top.id == kh
+    assert kh not in [c.id for c in view.hand]
+    watcher.cancel()

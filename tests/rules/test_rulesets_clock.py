@@ -67,17 +67,26 @@ def test_turn_cap_120_by_default_and_a_table_option_in_every_rule_set(name: str)
 # --- the timeout and the card taken from the discard pile -------------------------------
 
 
-@pytest.mark.parametrize("name", ["classic", "rami51"])
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [
+        # Nothing else is open to the seat: its time runs out at once (no move).
+        ("classic", "no_move"),
+        # It could still put the card back (Reposer) and draw: the clock runs.
+        ("rami51", "timeout"),
+    ],
+)
 def test_timeout_puts_back_a_taken_discard_that_had_to_be_used_then_the_turn_passes(
-    name: str,
+    name: str, reason: str
 ) -> None:
     table = Table(HANDS[name], "KH", ruleset=preset(name))
     kh = table.state.discard[-1]
     hand = sorted(table.state.hands[0])
     table.take(0)
+    assert (table.state.deadline_ms == table.now) == (reason == "no_move")
     events = table.timeout()
     assert [type(e).__name__ for e in events] == ["TurnPassed", "TurnBegan"]
-    assert events[0] == TurnPassed(0, "timeout")
+    assert events[0] == TurnPassed(0, reason)
     assert table.state.discard == [kh] and sorted(table.state.hands[0]) == hand
     assert table.state.current == 1 and table.state.taken_discard == -1
     assert_conserved(table.state)

@@ -1,7 +1,11 @@
 """RULES.md §2 row `turn timer` and the auto-discard decision: before the draw the
 turn passes; after it one card is discarded automatically, never a joker: the
 costliest card, not the one taken from the discard pile, ties to the card drawn
-this turn, then to the lowest id; if none qualifies the turn just passes."""
+this turn, then to the lowest id; if none qualifies the turn just passes.
+
+Decision (no move): a seat that can do nothing at all after its draw (no card it
+may discard, no meld, lay-off, swap or put-back) does not wait for the clock:
+its time runs out at once, and the turn passes by the same rule."""
 
 from __future__ import annotations
 
@@ -91,3 +95,36 @@ def test_auto_discard_when_no_card_qualifies_the_turn_passes() -> None:
     assert not any(isinstance(e, Discarded) for e in events)
     assert table.hand(0) == "KD JK JK JK JK JK JK", "nothing was discarded"
     assert table.state.current == 1
+
+
+def _down_to_one_joker(table: Table) -> None:
+    """Seat 0 has melded all but one joker (taken from deep in the stock)."""
+    deck = table.ruleset.deck
+    spare = next(c for c in table.state.stock[:-1] if deck.is_joker(c))
+    table.state.stock.remove(spare)
+    table.state.hands[0] = [spare]
+
+
+def test_timeout_no_move_a_hand_of_jokers_passes_at_once_and_keeps_its_cards() -> None:
+    table = Table([NO_ACES, OTHER], "4D", "JK")
+    _down_to_one_joker(table)
+    table.now = 1_000
+    table.draw(0)
+    jokers = sorted(table.state.hands[0])
+    assert len(jokers) == 2 and all(table.ruleset.deck.is_joker(c) for c in jokers)
+    assert table.state.deadline_ms == 1_000, "nothing to wait for"
+    events = table.timeout()
+    assert events[0] == TurnPassed(0, "no_move")
+    assert isinstance(events[1], TurnBegan) and table.state.current == 1
+    assert sorted(table.state.hands[0]) == jokers
+
+
+def test_timeout_no_move_not_while_a_card_may_still_be_discarded() -> None:
+    table = Table([NO_ACES, OTHER], "4D", "7C")
+    _down_to_one_joker(table)
+    table.now = 1_000
+    table.draw(0)
+    assert table.state.deadline_ms == TURN_TIMER_MS, "the 7C may be discarded"
+    seven = table.card(0, "7C")
+    table.now = TURN_TIMER_MS
+    assert table.act(SYSTEM, Timeout())[0] == Discarded(0, seven, True)

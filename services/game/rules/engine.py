@@ -47,6 +47,8 @@ from .events import (
     TurnPassed,
 )
 from .fairness import commitment
+from .finder import candidates
+from .legal import discardable, legal_actions
 from .rounds import end_game, end_round, lightest_hand
 from .ruleset import JokerDiscard, Reshuffle, TakenDiscard
 from .scoring import meld_points
@@ -85,6 +87,9 @@ def apply(state: GameState, seat: int, action: Action, now: int) -> tuple[GameSt
             _leave(new, seat, now, events)
         case _:
             raise RuleError(Reason.ACTION_UNKNOWN, "That is not an action of this game.")
+    if new.phase == Phase.PLAY and seat == new.current and _no_move(new):
+        # Decision (no move): nothing to wait for; the clock's rule applies at once.
+        new.deadline_ms = min(new.deadline_ms, now)
     return new, events
 
 
@@ -480,6 +485,28 @@ def _discard(state: GameState, seat: int, action: Discard, now: int, events: Eve
     throw(state, seat, action.card, False, now, events)
 
 
+def _no_move(state: GameState) -> bool:
+    """The player holding the turn after the draw can certainly do nothing: no
+    card may be discarded (only jokers, or only a card that must be used first),
+    the hand holds no meld at all, no joker on the table could be taken (by a
+    natural card of the hand), and no lay-off or put-back is open. A hand that
+    holds a meld may need several laid together to open: it is left to the
+    clock. Cheap unless nothing may be discarded."""
+    seat = state.current
+    hand = state.hands[seat]
+    if discardable(state, hand) or candidates(hand, state.ruleset):
+        return False
+    deck = state.ruleset.deck
+    naturals = not all(deck.is_joker(c) for c in hand)
+    if (
+        state.opened[seat]
+        and naturals
+        and any(deck.is_joker(c) for m in state.melds for c in m.cards)
+    ):
+        return False
+    return not legal_actions(state, seat)
+
+
 def _timeout(state: GameState, seat: int, now: int, events: Events) -> None:
     if seat != SYSTEM:
         raise RuleError(Reason.NOT_YOUR_TURN, "Only the table clock ends a turn.")
@@ -490,7 +517,8 @@ def _timeout(state: GameState, seat: int, now: int, events: Events) -> None:
         raise RuleError(Reason.TIMEOUT_NOT_DUE, "The turn has time left.")
     _close_claims(state, events)
     if now >= state.deadline_ms:
-        turn_timeout(state, now, events)
+        stuck = state.phase == Phase.PLAY and _no_move(state)
+        turn_timeout(state, now, events, "no_move" if stuck else "timeout")
 
 
 def _leave(state: GameState, seat: int, now: int, events: Events) -> None:

@@ -110,7 +110,8 @@ class Discarded(Event):
 class TurnPassed(Event):
     seat: int
     reason: str
-    """`timeout`, or `left` when the seat resigned during its turn."""
+    """`timeout`; `no_move` when the seat could do nothing after its draw (its
+    time ran out at once); `left` when the seat resigned during its turn."""
 
 
 @dataclass(frozen=True, slots=True)

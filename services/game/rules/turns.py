@@ -65,20 +65,21 @@ def auto_discard_choice(state: GameState) -> int:
     return best
 
 
-def turn_timeout(state: GameState, now: int, events: Events) -> None:
+def turn_timeout(state: GameState, now: int, events: Events, reason: str = "timeout") -> None:
     """Before the draw the turn passes; after it one card is discarded for the seat,
-    unless a taken discard had to be used: it goes back and the turn passes."""
+    unless a taken discard had to be used: it goes back and the turn passes.
+    ``reason`` names why the clock ran out, for a turn that passes."""
     current = state.current
     if state.phase == Phase.PLAY and taken_card_owed(state):
         state.hands[current].remove(state.taken_discard)
         state.discard.append(state.taken_discard)
         state.taken_discard = -1
-        events.append(TurnPassed(current, "timeout"))
+        events.append(TurnPassed(current, reason))
         end_turn(state, now, events)
         return
     card = auto_discard_choice(state) if state.phase == Phase.PLAY else -1
     if card < 0:
-        events.append(TurnPassed(current, "timeout"))
+        events.append(TurnPassed(current, reason))
         end_turn(state, now, events)
         return
     state.hands[current].remove(card)

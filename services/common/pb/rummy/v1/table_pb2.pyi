@@ -221,6 +221,10 @@ class _TurnPassedReasonEnumTypeWrapper(google.protobuf.internal.enum_type_wrappe
     """The turn timer ran out (before the draw, or with nothing discardable)."""
     TURN_PASSED_REASON_LEFT: _TurnPassedReason.ValueType  # 2
     """The player left the table during their turn."""
+    TURN_PASSED_REASON_NO_MOVE: _TurnPassedReason.ValueType  # 3
+    """After the draw the player could do nothing at all (no card they may
+    discard, no meld or lay-off): the turn passed at once.
+    """
 
 class TurnPassedReason(_TurnPassedReason, metaclass=_TurnPassedReasonEnumTypeWrapper):
     """Why a turn passed without a discard."""
@@ -230,6 +234,10 @@ TURN_PASSED_REASON_TIMED_OUT: TurnPassedReason.ValueType  # 1
 """The turn timer ran out (before the draw, or with nothing discardable)."""
 TURN_PASSED_REASON_LEFT: TurnPassedReason.ValueType  # 2
 """The player left the table during their turn."""
+TURN_PASSED_REASON_NO_MOVE: TurnPassedReason.ValueType  # 3
+"""After the draw the player could do nothing at all (no card they may
+discard, no meld or lay-off): the turn passed at once.
+"""
 Global___TurnPassedReason: typing_extensions.TypeAlias = TurnPassedReason
 
 @typing.final
