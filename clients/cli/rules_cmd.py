@@ -237,7 +237,8 @@ def describe(rules: Ruleset, options: TableOptions | None = None) -> str:
             f"Scoring: {SCORING.get(rules.scoring, rules.scoring.value)}",
             f"End of the game: {rounds}.",
             f"Timer: {o.turn_timer_ms // 1000} s a turn; when it runs out before the draw the "
-            "turn passes, after it a card is discarded automatically (never a joker).",
+            "turn passes, after it a card is discarded automatically (never a joker). A "
+            "player who can do nothing at all after the draw does not wait: the turn passes.",
             f"Turn cap: a round stops after {o.turn_cap} turns; {capped}.",
         ]
     )

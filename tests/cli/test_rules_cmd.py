@@ -60,6 +60,7 @@ def test_show_explains_the_rule_set_from_its_data(capsys: pytest.CaptureFixture[
         "Turn cap: a round stops after 120 turns; the lightest hand wins it.",
     ):
         assert line in out.splitlines()
+    assert "can do nothing at all after the draw does not wait" in out
     variant = with_changes(preset("cafe"), name="house", opening_threshold=51, jokers=4)
     text = describe(variant)
     assert "must total at least 51 points" in text and "4 jokers = 108 cards" in text
