@@ -41,6 +41,7 @@ from services.common.db import Connection, Pool
 from . import eventlog
 from .autoplay import BOT_DELAY_MS, bot_claims, bot_turn
 from .fanout import Fanout, LoggedEvent
+from .parsed import ParsedStates
 from .rules import serial
 from .rules.actions import SYSTEM, Action, Deal, Leave, Timeout
 from .rules.engine import apply
@@ -252,6 +253,7 @@ class Tables:
         self._rulesets = rulesets
         self._allow_test_decks = allow_test_decks
         self._bot_delay_ms = bot_delay_ms
+        self._parsed = ParsedStates()
         # Production deals come from the OS's cryptographic source.
         self._rng = rng or secrets.SystemRandom()
 
@@ -315,13 +317,15 @@ class Tables:
                 except RuleError as error:
                     raise refusal_of(error) from None
                 seqs = list(range(1, len(events) + 1))
+                data = serial.dumps(state)
+                self._parsed.keep(table_id, data, state)
                 # One statement: the table, its seats and its first events.
                 made = await con.fetchval(
                     _CREATE,
                     table_id,
                     ruleset.name,
                     json.dumps(options_json(options)),
-                    serial.dumps(state),
+                    data,
                     _deadline(state, bots, now_ms, self._bot_delay_ms),
                     seqs[-1],
                     bots,
@@ -440,7 +444,11 @@ class Tables:
             if expected_version is not None and expected_version != row["version"]:
                 raise _stale()
             state, events = self._applied(
-                serial.loads(row["state"]), seat, action, row["now_ms"], row["bot_seats"]
+                self._parsed.loads(table_id, row["state"]),
+                seat,
+                action,
+                row["now_ms"],
+                row["bot_seats"],
             )
         except Refusal as refusal:
             if not request_id:
@@ -471,11 +479,12 @@ class Tables:
             seats,
         )
         response = respond(committed)
+        data = serial.dumps(state)
         try:
             moved = await con.fetchval(
                 COMPARE_AND_SET,
                 table_id,
-                serial.dumps(state),
+                data,
                 version,
                 seqs[-1],
                 _deadline(state, row["bot_seats"], now_ms, self._bot_delay_ms),
@@ -491,6 +500,7 @@ class Tables:
             return None  # a retry of this very request was answered first: replay it
         if not moved:
             return None
+        self._parsed.keep(table_id, data, state)
         return response, committed
 
     def _applied(
@@ -538,7 +548,11 @@ class Tables:
             if row is None or row["version"] != version_read:
                 return None  # moved since the read: judge the action again
             state, events = self._applied(
-                serial.loads(row["state"]), seat, action, row["now_ms"], row["bot_seats"]
+                self._parsed.loads(table_id, row["state"]),
+                seat,
+                action,
+                row["now_ms"],
+                row["bot_seats"],
             )
             if isinstance(action, Leave):
                 await con.execute(
@@ -577,6 +591,9 @@ class Tables:
         if over:
             await self._rate(con, table_id, state)
         seqs = list(range(row["last_seq"] + 1, row["last_seq"] + 1 + len(events)))
+        data = serial.dumps(state)
+        # Kept before the commit: bytes that are never committed are never read back.
+        self._parsed.keep(table_id, data, state)
         # One statement, one round trip: the new state and the events it caused.
         await con.execute(
             "WITH moved AS (UPDATE tables SET state = $2, version = $3, last_seq = $4,"
@@ -586,7 +603,7 @@ class Tables:
             " SELECT $1, s, $3, k, p, $10 FROM unnest($7::bigint[], $8::text[], $9::bytea[])"
             " AS e(s, k, p)",
             table_id,
-            serial.dumps(state),
+            data,
             version,
             seqs[-1],
             _deadline(state, row["bot_seats"], now_ms, self._bot_delay_ms),
@@ -641,7 +658,7 @@ class Tables:
             row = await con.fetchrow(CLAIM_DUE)
             if row is None:
                 return None
-            state = serial.loads(row["state"])
+            state = self._parsed.loads(row["id"], row["state"])
             now_ms = row["now_ms"]
             due = state.due_ms()
             events: list[Event] = []
@@ -689,7 +706,7 @@ class Tables:
                 )
             seats = await self.seats(con, table_id)
         seat = next((s for s, p in seats.items() if p.player_id == player_id), None)
-        state = serial.loads(row["state"])
+        state = self._parsed.loads(table_id, row["state"])
         return Committed(
             table_id, row["version"], row["last_seq"], state, seat, row["now_ms"], ()
         ), seats
