@@ -443,13 +443,7 @@ class Tables:
         try:
             if expected_version is not None and expected_version != row["version"]:
                 raise _stale()
-            state, events = self._applied(
-                self._parsed.loads(table_id, row["state"]),
-                seat,
-                action,
-                row["now_ms"],
-                row["bot_seats"],
-            )
+            state, events = self._applied(table_id, row, seat, action)
         except Refusal as refusal:
             if not request_id:
                 raise
@@ -504,19 +498,17 @@ class Tables:
         return response, committed
 
     def _applied(
-        self,
-        state: GameState,
-        seat: int | None,
-        action: Action,
-        now_ms: int,
-        bots: Sequence[int] = (),
+        self, table_id: uuid.UUID, row: asyncpg.Record, seat: int | None, action: Action
     ) -> tuple[GameState, list[Event]]:
-        """The engine's move, then what the table does by itself after it."""
+        """The engine's move on the table as ``row`` read it, then what the table
+        does by itself after it."""
+        state = self._parsed.loads(table_id, row["state"])
+        now_ms = row["now_ms"]
         try:
             state, events = apply(state, SYSTEM if seat is None else seat, action, now_ms)
         except RuleError as error:
             raise refusal_of(error) from None
-        return self._followed(state, events, now_ms, bots)
+        return self._followed(state, events, now_ms, row["bot_seats"])
 
     def _followed(
         self, state: GameState, events: list[Event], now_ms: int, bots: Sequence[int]
@@ -547,13 +539,7 @@ class Tables:
             row = await con.fetchrow(_LOCK, table_id)
             if row is None or row["version"] != version_read:
                 return None  # moved since the read: judge the action again
-            state, events = self._applied(
-                self._parsed.loads(table_id, row["state"]),
-                seat,
-                action,
-                row["now_ms"],
-                row["bot_seats"],
-            )
+            state, events = self._applied(table_id, row, seat, action)
             if isinstance(action, Leave):
                 await con.execute(
                     "UPDATE table_seats SET left_at = now() WHERE table_id = $1 AND seat = $2",
