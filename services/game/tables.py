@@ -40,6 +40,7 @@ from services.common.db import Connection, Pool
 
 from . import eventlog
 from .autoplay import BOT_DELAY_MS, bot_claims, bot_turn
+from .dealrng import DealRandom
 from .fanout import Fanout, LoggedEvent
 from .parsed import ParsedStates
 from .rules import serial
@@ -255,7 +256,7 @@ class Tables:
         self._bot_delay_ms = bot_delay_ms
         self._parsed = ParsedStates()
         # Production deals come from the OS's cryptographic source.
-        self._rng = rng or secrets.SystemRandom()
+        self._rng = rng or DealRandom()
 
     def _deal(self, state: GameState, order: Sequence[int] | None = None) -> Deal:
         if order is None:
