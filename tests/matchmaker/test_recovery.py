@@ -99,7 +99,7 @@ async def check_completed(db: Store, waiters: list[Waiter], planned: dict[str, u
 
 
 async def test_a_replica_killed_after_its_commit_is_completed_by_another(
-    fresh_dsn: str,
+    fresh_dsn: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Replica 0 serves the players' streams and never matches.
     async with backend(fresh_dsn, matching=False) as b, store(fresh_dsn) as db:
@@ -112,7 +112,7 @@ async def test_a_replica_killed_after_its_commit_is_completed_by_another(
             committed.set()
             await asyncio.Event().wait()
 
-        b.matcher(victim)._finish = die  # type: ignore[method-assign]
+        monkeypatch.setattr(b.matcher(victim), "_finish", die)
         async with running(b.matcher(victim).match_once()):
             await asyncio.wait_for(committed.wait(), WAIT_S)
         await b.stop_replica(victim)
@@ -125,7 +125,7 @@ async def test_a_replica_killed_after_its_commit_is_completed_by_another(
 
 
 async def test_a_replica_killed_during_create_table_keeps_its_matches_until_it_is_gone(
-    fresh_dsn: str,
+    fresh_dsn: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     async with backend(fresh_dsn, matching=False) as b, store(fresh_dsn) as db:
         _, waiters = await queue_tables(b, 0)
@@ -138,7 +138,7 @@ async def test_a_replica_killed_during_create_table_keeps_its_matches_until_it_i
             await asyncio.Event().wait()
             return None
 
-        b.matcher(victim)._create = hang  # type: ignore[method-assign]
+        monkeypatch.setattr(b.matcher(victim), "_create", hang)
 
         async def overdue(s: Store) -> bool:
             return bool(
@@ -162,7 +162,7 @@ async def test_a_replica_killed_during_create_table_keeps_its_matches_until_it_i
 
 
 async def test_a_stalled_replica_that_wakes_up_after_the_takeover_changes_nothing(
-    fresh_dsn: str,
+    fresh_dsn: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     async with backend(fresh_dsn, matching=False) as b, store(fresh_dsn) as db:
         _, waiters = await queue_tables(b, 0)
@@ -175,7 +175,7 @@ async def test_a_stalled_replica_that_wakes_up_after_the_takeover_changes_nothin
             await wake.wait()
             await original(con, plans)
 
-        b.matcher(zombie)._finish = stall  # type: ignore[method-assign]
+        monkeypatch.setattr(b.matcher(zombie), "_finish", stall)
         async with running(b.matcher(zombie).match_once()) as task:
             await asyncio.wait_for(committed.wait(), WAIT_S)
             planned = await half_made(db)
