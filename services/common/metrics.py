@@ -25,6 +25,13 @@ ACTIONS = Counter(
     "Table actions by type and outcome (applied or the refusal reason)",
     ["action", "outcome"],
 )
+KNOWN_STATE_MOVES = Counter(
+    "rummy_known_state_moves",
+    "Moves by what this replica knew of the table: committed in one round trip from"
+    " the state it knew; read from the database after all (the table had moved on,"
+    " or the move was refused, retried or ended the game); unknown (read first)",
+    ["outcome"],
+)
 TIMEOUTS_FIRED = Counter("rummy_timeouts_fired", "Turn timeouts applied by the sweeper")
 TIMEOUT_LATENESS = Histogram(
     "rummy_timeout_lateness_seconds",

@@ -18,7 +18,8 @@ from .rules.melds import Meld, MeldKind, joker_targets
 from .rules.ruleset import Contract, Ruleset
 from .rules.state import GameState, Phase, SeatStatus
 from .rules.view import view
-from .tables import Committed, SeatPlayer
+from .seating import SeatPlayer
+from .tables import Committed
 
 _PHASES = {
     Phase.DEAL: table_pb2.PHASE_ROUND_OVER,

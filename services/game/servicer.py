@@ -23,7 +23,8 @@ from .rules.finder import find_melds
 from .rules.melds import Side
 from .rules.scoring import meld_points
 from .rules.state import Phase
-from .tables import Committed, Refusal, SeatPlayer, Tables
+from .seating import SeatPlayer
+from .tables import Committed, Refusal, Tables
 
 Resp = TypeVar("Resp", bound=Message)
 MAX_REQUEST_ID = 64

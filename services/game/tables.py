@@ -1,15 +1,20 @@
 """Tables as stateless actors over PostgreSQL.
 
-Any replica can serve any table, and none keeps anything of a table between
-calls. An action takes two round trips:
+Any replica can serve any table; what a replica keeps of a table between calls
+(`ParsedStates`) only saves work, and correctness never depends on it. An
+action takes one or two round trips:
 
 1. Read the table row (and, in the same query, its seats and the stored
-   answer of a known `request_id`), then apply the engine in memory.
+   answer of a known `request_id`), then apply the engine in memory. A replica
+   that knows the table's state at its current version (it wrote or read it
+   last) skips the read and judges the move from that state, on its estimate
+   of the database's clock (`DbClock`).
 2. Commit it in one statement: the state and version (only if the version is
-   still the one read: compare-and-set), the events it caused and the
-   request's answer. If another move got there first, nothing is written and
-   the action starts again from the read; the engine then judges it against
-   the new state.
+   still the one judged from: compare-and-set), the events it caused and the
+   request's answer. If another move got there first, or the request was
+   answered already, nothing is written and the action starts again from the
+   read; the engine then judges it against the stored state. So does a move
+   the known state refuses: the stored one may differ.
 
 Only then is the action answered and announced (`Fanout.published`: this
 replica's watchers at once, other replicas by a coalesced NOTIFY). The rare
@@ -40,9 +45,10 @@ from services.common.db import Connection, Pool
 
 from . import eventlog
 from .autoplay import BOT_DELAY_MS, bot_claims, bot_turn
+from .dbclock import DbClock
 from .dealrng import DealRandom
 from .fanout import Fanout, LoggedEvent
-from .parsed import ParsedStates
+from .parsed import Known, ParsedStates
 from .rules import serial
 from .rules.actions import SYSTEM, Action, Deal, Leave, Timeout
 from .rules.engine import apply
@@ -50,6 +56,7 @@ from .rules.errors import Reason, RuleError
 from .rules.events import ClaimWindowOpened, EndReason, Event, GameEnded, RoundEnded
 from .rules.ruleset import Ruleset, TableOptions, effective_options
 from .rules.state import GameState, Phase, new_game
+from .seating import SeatPlayer
 
 
 class Refusal(Exception):
@@ -83,13 +90,6 @@ _CODES = {
 def refusal_of(error: RuleError) -> Refusal:
     code = _CODES.get(error.reason, grpc.StatusCode.FAILED_PRECONDITION)
     return Refusal(code, error.reason.value, error.message)
-
-
-@dataclass(frozen=True, slots=True)
-class SeatPlayer:
-    player_id: str
-    display_name: str = ""
-    is_bot: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,7 +152,8 @@ COMPARE_AND_SET = (
     " unnest($7::bigint[], $8::text[], $9::bytea[]) AS e(s, k, p)),"
     " answered AS (INSERT INTO action_requests (table_id, player_id, request_id, response)"
     " SELECT $1, $10, $11, $12 FROM moved WHERE $11 <> '')"
-    " SELECT count(*) FROM moved"
+    " SELECT count(*) AS moved,"
+    " (extract(epoch from clock_timestamp()) * 1000)::bigint AS now_ms FROM moved"
 )
 _CLOCK = (
     "SELECT (extract(epoch from clock_timestamp()) * 1000)::bigint AS now_ms,"
@@ -213,13 +214,6 @@ def _at(now_ms: int) -> datetime:
     return datetime.fromtimestamp(now_ms / 1000, UTC)
 
 
-async def _clock(con: Connection, table_id: uuid.UUID) -> asyncpg.Record:
-    """The database's clock, and the table's version and last seq if it exists."""
-    row = await con.fetchrow(_CLOCK, table_id)
-    assert row is not None  # one row, always
-    return row
-
-
 def _seated(row: asyncpg.Record) -> tuple[SeatPlayer, ...]:
     """The seats `READ` found, in seat order."""
     if row["players"] is None:
@@ -255,8 +249,17 @@ class Tables:
         self._allow_test_decks = allow_test_decks
         self._bot_delay_ms = bot_delay_ms
         self._parsed = ParsedStates()
+        self._db_clock = DbClock()
         # Production deals come from the OS's cryptographic source.
         self._rng = rng or DealRandom()
+
+    async def _clock(self, con: Connection, table_id: uuid.UUID) -> asyncpg.Record:
+        """The database's clock, and the table's version and last seq if it exists."""
+        sent = time.monotonic()
+        row = await con.fetchrow(_CLOCK, table_id)
+        assert row is not None  # one row, always
+        self._db_clock.saw(row["now_ms"], sent, time.monotonic())
+        return row
 
     def _deal(self, state: GameState, order: Sequence[int] | None = None) -> Deal:
         if order is None:
@@ -308,9 +311,14 @@ class Tables:
         bots = [seat for seat, p in enumerate(players) if p.is_bot]
         state = new_game(ruleset, len(players), options)
         async with self._pool.acquire() as con:
-            clock = await _clock(con, table_id)
-            if clock["version"] is None:
-                now_ms = clock["now_ms"]
+            # The insert finds out whether the table exists: the clock is read
+            # first only when this replica has not seen it lately.
+            now_ms = self._db_clock.now_ms()
+            clock = None
+            if now_ms is None:
+                clock = await self._clock(con, table_id)
+                now_ms = int(clock["now_ms"])
+            if clock is None or clock["version"] is None:
                 try:
                     state, events = apply(
                         state, SYSTEM, self._deal(state, deck_order or None), now_ms
@@ -339,6 +347,8 @@ class Tables:
                     _at(now_ms),
                 )
                 if made:
+                    self._parsed.committed(table_id, state, 1, seqs[-1])
+                    self._parsed.seat(table_id, players, bots)
                     committed = Committed(
                         table_id,
                         1,
@@ -351,7 +361,7 @@ class Tables:
                     )
                     self._published(committed)
                     return committed
-                clock = await _clock(con, table_id)  # created meanwhile: as a retry
+                clock = await self._clock(con, table_id)  # made before: a retry
             # A retried create (the caller chose the id): same seats, same answer.
             seated = await self.seats(con, table_id)
             if [p.player_id for _, p in sorted(seated.items())] != [p.player_id for p in players]:
@@ -407,6 +417,11 @@ class Tables:
         expected_version: int | None,
     ) -> tuple[Message | bytes, Committed | None]:
         async with self._pool.acquire() as con:
+            outcome = await self._from_known(
+                con, table_id, player_id, action, respond, request_id, expected_version
+            )
+            if outcome is not None:
+                return outcome
             for _ in range(CAS_ATTEMPTS):
                 outcome = await self._attempt(
                     con, table_id, player_id, action, respond, request_id, expected_version
@@ -416,6 +431,51 @@ class Tables:
         raise Refusal(
             grpc.StatusCode.ABORTED, "CONFLICT", "Another move got there first: try again."
         )
+
+    async def _from_known(
+        self,
+        con: Connection,
+        table_id: uuid.UUID,
+        player_id: str,
+        action: Action,
+        respond: Responder,
+        request_id: str,
+        expected_version: int | None,
+    ) -> tuple[Message | bytes, Committed | None] | None:
+        """One round trip: the move judged from the state this replica knows the
+        table to be at, committed only if it still is. None when it is not known,
+        or the move needs the stored state (a refusal, a retried request, a move
+        another replica got in first, the end of the game): then `_attempt` reads it."""
+        if isinstance(action, Leave):
+            return None
+        known = self._parsed.known(table_id)
+        now_ms = self._db_clock.now_ms()
+        if known is None or now_ms is None:
+            metrics.KNOWN_STATE_MOVES.labels("unknown").inc()
+            return None
+        outcome = None
+        seat = next((s for s, p in enumerate(known.seats) if p.player_id == player_id), None)
+        if seat is not None and expected_version in (None, known.version):
+            try:
+                state, events = self._judged(known.state, seat, action, now_ms, known.bot_seats)
+            except Refusal:
+                pass  # judged again from the stored state, which may differ
+            else:
+                if state.phase != Phase.GAME_OVER:
+                    outcome = await self._commit(
+                        con,
+                        table_id,
+                        player_id,
+                        known,
+                        seat,
+                        state,
+                        events,
+                        now_ms,
+                        respond,
+                        request_id,
+                    )
+        metrics.KNOWN_STATE_MOVES.labels("committed" if outcome else "read").inc()
+        return outcome
 
     async def _attempt(
         self,
@@ -428,9 +488,11 @@ class Tables:
         expected_version: int | None,
     ) -> tuple[Message | bytes, Committed | None] | None:
         """One read and one compare-and-set; None when another write got there first."""
+        sent = time.monotonic()
         row = await con.fetchrow(READ, table_id, player_id, request_id)
         if row is None:
             raise Refusal(grpc.StatusCode.NOT_FOUND, "TABLE_NOT_FOUND", "There is no such table.")
+        self._db_clock.saw(row["now_ms"], sent, time.monotonic())
         if row["response"] is not None:
             return bytes(row["response"]), None
         if row["error"] is not None:
@@ -444,7 +506,9 @@ class Tables:
         try:
             if expected_version is not None and expected_version != row["version"]:
                 raise _stale()
-            state, events = self._applied(table_id, row, seat, action)
+            before = self._read(table_id, row)
+            self._parsed.seat(table_id, seats, row["bot_seats"])
+            state, events = self._judged(before, seat, action, row["now_ms"], row["bot_seats"])
         except Refusal as refusal:
             if not request_id:
                 raise
@@ -460,9 +524,29 @@ class Tables:
             return await self._act_locked(
                 con, table_id, player_id, seats, seat, action, respond, request_id, row["version"]
             )
-        now_ms = row["now_ms"]
-        version = row["version"] + 1
-        seqs = list(range(row["last_seq"] + 1, row["last_seq"] + 1 + len(events)))
+        read = Known(before, row["version"], row["last_seq"], seats, tuple(row["bot_seats"]))
+        return await self._commit(
+            con, table_id, player_id, read, seat, state, events, row["now_ms"], respond, request_id
+        )
+
+    async def _commit(
+        self,
+        con: Connection,
+        table_id: uuid.UUID,
+        player_id: str,
+        before: Known,
+        seat: int,
+        state: GameState,
+        events: list[Event],
+        now_ms: int,
+        respond: Responder,
+        request_id: str,
+    ) -> tuple[Message, Committed] | None:
+        """Compare-and-set from ``before``'s version: the new state, its events and
+        the answer, in one statement. None if the table is no longer at that version,
+        or the request was answered meanwhile."""
+        version = before.version + 1
+        seqs = list(range(before.last_seq + 1, before.last_seq + 1 + len(events)))
         committed = Committed(
             table_id,
             version,
@@ -471,18 +555,19 @@ class Tables:
             seat,
             now_ms,
             tuple(zip(seqs, events, strict=True)),
-            seats,
+            before.seats,
         )
         response = respond(committed)
         data = serial.dumps(state)
+        sent = time.monotonic()
         try:
-            moved = await con.fetchval(
+            row = await con.fetchrow(
                 COMPARE_AND_SET,
                 table_id,
                 data,
                 version,
                 seqs[-1],
-                _deadline(state, row["bot_seats"], now_ms, self._bot_delay_ms),
+                _deadline(state, before.bot_seats, now_ms, self._bot_delay_ms),
                 _at(now_ms),
                 seqs,
                 [eventlog.kind_of(e) for e in events],
@@ -493,23 +578,26 @@ class Tables:
             )
         except asyncpg.UniqueViolationError:
             return None  # a retry of this very request was answered first: replay it
-        if not moved:
+        assert row is not None  # one row, always
+        self._db_clock.saw(row["now_ms"], sent, time.monotonic())
+        if not row["moved"]:
             return None
-        self._parsed.keep(table_id, data, state)
+        self._parsed.keep(table_id, data, state, version, seqs[-1])
         return response, committed
 
-    def _applied(
-        self, table_id: uuid.UUID, row: asyncpg.Record, seat: int | None, action: Action
+    def _read(self, table_id: uuid.UUID, row: asyncpg.Record) -> GameState:
+        """The state a row read from the database holds (at the row's version)."""
+        return self._parsed.loads(table_id, row["state"], row["version"], row["last_seq"])
+
+    def _judged(
+        self, state: GameState, seat: int | None, action: Action, now_ms: int, bots: Sequence[int]
     ) -> tuple[GameState, list[Event]]:
-        """The engine's move on the table as ``row`` read it, then what the table
-        does by itself after it."""
-        state = self._parsed.loads(table_id, row["state"])
-        now_ms = row["now_ms"]
+        """The engine's move on ``state``, then what the table does by itself after it."""
         try:
             state, events = apply(state, SYSTEM if seat is None else seat, action, now_ms)
         except RuleError as error:
             raise refusal_of(error) from None
-        return self._followed(state, events, now_ms, row["bot_seats"])
+        return self._followed(state, events, now_ms, bots)
 
     def _followed(
         self, state: GameState, events: list[Event], now_ms: int, bots: Sequence[int]
@@ -540,7 +628,9 @@ class Tables:
             row = await con.fetchrow(_LOCK, table_id)
             if row is None or row["version"] != version_read:
                 return None  # moved since the read: judge the action again
-            state, events = self._applied(table_id, row, seat, action)
+            state, events = self._judged(
+                self._read(table_id, row), seat, action, row["now_ms"], row["bot_seats"]
+            )
             if isinstance(action, Leave):
                 await con.execute(
                     "UPDATE table_seats SET left_at = now() WHERE table_id = $1 AND seat = $2",
@@ -560,6 +650,7 @@ class Tables:
                     request_id,
                     response.SerializeToString(),
                 )
+        self._parsed.committed(table_id, state, committed.version, committed.last_seq)
         return response, committed
 
     async def _write(
@@ -579,8 +670,11 @@ class Tables:
             await self._rate(con, table_id, state)
         seqs = list(range(row["last_seq"] + 1, row["last_seq"] + 1 + len(events)))
         data = serial.dumps(state)
-        # Kept before the commit: bytes that are never committed are never read back.
-        self._parsed.keep(table_id, data, state)
+        if over:
+            self._parsed.forget(table_id)
+        else:
+            # Kept before the commit: bytes that are never committed are never read back.
+            self._parsed.keep(table_id, data, state)
         # One statement, one round trip: the new state and the events it caused.
         await con.execute(
             "WITH moved AS (UPDATE tables SET state = $2, version = $3, last_seq = $4,"
@@ -645,7 +739,7 @@ class Tables:
             row = await con.fetchrow(CLAIM_DUE)
             if row is None:
                 return None
-            state = self._parsed.loads(row["id"], row["state"])
+            state = self._read(row["id"], row)
             now_ms = row["now_ms"]
             due = state.due_ms()
             events: list[Event] = []
@@ -667,6 +761,7 @@ class Tables:
                     return None
             state, events = self._followed(state, events, now_ms, row["bot_seats"])
             committed = await self._write(con, row["id"], row, state, events, None)
+        self._parsed.committed(row["id"], state, committed.version, committed.last_seq)
         self._published(committed)
         if timed_out:
             metrics.TIMEOUTS_FIRED.inc()
@@ -681,6 +776,7 @@ class Tables:
     ) -> tuple[Committed, dict[int, SeatPlayer]]:
         """The table as it is now, for ``player_id`` (a spectator when not seated)."""
         async with self._pool.acquire() as con:
+            sent = time.monotonic()
             row = await con.fetchrow(
                 "SELECT state, version, last_seq,"
                 " (extract(epoch from clock_timestamp()) * 1000)::bigint AS now_ms"
@@ -691,9 +787,10 @@ class Tables:
                 raise Refusal(
                     grpc.StatusCode.NOT_FOUND, "TABLE_NOT_FOUND", "There is no such table."
                 )
+            self._db_clock.saw(row["now_ms"], sent, time.monotonic())
             seats = await self.seats(con, table_id)
         seat = next((s for s, p in seats.items() if p.player_id == player_id), None)
-        state = self._parsed.loads(table_id, row["state"])
+        state = self._read(table_id, row)
         return Committed(
             table_id, row["version"], row["last_seq"], state, seat, row["now_ms"], ()
         ), seats

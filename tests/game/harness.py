@@ -326,13 +326,34 @@ async def play_turns(
             view.phase in (table_pb2.PHASE_DRAW, table_pb2.PHASE_PLAY)
             and view.current_seat == current.seat
         ):
-            # A random deal can leave a seat with no legal move (two jokers in a cafe
-            # hand and nowhere to lay them): only the clock could move on, so it leaves.
-            action = bot.move(state_from_view(view), view.my_seat) or Leave()
+            action = bot.move(state_from_view(view), view.my_seat)
+            if action is None:
+                # A random deal can leave a seat with no legal move (two jokers in a
+                # cafe hand and nowhere to lay them). The server passes such a turn at
+                # once when it can tell; otherwise only the clock could, so it leaves.
+                passed = await turn_passed(current, table_id, view.version)
+                if passed is not None:
+                    view = passed
+                    continue
+                action = Leave()
             view = (await current.send(table_id, action)).view
             if after_action is not None:
                 await after_action()
     return view
+
+
+async def turn_passed(
+    player: Client, table_id: str, version: int, wait_s: float = 3.0
+) -> table_pb2.TableView | None:
+    """The table once the server has moved it on from ``version``, or None if it
+    has not within ``wait_s``."""
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        view = await player.view(table_id)
+        if view.version != version:
+            return view
+        await asyncio.sleep(0.05)
+    return None
 
 
 async def play_to_end(

@@ -8,6 +8,7 @@ import uuid
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from datetime import datetime
 
 import asyncpg
 from google.protobuf.message import Message
@@ -82,6 +83,16 @@ class TableDb:
             )
             logged.append(Logged(r["seq"], r["version"], event, sent.kind))
         return logged
+
+    async def event_times(self, table_id: str) -> tuple[list[datetime], datetime]:
+        """When each event happened, in seq order, by the table's clock; and the
+        database's clock now."""
+        rows = await self._con.fetch(
+            "SELECT created_at FROM table_events WHERE table_id = $1 ORDER BY seq",
+            uuid.UUID(table_id),
+        )
+        now: datetime = await self._con.fetchval("SELECT clock_timestamp()")
+        return [r["created_at"] for r in rows], now
 
     async def state(self, table_id: str) -> tuple[int, GameState]:
         row = await self._con.fetchrow(

@@ -1,0 +1,70 @@
+"""The database's clock as a replica estimates it between queries: from the
+midpoint of a query's round trip, the tightest recent sample, never backwards,
+and none at all without a recent sample."""
+
+from __future__ import annotations
+
+from services.game.dbclock import FRESH_S, RENEW_S, DbClock
+
+
+class Ticks:
+    """A monotonic clock the test moves by hand."""
+
+    def __init__(self, now: float = 100.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+DB_MS = 1_800_000_000_000
+
+
+def test_no_sample_no_estimate() -> None:
+    assert DbClock(Ticks()).now_ms() is None
+
+
+def test_the_estimate_is_the_database_time_at_the_round_trips_midpoint() -> None:
+    ticks = Ticks(100.004)
+    clock = DbClock(ticks)
+    clock.saw(DB_MS, sent=100.000, received=100.004)  # the database read its clock at 100.002
+    assert clock.now_ms() == DB_MS + 2
+    ticks.now = 101.002
+    assert clock.now_ms() == DB_MS + 1000
+
+
+def test_an_old_sample_gives_no_estimate() -> None:
+    ticks = Ticks(100.0)
+    clock = DbClock(ticks)
+    clock.saw(DB_MS, sent=99.999, received=100.0)
+    ticks.now = 100.0 + FRESH_S + 0.001
+    assert clock.now_ms() is None
+
+
+def test_a_recent_tighter_sample_is_kept_over_a_looser_one() -> None:
+    ticks = Ticks(100.0)
+    clock = DbClock(ticks)
+    clock.saw(DB_MS, sent=99.999, received=100.001)  # 2 ms round trip
+    # 40 ms round trip soon after: the database's reading could lie anywhere in it.
+    clock.saw(DB_MS + 500, sent=100.010, received=100.050)
+    ticks.now = 100.050
+    assert clock.now_ms() == DB_MS + 50
+    # Once the tight sample is old, a looser one is better than none.
+    late = 100.0 + RENEW_S + 0.1
+    clock.saw(DB_MS + 500, sent=late - 0.040, received=late)
+    ticks.now = late
+    assert clock.now_ms() == DB_MS + 500 + 20
+
+
+def test_the_estimate_never_runs_backwards() -> None:
+    ticks = Ticks(100.0)
+    clock = DbClock(ticks)
+    clock.saw(DB_MS, sent=99.999, received=100.001)
+    ticks.now = 100.010
+    first = clock.now_ms()
+    assert first == DB_MS + 10
+    # A tighter sample says the database is 5 ms behind the estimate.
+    clock.saw(DB_MS + 5, sent=100.0095, received=100.0105)
+    assert clock.now_ms() == first
+    ticks.now = 100.020
+    assert clock.now_ms() == DB_MS + 15
