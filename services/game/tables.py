@@ -169,7 +169,8 @@ _CREATE = (
     " logged AS (INSERT INTO table_events (table_id, seq, version, kind, payload, created_at)"
     " SELECT $1, s, 1, k, p, $14 FROM made,"
     " unnest($11::bigint[], $12::text[], $13::bytea[]) AS e(s, k, p))"
-    " SELECT count(*) FROM made"
+    " SELECT count(*) AS made,"
+    " (extract(epoch from clock_timestamp()) * 1000)::bigint AS now_ms FROM made"
 )
 _REMEMBER_REFUSAL = (
     "INSERT INTO action_requests (table_id, player_id, request_id, error)"
@@ -329,7 +330,8 @@ class Tables:
                 data = serial.dumps(state)
                 self._parsed.keep(table_id, data, state)
                 # One statement: the table, its seats and its first events.
-                made = await con.fetchval(
+                sent = time.monotonic()
+                created = await con.fetchrow(
                     _CREATE,
                     table_id,
                     ruleset.name,
@@ -346,7 +348,9 @@ class Tables:
                     [eventlog.encode(e) for e in events],
                     _at(now_ms),
                 )
-                if made:
+                assert created is not None  # one row, always
+                self._db_clock.saw(created["now_ms"], sent, time.monotonic())
+                if created["made"]:
                     self._parsed.committed(table_id, state, 1, seqs[-1])
                     self._parsed.seat(table_id, players, bots)
                     committed = Committed(
