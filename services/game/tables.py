@@ -782,7 +782,7 @@ class Tables:
         async with self._pool.acquire() as con:
             sent = time.monotonic()
             row = await con.fetchrow(
-                "SELECT state, version, last_seq,"
+                "SELECT state, version, last_seq, bot_seats,"
                 " (extract(epoch from clock_timestamp()) * 1000)::bigint AS now_ms"
                 " FROM tables WHERE id = $1",
                 table_id,
@@ -795,6 +795,7 @@ class Tables:
             seats = await self.seats(con, table_id)
         seat = next((s for s, p in seats.items() if p.player_id == player_id), None)
         state = self._read(table_id, row)
+        self._parsed.seat(table_id, [seats[s] for s in sorted(seats)], row["bot_seats"])
         return Committed(
             table_id, row["version"], row["last_seq"], state, seat, row["now_ms"], ()
         ), seats

@@ -129,3 +129,21 @@ async def test_a_move_the_known_state_allows_but_the_table_does_not_is_refused(
     async with table_db(fresh_dsn) as db:
         version, state = await db.state(table_id)
     assert version == done.version and hand[1] in state.hands[0]
+
+
+async def test_a_table_a_replica_showed_is_known_to_it(
+    channels: list[grpc.aio.Channel], fresh_dsn: str
+) -> None:
+    """The table is made through A; a player looks at it through B, then moves
+    through B: the look was enough to know the table (its state, seats, clock)."""
+    a, b = channels
+    on_a = [await login(a, f"L{i}") for i in range(2)]
+    table_id = await create_table(a, on_a, deck_order=deck_order(2))
+    first = Player(b, on_a[0].token, on_a[0].player_id, on_a[0].name)
+    await first.view(table_id)
+    committed = known_state_moves("committed")
+    drew = await first.send(table_id, DrawStock())
+    assert known_state_moves("committed") == committed + 1
+    async with table_db(fresh_dsn) as db:
+        version, state = await db.state(table_id)
+    assert version == drew.version and drew.card.id in state.hands[0]
