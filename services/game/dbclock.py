@@ -5,8 +5,9 @@ on when a turn is due. A move this replica judges from a state it knows needs
 the time before its one round trip (the compare-and-set), so it takes the time
 from here: the local monotonic clock plus the offset the last queries showed.
 Each query that reads the database's clock is a sample; the error is at most
-half its round trip, a millisecond or so. The estimate never runs backwards,
-and with no recent sample there is none: the move then reads the clock.
+half its round trip, a millisecond or so. The estimate does not run back by
+a few milliseconds when a tighter sample comes in, and with no recent sample
+there is none: the move then reads the clock.
 """
 
 from __future__ import annotations
@@ -18,6 +19,10 @@ FRESH_S = 2.0
 """A sample older than this says nothing: the move reads the database's clock."""
 RENEW_S = 0.25
 """A sample with a longer round trip than the kept one replaces it only after this long."""
+HOLD_MS = 1000
+"""The estimate holds still rather than run back by less than this (a tighter
+sample, a slewing clock); a longer step back is the database's clock set back,
+and the estimate follows it."""
 
 
 class DbClock:
@@ -43,5 +48,7 @@ class DbClock:
         now = self._monotonic()
         if now - self._at > FRESH_S:
             return None
-        self._last_ms = max(self._last_ms, int(now * 1000 + self._offset_ms))
+        estimate = int(now * 1000 + self._offset_ms)
+        if estimate > self._last_ms or estimate < self._last_ms - HOLD_MS:
+            self._last_ms = estimate
         return self._last_ms
