@@ -7,8 +7,8 @@ run in their own processes on one fresh database; the clients are real
 - Ceilings measured in the same run: the matching loop's database work alone
   (claim queued tickets with FOR UPDATE SKIP LOCKED, record the matches,
   update the tickets; two asyncpg workers, like two replicas, no gRPC), and
-  CreateTable straight against the game service (tables/s, and the seats/s
-  they stand for).
+  CreateTables straight against the game service, in the batches the matching
+  loop sends (tables/s, and the seats/s they stand for).
 - Drain: 10,000 players queue while matching is paused, then both replicas
   match: tickets matched per second, and each ticket's time from the start
   of matching to its match message (p50/p99).
@@ -71,6 +71,7 @@ from services.common.logs import configure
 from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc, matchmaker_pb2_grpc, table_pb2
 from services.common.pb.rummy.v1 import matchmaker_pb2 as mm
 from services.game.server import GameConfig, GameServer
+from services.matchmaker.matcher import CREATE_BATCH, CREATE_IN_FLIGHT
 from services.matchmaker.server import MatchmakerConfig, MatchmakerServer
 
 TARGETS = {"matched_per_s": 1_000.0, "p99_s": 2.0}
@@ -398,11 +399,14 @@ async def claim_ceiling(dsn: str, count: int, batch: int) -> tuple[float, int]:
     return done / elapsed, done
 
 
-# --- ceiling (b): CreateTable straight against the game service --------------
+# --- ceiling (b): CreateTables straight against the game service -------------
 
 
-async def create_table_ceiling(game_port: int, tables: int, in_flight: int) -> tuple[float, float]:
-    """(tables/s, seats/s) of CreateTable calls with the service credential."""
+async def create_table_ceiling(
+    game_port: int, tables: int, per_call: int, in_flight: int
+) -> tuple[float, float]:
+    """(tables/s, seats/s) of CreateTables calls with the service credential,
+    ``per_call`` tables per call, as the matching loop sends them."""
     metadata = (
         (
             "authorization",
@@ -414,10 +418,11 @@ async def create_table_ceiling(game_port: int, tables: int, in_flight: int) -> t
     gate = asyncio.Semaphore(in_flight)
     seats = 0
 
-    async def one(i: int) -> None:
+    def request(i: int) -> game_pb2.CreateTableRequest:
         nonlocal seats
         size = (2, 3, 4)[i % 3]
-        request = game_pb2.CreateTableRequest(
+        seats += size
+        return game_pb2.CreateTableRequest(
             table_id=str(uuid.uuid4()),
             ruleset="cafe",
             options=OPTIONS,
@@ -426,13 +431,20 @@ async def create_table_ceiling(game_port: int, tables: int, in_flight: int) -> t
                 for s in range(size)
             ],
         )
+
+    async def batch(k: int, first: int) -> None:
+        calls = game_pb2.CreateTablesRequest(
+            tables=[request(i) for i in range(first, min(first + per_call, tables))]
+        )
         async with gate:
-            await stubs[i % len(stubs)].CreateTable(request, metadata=metadata, timeout=30)
-        seats += size
+            reply = await stubs[k % len(stubs)].CreateTables(calls, metadata=metadata, timeout=30)
+        assert all(r.HasField("table") for r in reply.results), reply
 
     started = time.perf_counter()
     try:
-        await asyncio.gather(*(one(i) for i in range(tables)))
+        await asyncio.gather(
+            *(batch(k, first) for k, first in enumerate(range(0, tables, per_call)))
+        )
     finally:
         for c in chans:
             await c.close()
@@ -738,9 +750,13 @@ async def run(args: argparse.Namespace) -> None:
             meter = {"game": game.pid} | {
                 f"matchmaker {i + 1}": m.pid for i, m in enumerate(matchers)
             }
-            table_rate, seat_rate = await create_table_ceiling(game.port, args.tables, 64)
+            in_flight = REPLICAS * CREATE_IN_FLIGHT
+            table_rate, seat_rate = await create_table_ceiling(
+                game.port, args.tables, CREATE_BATCH, in_flight
+            )
             print(
-                f"ceiling: CreateTable against the game service, 64 in flight:"
+                f"ceiling: CreateTables against the game service, {CREATE_BATCH} tables"
+                f" per call, {in_flight} calls in flight:"
                 f" {table_rate:,.0f} tables/s = {seat_rate:,.0f} seats/s",
                 flush=True,
             )
@@ -789,7 +805,7 @@ async def run(args: argparse.Namespace) -> None:
         f" {verdict(best >= TARGETS['matched_per_s'])}]"
     )
     print(
-        f"    ceilings: {seat_rate:,.0f} seats/s of CreateTable ({best / seat_rate:.2f} of it),"
+        f"    ceilings: {seat_rate:,.0f} seats/s of CreateTables ({best / seat_rate:.2f} of it),"
         f" {claim_rate:,.0f} tickets/s of raw claim-and-update ({best / claim_rate:.2f} of it)"
     )
     print(
@@ -823,7 +839,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--seconds", type=float, default=5.0, help="length of each steady phase (default 5)"
     )
     parser.add_argument(
-        "--tables", type=int, default=2_000, help="tables of the CreateTable ceiling (default 2000)"
+        "--tables",
+        type=int,
+        default=2_000,
+        help="tables of the CreateTables ceiling (default 2000)",
     )
     parser.add_argument(
         "--channels", type=int, default=4, help="client connections per replica (default 4)"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar, cast
@@ -28,6 +29,8 @@ from .tables import Committed, Refusal, Tables
 
 Resp = TypeVar("Resp", bound=Message)
 MAX_REQUEST_ID = 64
+TABLES_PER_CALL = 100
+"""CreateTables: the most tables one call makes (each holds a pool connection a moment)."""
 MAX_CARDS = 32
 """No hand or meld ever holds more: anything longer is malformed, not a move."""
 _SIDES = {
@@ -63,37 +66,46 @@ def meld_spec(spec: game_pb2.MeldSpec) -> act.MeldSpec:
     return act.MeldSpec(_ids(spec.card_ids), suits)
 
 
-async def guard(context: grpc.aio.ServicerContext, call: Awaitable[Resp]) -> Resp:
-    """Run a call; refusals and outages become rich statuses."""
-    try:
-        return await call
-    except Refusal as refusal:
-        await errors.abort(context, refusal.code, refusal.reason, refusal.message)
-    except asyncpg.DataError:
+def refusal_of_failure(error: Exception) -> Refusal | None:
+    """The refusal a call gets for an exception from below, if it is one we expect."""
+    if isinstance(error, Refusal):
+        return error
+    if isinstance(error, asyncpg.DataError):
         # A value the database cannot hold (a NUL in a text, say) that no check
         # above caught: the request is at fault, not the server.
-        await errors.abort(
-            context,
+        return Refusal(
             grpc.StatusCode.INVALID_ARGUMENT,
             "MALFORMED_REQUEST",
             "The request holds a value the game cannot store.",
         )
-    except (
-        asyncpg.SerializationError,
-        asyncpg.DeadlockDetectedError,
+    if isinstance(
+        error,
+        asyncpg.SerializationError
+        | asyncpg.DeadlockDetectedError
         # Two creates of one table id at once: the loser retries and gets the same answer.
-        asyncpg.UniqueViolationError,
+        | asyncpg.UniqueViolationError,
     ):
-        await errors.abort(
-            context, grpc.StatusCode.ABORTED, "CONFLICT", "Another move got there first: try again."
+        return Refusal(
+            grpc.StatusCode.ABORTED, "CONFLICT", "Another move got there first: try again."
         )
-    except DB_ERRORS:
-        await errors.abort(
-            context,
+    if isinstance(error, DB_ERRORS):
+        return Refusal(
             grpc.StatusCode.UNAVAILABLE,
             "DATABASE_UNAVAILABLE",
             "The game is briefly unavailable: try again in a moment.",
         )
+    return None
+
+
+async def guard(context: grpc.aio.ServicerContext, call: Awaitable[Resp]) -> Resp:
+    """Run a call; refusals and outages become rich statuses."""
+    try:
+        return await call
+    except Exception as error:
+        refusal = refusal_of_failure(error)
+        if refusal is None:
+            raise
+        await errors.abort(context, refusal.code, refusal.reason, refusal.message)
 
 
 class GameServicer(game_pb2_grpc.GameServiceServicer):
@@ -109,6 +121,33 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
     ) -> game_pb2.CreateTableResponse:
         await require_service(context)
         return await guard(context, self._create(request))
+
+    async def CreateTables(
+        self, request: game_pb2.CreateTablesRequest, context: grpc.aio.ServicerContext
+    ) -> game_pb2.CreateTablesResponse:
+        await require_service(context)
+        if not 1 <= len(request.tables) <= TABLES_PER_CALL:
+            await errors.abort(
+                context,
+                grpc.StatusCode.INVALID_ARGUMENT,
+                "TABLES_PER_CALL",
+                f"Create 1 to {TABLES_PER_CALL} tables per call.",
+            )
+        results = await asyncio.gather(*(self._create_one(t) for t in request.tables))
+        return game_pb2.CreateTablesResponse(results=results)
+
+    async def _create_one(self, request: game_pb2.CreateTableRequest) -> game_pb2.CreateTableResult:
+        try:
+            return game_pb2.CreateTableResult(table=await self._create(request))
+        except Exception as error:
+            refusal = refusal_of_failure(error)
+            if refusal is None:
+                raise
+            return game_pb2.CreateTableResult(
+                refused=game_pb2.TableRefusal(
+                    code=refusal.code.value[0], reason=refusal.reason, message=refusal.message
+                )
+            )
 
     async def _create(self, request: game_pb2.CreateTableRequest) -> game_pb2.CreateTableResponse:
         try:

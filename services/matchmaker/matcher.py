@@ -3,8 +3,10 @@
 1. In one transaction: lock queued tickets (SKIP LOCKED, so replicas never
    share a ticket), group them, record each match with its CreateTable request
    and move its tickets to `matching`. Commit.
-2. Holding its matches' rows locked, ask the game service to create each
-   table (idempotent: the table id is chosen here and kept in the match).
+2. Holding its matches' rows locked, ask the game service to create the
+   tables, 16 to a call (CreateTables; idempotent: each table id is chosen here
+   and kept in the match). A game service too old for CreateTables gets one
+   CreateTable call per table.
 3. Mark the tickets `matched` and wake their streams.
 
 Steps 2 and 3 of a batch run in the background while step 1 claims the next
@@ -47,11 +49,16 @@ HOUSEKEEPING_EVERY_S = 0.5
 Not every pass: under a backlog the loop passes many times a second, and the
 expiry query reads every queued ticket (an expiry or a recovery a fraction of a
 second later changes nothing for anyone)."""
-CREATE_IN_FLIGHT = 64
-"""CreateTable calls one replica keeps in flight: a batch of hundreds of tables
-queues here rather than on the game service, where calls time out or are cancelled."""
+CREATE_BATCH = 16
+"""Tables per CreateTables call: one call's overhead (gRPC, credential check) for
+many tables, while a few calls in flight keep the game service's pool busy."""
+CREATE_IN_FLIGHT = 4
+"""CreateTables calls one replica keeps in flight (64 tables): a claim of hundreds
+of tables queues here rather than on the game service, where calls time out or
+are cancelled. Where the game service is older, as many tables in single calls."""
 BATCHES_IN_FLIGHT = 4
 """Claimed batches whose tables are being created while the loop claims the next."""
+_STATUS_CODES = {code.value[0]: code for code in grpc.StatusCode}
 PERMANENT = {
     grpc.StatusCode.INVALID_ARGUMENT,
     grpc.StatusCode.PERMISSION_DENIED,
@@ -108,6 +115,8 @@ class Matcher:
         self._batch = batch
         self.last_loop_s = 0.0
         self._in_flight = asyncio.Semaphore(CREATE_IN_FLIGHT)
+        self._singles = asyncio.Semaphore(CREATE_IN_FLIGHT * CREATE_BATCH)
+        self._batched = True
 
     async def run(self) -> None:
         """Claim batch after batch; each batch's tables are created in the background
@@ -206,7 +215,7 @@ class Matcher:
         plans = [p for p in plans if p.table_id in pending]
         if not plans:
             return
-        outcomes = await asyncio.gather(*(self._create(p.request) for p in plans))
+        outcomes = await self._create_all([p.request for p in plans])
         created = [p.table_id for p, ok in zip(plans, outcomes, strict=True) if ok is True]
         failed = [p.table_id for p, ok in zip(plans, outcomes, strict=True) if ok is False]
         woken: list[uuid.UUID] = []
@@ -246,10 +255,50 @@ class Matcher:
         # RETURNING, not a lookup by table id: no index serves that one.
         await tickets.notify(con, woken)
 
-    async def _create(self, request: game_pb2.CreateTableRequest) -> bool | None:
-        """True once the table exists, False if refused for good, None to retry later."""
+    async def _create_all(self, requests: list[game_pb2.CreateTableRequest]) -> list[bool | None]:
+        """Each table: True once it exists, False if refused for good, None to retry
+        later. Asked in batches of CREATE_BATCH tables, a few batches at once."""
+        batches = [requests[i : i + CREATE_BATCH] for i in range(0, len(requests), CREATE_BATCH)]
+        outcomes = await asyncio.gather(*(self._create_batch(b) for b in batches))
+        return [ok for batch in outcomes for ok in batch]
+
+    async def _create_batch(self, requests: list[game_pb2.CreateTableRequest]) -> list[bool | None]:
+        if not self._batched:
+            return list(await asyncio.gather(*(self._create(r) for r in requests)))
         try:
             async with self._in_flight:
+                reply = await self._game.CreateTables(
+                    game_pb2.CreateTablesRequest(tables=requests),
+                    metadata=self._credential(),
+                    timeout=10,
+                )
+        except grpc.aio.AioRpcError as error:
+            if error.code() == grpc.StatusCode.UNIMPLEMENTED:
+                # A game service older than this replica (mid-upgrade): one call per table.
+                self._batched = False
+                return await self._create_batch(requests)
+            log.warning("create_tables_failed", tables=len(requests), code=error.code().name)
+            permanent = error.code() in PERMANENT
+            return [False if permanent else None] * len(requests)
+        outcomes: list[bool | None] = []
+        for request, result in zip(requests, reply.results, strict=True):
+            if result.HasField("table"):
+                outcomes.append(True)
+                continue
+            code = _STATUS_CODES.get(result.refused.code, grpc.StatusCode.UNKNOWN)
+            log.warning(
+                "create_table_failed",
+                table_id=request.table_id,
+                code=code.name,
+                detail=result.refused.message,
+            )
+            outcomes.append(False if code in PERMANENT else None)
+        return outcomes
+
+    async def _create(self, request: game_pb2.CreateTableRequest) -> bool | None:
+        """One table by itself (CreateTable): as `_create_all` says."""
+        try:
+            async with self._singles:
                 await self._game.CreateTable(request, metadata=self._credential(), timeout=10)
             return True
         except grpc.aio.AioRpcError as error:

@@ -43,7 +43,7 @@ class MatchmakerConfig:
     dsn: str
     secret: str
     game_target: str
-    """Where this replica reaches the game service (CreateTable)."""
+    """Where this replica reaches the game service (CreateTables)."""
     public_game_target: str = ""
     """What players are told in a match; empty: the same address as game_target."""
     address: str = "127.0.0.1:0"

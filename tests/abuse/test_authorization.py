@@ -22,6 +22,7 @@ DENIED = grpc.StatusCode.PERMISSION_DENIED
 # What another signed-in player (not seated, not the ticket's owner) gets.
 OTHER_PLAYER = {
     "CreateTable": (DENIED, "SERVICE_CREDENTIAL_REQUIRED"),
+    "CreateTables": (DENIED, "SERVICE_CREDENTIAL_REQUIRED"),
     "GetTable": (grpc.StatusCode.OK, None),  # a spectator's view: no hidden card
     "Watch": (grpc.StatusCode.OK, None),  # the same, as a stream
     "GetTicket": (grpc.StatusCode.NOT_FOUND, "TICKET_NOT_FOUND"),

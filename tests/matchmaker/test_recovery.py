@@ -108,7 +108,7 @@ async def test_a_replica_killed_after_its_commit_is_completed_by_another(
         committed = asyncio.Event()
 
         async def die(con: Any, plans: list[Plan]) -> None:
-            # The replica dies right after its first transaction, before CreateTable.
+            # The replica dies right after its first transaction, before CreateTables.
             committed.set()
             await asyncio.Event().wait()
 
@@ -132,13 +132,13 @@ async def test_a_replica_killed_during_create_table_keeps_its_matches_until_it_i
         victim = await b.add_replica(matching=False)
         calling = asyncio.Event()
 
-        async def hang(request: Any) -> bool | None:
-            # CreateTable was sent and never answers.
+        async def hang(requests: Any) -> list[bool | None]:
+            # CreateTables was sent and never answers.
             calling.set()
             await asyncio.Event().wait()
-            return None
+            return []
 
-        monkeypatch.setattr(b.matcher(victim), "_create", hang)
+        monkeypatch.setattr(b.matcher(victim), "_create_batch", hang)
 
         async def overdue(s: Store) -> bool:
             return bool(
@@ -204,7 +204,7 @@ async def test_an_unreachable_game_service_delays_matches_until_it_is_back(
             await db.eventually(all_creating, "every table is planned")
             planned = await half_made(db)
             # The game service comes back on the same address: the replica's own
-            # recovery (after its CreateTable failed) completes every match.
+            # recovery (after its CreateTables failed) completes every match.
             sock.close()
             second_game = await start_server(fresh_dsn, address=f"127.0.0.1:{port}")
             try:

@@ -143,6 +143,99 @@ class CreateTableResponse(google.protobuf.message.Message):
 Global___CreateTableResponse: typing_extensions.TypeAlias = CreateTableResponse
 
 @typing.final
+class CreateTablesRequest(google.protobuf.message.Message):
+    DESCRIPTOR: google.protobuf.descriptor.Descriptor
+
+    TABLES_FIELD_NUMBER: builtins.int
+    @property
+    def tables(self) -> google.protobuf.internal.containers.RepeatedCompositeFieldContainer[Global___CreateTableRequest]:
+        """1 to 100 tables; give each its `table_id`, so that the call can be retried."""
+
+    def __init__(
+        self,
+        *,
+        tables: collections.abc.Iterable[Global___CreateTableRequest] | None = ...,
+    ) -> None: ...
+    _ClearFieldArgType: typing_extensions.TypeAlias = typing.Literal["tables", b"tables"]
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+
+Global___CreateTablesRequest: typing_extensions.TypeAlias = CreateTablesRequest
+
+@typing.final
+class CreateTablesResponse(google.protobuf.message.Message):
+    DESCRIPTOR: google.protobuf.descriptor.Descriptor
+
+    RESULTS_FIELD_NUMBER: builtins.int
+    @property
+    def results(self) -> google.protobuf.internal.containers.RepeatedCompositeFieldContainer[Global___CreateTableResult]:
+        """results[i] answers tables[i]."""
+
+    def __init__(
+        self,
+        *,
+        results: collections.abc.Iterable[Global___CreateTableResult] | None = ...,
+    ) -> None: ...
+    _ClearFieldArgType: typing_extensions.TypeAlias = typing.Literal["results", b"results"]
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+
+Global___CreateTablesResponse: typing_extensions.TypeAlias = CreateTablesResponse
+
+@typing.final
+class CreateTableResult(google.protobuf.message.Message):
+    """One table of CreateTables: made (or found made, for a retried id), or refused."""
+
+    DESCRIPTOR: google.protobuf.descriptor.Descriptor
+
+    TABLE_FIELD_NUMBER: builtins.int
+    REFUSED_FIELD_NUMBER: builtins.int
+    @property
+    def table(self) -> Global___CreateTableResponse: ...
+    @property
+    def refused(self) -> Global___TableRefusal: ...
+    def __init__(
+        self,
+        *,
+        table: Global___CreateTableResponse | None = ...,
+        refused: Global___TableRefusal | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: typing_extensions.TypeAlias = typing.Literal["outcome", b"outcome", "refused", b"refused", "table", b"table"]
+    def HasField(self, field_name: _HasFieldArgType) -> builtins.bool: ...
+    _ClearFieldArgType: typing_extensions.TypeAlias = typing.Literal["outcome", b"outcome", "refused", b"refused", "table", b"table"]
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_outcome: typing_extensions.TypeAlias = typing.Literal["table", "refused"]
+    _WhichOneofArgType_outcome: typing_extensions.TypeAlias = typing.Literal["outcome", b"outcome"]
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_outcome) -> _WhichOneofReturnType_outcome | None: ...
+
+Global___CreateTableResult: typing_extensions.TypeAlias = CreateTableResult
+
+@typing.final
+class TableRefusal(google.protobuf.message.Message):
+    """What CreateTable would have answered for this table: the gRPC status code
+    (its number: 3 INVALID_ARGUMENT, 14 UNAVAILABLE...), the stable reason and a
+    sentence. UNAVAILABLE and ABORTED are worth a retry; the others are final.
+    """
+
+    DESCRIPTOR: google.protobuf.descriptor.Descriptor
+
+    CODE_FIELD_NUMBER: builtins.int
+    REASON_FIELD_NUMBER: builtins.int
+    MESSAGE_FIELD_NUMBER: builtins.int
+    code: builtins.int
+    reason: builtins.str
+    message: builtins.str
+    def __init__(
+        self,
+        *,
+        code: builtins.int = ...,
+        reason: builtins.str = ...,
+        message: builtins.str = ...,
+    ) -> None: ...
+    _ClearFieldArgType: typing_extensions.TypeAlias = typing.Literal["code", b"code", "message", b"message", "reason", b"reason"]
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+
+Global___TableRefusal: typing_extensions.TypeAlias = TableRefusal
+
+@typing.final
 class GetTableRequest(google.protobuf.message.Message):
     DESCRIPTOR: google.protobuf.descriptor.Descriptor
 

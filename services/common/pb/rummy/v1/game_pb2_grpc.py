@@ -71,6 +71,11 @@ class GameServiceStub:
                 request_serializer=rummy_dot_v1_dot_game__pb2.CreateTableRequest.SerializeToString,
                 response_deserializer=rummy_dot_v1_dot_game__pb2.CreateTableResponse.FromString,
                 _registered_method=True)
+        self.CreateTables = channel.unary_unary(
+                '/rummy.v1.GameService/CreateTables',
+                request_serializer=rummy_dot_v1_dot_game__pb2.CreateTablesRequest.SerializeToString,
+                response_deserializer=rummy_dot_v1_dot_game__pb2.CreateTablesResponse.FromString,
+                _registered_method=True)
         self.GetTable = channel.unary_unary(
                 '/rummy.v1.GameService/GetTable',
                 request_serializer=rummy_dot_v1_dot_game__pb2.GetTableRequest.SerializeToString,
@@ -170,6 +175,15 @@ class GameServiceServicer:
     def CreateTable(self, request, context):
         """Internal: creates a table and deals the first round. Only callers with
         the service credential (the matchmaker) may call it.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CreateTables(self, request, context):
+        """Internal: creates up to 100 tables in one call (the matchmaker's batches),
+        each exactly as CreateTable would, with one result per table, in order:
+        one table refused leaves the others made. Service credential only.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -283,6 +297,11 @@ def add_GameServiceServicer_to_server(servicer, server):
                     servicer.CreateTable,
                     request_deserializer=rummy_dot_v1_dot_game__pb2.CreateTableRequest.FromString,
                     response_serializer=rummy_dot_v1_dot_game__pb2.CreateTableResponse.SerializeToString,
+            ),
+            'CreateTables': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateTables,
+                    request_deserializer=rummy_dot_v1_dot_game__pb2.CreateTablesRequest.FromString,
+                    response_serializer=rummy_dot_v1_dot_game__pb2.CreateTablesResponse.SerializeToString,
             ),
             'GetTable': grpc.unary_unary_rpc_method_handler(
                     servicer.GetTable,
@@ -403,6 +422,33 @@ class GameService:
             '/rummy.v1.GameService/CreateTable',
             rummy_dot_v1_dot_game__pb2.CreateTableRequest.SerializeToString,
             rummy_dot_v1_dot_game__pb2.CreateTableResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreateTables(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/rummy.v1.GameService/CreateTables',
+            rummy_dot_v1_dot_game__pb2.CreateTablesRequest.SerializeToString,
+            rummy_dot_v1_dot_game__pb2.CreateTablesResponse.FromString,
             options,
             channel_credentials,
             insecure,

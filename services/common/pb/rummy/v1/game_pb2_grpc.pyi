@@ -63,6 +63,11 @@ class GameServiceStub:
     """Internal: creates a table and deals the first round. Only callers with
     the service credential (the matchmaker) may call it.
     """
+    CreateTables: grpc.UnaryUnaryMultiCallable[services.common.pb.rummy.v1.game_pb2.CreateTablesRequest, services.common.pb.rummy.v1.game_pb2.CreateTablesResponse]
+    """Internal: creates up to 100 tables in one call (the matchmaker's batches),
+    each exactly as CreateTable would, with one result per table, in order:
+    one table refused leaves the others made. Service credential only.
+    """
     GetTable: grpc.UnaryUnaryMultiCallable[services.common.pb.rummy.v1.game_pb2.GetTableRequest, services.common.pb.rummy.v1.game_pb2.GetTableResponse]
     """The caller's view of a table they are seated at."""
     DrawStock: grpc.UnaryUnaryMultiCallable[services.common.pb.rummy.v1.game_pb2.DrawStockRequest, services.common.pb.rummy.v1.game_pb2.DrawStockResponse]
@@ -149,6 +154,11 @@ class GameServiceAsyncStub(GameServiceStub):
     CreateTable: grpc.aio.UnaryUnaryMultiCallable[services.common.pb.rummy.v1.game_pb2.CreateTableRequest, services.common.pb.rummy.v1.game_pb2.CreateTableResponse]  # type: ignore[assignment]
     """Internal: creates a table and deals the first round. Only callers with
     the service credential (the matchmaker) may call it.
+    """
+    CreateTables: grpc.aio.UnaryUnaryMultiCallable[services.common.pb.rummy.v1.game_pb2.CreateTablesRequest, services.common.pb.rummy.v1.game_pb2.CreateTablesResponse]  # type: ignore[assignment]
+    """Internal: creates up to 100 tables in one call (the matchmaker's batches),
+    each exactly as CreateTable would, with one result per table, in order:
+    one table refused leaves the others made. Service credential only.
     """
     GetTable: grpc.aio.UnaryUnaryMultiCallable[services.common.pb.rummy.v1.game_pb2.GetTableRequest, services.common.pb.rummy.v1.game_pb2.GetTableResponse]  # type: ignore[assignment]
     """The caller's view of a table they are seated at."""
@@ -239,6 +249,17 @@ class GameServiceServicer(metaclass=abc.ABCMeta):
     ) -> typing.Union[services.common.pb.rummy.v1.game_pb2.CreateTableResponse, collections.abc.Awaitable[services.common.pb.rummy.v1.game_pb2.CreateTableResponse]]:
         """Internal: creates a table and deals the first round. Only callers with
         the service credential (the matchmaker) may call it.
+        """
+
+    @abc.abstractmethod
+    def CreateTables(
+        self,
+        request: services.common.pb.rummy.v1.game_pb2.CreateTablesRequest,
+        context: _ServicerContext,
+    ) -> typing.Union[services.common.pb.rummy.v1.game_pb2.CreateTablesResponse, collections.abc.Awaitable[services.common.pb.rummy.v1.game_pb2.CreateTablesResponse]]:
+        """Internal: creates up to 100 tables in one call (the matchmaker's batches),
+        each exactly as CreateTable would, with one result per table, in order:
+        one table refused leaves the others made. Service credential only.
         """
 
     @abc.abstractmethod

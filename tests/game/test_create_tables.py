@@ -1,0 +1,73 @@
+"""CreateTables: many tables in one call, each made exactly as CreateTable would
+make it; a refused table leaves the others made; retried ids answer the same."""
+
+from __future__ import annotations
+
+import uuid
+
+import grpc
+
+from services.common.errors import error_info
+from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc
+
+from .harness import create_request, login, refused, service_auth
+from .stored import table_db
+from .test_create_table import with_
+
+
+async def test_a_batch_makes_its_tables_and_refuses_only_the_bad_one(
+    channel: grpc.aio.Channel, fresh_dsn: str
+) -> None:
+    players = [await login(channel, f"B{i}") for i in range(4)]
+    good = [with_(create_request(players[i : i + 2]), table_id=str(uuid.uuid4())) for i in (0, 2)]
+    bad = with_(create_request(players[:2]), table_id=str(uuid.uuid4()), ruleset="poker")
+    stub = game_pb2_grpc.GameServiceStub(channel)
+    batch = game_pb2.CreateTablesRequest(tables=[good[0], bad, good[1]])
+    reply = await stub.CreateTables(batch, metadata=service_auth())
+
+    made, refusal, made_too = reply.results
+    assert (made.table.table_id, made.table.version) == (good[0].table_id, 1)
+    assert (made_too.table.table_id, made_too.table.version) == (good[1].table_id, 1)
+    assert not refusal.HasField("table")
+    assert (refusal.refused.code, refusal.refused.reason) == (
+        grpc.StatusCode.INVALID_ARGUMENT.value[0],
+        "RULESET_UNKNOWN",
+    )
+    assert "poker" in refusal.refused.message
+    async with table_db(fresh_dsn) as db:
+        assert await db.count_tables() == 2
+        for request in good:
+            _, state = await db.state(request.table_id)
+            assert state.seats == 2 and state.ruleset.name == "cafe"
+
+    # The same batch again (a retry): the same answers, nothing made twice.
+    again = await stub.CreateTables(batch, metadata=service_auth())
+    assert again == reply
+    async with table_db(fresh_dsn) as db:
+        assert await db.count_tables() == 2
+
+
+async def test_a_batch_needs_the_service_credential_and_1_to_100_tables(
+    channel: grpc.aio.Channel,
+) -> None:
+    players = [await login(channel, f"C{i}") for i in range(2)]
+    stub = game_pb2_grpc.GameServiceStub(channel)
+    one = game_pb2.CreateTablesRequest(tables=[create_request(players)])
+    as_player = stub.CreateTables(one, metadata=(("authorization", f"Bearer {players[0].token}"),))
+    assert await refused(as_player) == (
+        grpc.StatusCode.PERMISSION_DENIED,
+        "SERVICE_CREDENTIAL_REQUIRED",
+    )
+    for count in (0, 101):
+        many = game_pb2.CreateTablesRequest(tables=[create_request(players)] * count)
+        try:
+            await stub.CreateTables(many, metadata=service_auth())
+        except grpc.aio.AioRpcError as error:
+            info = error_info(error)
+            assert (error.code(), info.reason if info else None) == (
+                grpc.StatusCode.INVALID_ARGUMENT,
+                "TABLES_PER_CALL",
+            )
+            assert "1 to 100" in (error.details() or "")
+        else:
+            raise AssertionError(f"{count} tables in one call were accepted")
