@@ -18,6 +18,7 @@ from services.game.server import GameServer
 
 from .harness import (
     Player,
+    Sent,
     create_table,
     deck_order,
     login,
@@ -37,9 +38,15 @@ def known_state_moves(outcome: str) -> float:
     return value or 0.0
 
 
-async def assert_logged_on_the_database_clock(dsn: str, table_id: str) -> None:
+async def assert_moves_logged(dsn: str, table_id: str, sent: list[Sent]) -> None:
+    """Every acknowledged move is logged once, at its version, in order of the
+    database's clock; the table is at the last one."""
     async with table_db(dsn) as db:
+        log = await db.log(table_id)
+        version, _ = await db.state(table_id)
         times, now = await db.event_times(table_id)
+    assert_actions_logged_once(sent, log)
+    assert version == 1 + len(sent)
     assert times == sorted(times), "an event is dated before the one logged ahead of it"
     assert now - timedelta(minutes=1) < times[0] and times[-1] <= now
 
@@ -57,12 +64,7 @@ async def test_moves_on_one_replica_commit_from_the_state_it_knows(
     assert known_state_moves("committed") - committed >= len(sent) - 1
     assert known_state_moves("read") == read
 
-    async with table_db(fresh_dsn) as db:
-        log = await db.log(table_id)
-        version, _ = await db.state(table_id)
-    assert_actions_logged_once(sent, log)
-    assert version == 1 + len(sent)
-    await assert_logged_on_the_database_clock(fresh_dsn, table_id)
+    await assert_moves_logged(fresh_dsn, table_id, sent)
 
 
 async def test_a_replica_that_knows_an_older_state_reads_the_table_and_judges_again(
@@ -94,12 +96,7 @@ async def test_a_replica_that_knows_an_older_state_reads_the_table_and_judges_ag
     assert reads >= turns - 1
     assert known_state_moves("committed") - committed == len(sent) - reads
 
-    async with table_db(fresh_dsn) as db:
-        log = await db.log(table_id)
-        version, _ = await db.state(table_id)
-    assert_actions_logged_once(sent, log)
-    assert version == 1 + len(sent)
-    await assert_logged_on_the_database_clock(fresh_dsn, table_id)
+    await assert_moves_logged(fresh_dsn, table_id, sent)
     # Both replicas show each player the same table.
     assert await snapshot(actors, table_id) == await snapshot(lookers, table_id)
 
