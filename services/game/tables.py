@@ -254,12 +254,19 @@ class Tables:
         # Production deals come from the OS's cryptographic source.
         self._rng = rng or DealRandom()
 
+    async def _clocked(self, con: Connection, query: str, *args: object) -> asyncpg.Record | None:
+        """`fetchrow` of a query whose row reads the database's clock (`now_ms`):
+        each such row is a sample for this replica's estimate of that clock."""
+        sent = time.monotonic()
+        row = await con.fetchrow(query, *args)
+        if row is not None:
+            self._db_clock.saw(row["now_ms"], sent, time.monotonic())
+        return row
+
     async def _clock(self, con: Connection, table_id: uuid.UUID) -> asyncpg.Record:
         """The database's clock, and the table's version and last seq if it exists."""
-        sent = time.monotonic()
-        row = await con.fetchrow(_CLOCK, table_id)
+        row = await self._clocked(con, _CLOCK, table_id)
         assert row is not None  # one row, always
-        self._db_clock.saw(row["now_ms"], sent, time.monotonic())
         return row
 
     def _deal(self, state: GameState, order: Sequence[int] | None = None) -> Deal:
@@ -330,8 +337,8 @@ class Tables:
                 data = serial.dumps(state)
                 self._parsed.keep(table_id, data, state)
                 # One statement: the table, its seats and its first events.
-                sent = time.monotonic()
-                created = await con.fetchrow(
+                created = await self._clocked(
+                    con,
                     _CREATE,
                     table_id,
                     ruleset.name,
@@ -349,7 +356,6 @@ class Tables:
                     _at(now_ms),
                 )
                 assert created is not None  # one row, always
-                self._db_clock.saw(created["now_ms"], sent, time.monotonic())
                 if created["made"]:
                     self._parsed.committed(table_id, state, 1, seqs[-1])
                     self._parsed.seat(table_id, players, bots)
@@ -492,11 +498,9 @@ class Tables:
         expected_version: int | None,
     ) -> tuple[Message | bytes, Committed | None] | None:
         """One read and one compare-and-set; None when another write got there first."""
-        sent = time.monotonic()
-        row = await con.fetchrow(READ, table_id, player_id, request_id)
+        row = await self._clocked(con, READ, table_id, player_id, request_id)
         if row is None:
             raise Refusal(grpc.StatusCode.NOT_FOUND, "TABLE_NOT_FOUND", "There is no such table.")
-        self._db_clock.saw(row["now_ms"], sent, time.monotonic())
         if row["response"] is not None:
             return bytes(row["response"]), None
         if row["error"] is not None:
@@ -563,9 +567,9 @@ class Tables:
         )
         response = respond(committed)
         data = serial.dumps(state)
-        sent = time.monotonic()
         try:
-            row = await con.fetchrow(
+            row = await self._clocked(
+                con,
                 COMPARE_AND_SET,
                 table_id,
                 data,
@@ -583,7 +587,6 @@ class Tables:
         except asyncpg.UniqueViolationError:
             return None  # a retry of this very request was answered first: replay it
         assert row is not None  # one row, always
-        self._db_clock.saw(row["now_ms"], sent, time.monotonic())
         if not row["moved"]:
             return None
         self._parsed.keep(table_id, data, state, version, seqs[-1])
@@ -780,8 +783,8 @@ class Tables:
     ) -> tuple[Committed, dict[int, SeatPlayer]]:
         """The table as it is now, for ``player_id`` (a spectator when not seated)."""
         async with self._pool.acquire() as con:
-            sent = time.monotonic()
-            row = await con.fetchrow(
+            row = await self._clocked(
+                con,
                 "SELECT state, version, last_seq, bot_seats,"
                 " (extract(epoch from clock_timestamp()) * 1000)::bigint AS now_ms"
                 " FROM tables WHERE id = $1",
@@ -791,7 +794,6 @@ class Tables:
                 raise Refusal(
                     grpc.StatusCode.NOT_FOUND, "TABLE_NOT_FOUND", "There is no such table."
                 )
-            self._db_clock.saw(row["now_ms"], sent, time.monotonic())
             seats = await self.seats(con, table_id)
         seat = next((s for s, p in seats.items() if p.player_id == player_id), None)
         state = self._read(table_id, row)
