@@ -45,6 +45,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 import uuid
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -55,6 +56,8 @@ from typing import Any
 
 import asyncpg
 import grpc
+from prometheus_client import start_http_server
+from prometheus_client.parser import text_string_to_metric_families
 
 from bench.common import (
     channel,
@@ -251,6 +254,42 @@ async def metered(
     return cpu.stop()
 
 
+LAG_BUCKET = "rummy_event_loop_lag_seconds_bucket"
+
+
+def lag_buckets(metrics_port: int) -> dict[float, float]:
+    """The game server's event-loop lag histogram, scraped: bound -> count so far."""
+    url = f"http://127.0.0.1:{metrics_port}/metrics"
+    with urllib.request.urlopen(url, timeout=5) as reply:
+        text = reply.read().decode()
+    return {
+        float(sample.labels["le"]): sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+        if sample.name == LAG_BUCKET
+    }
+
+
+async def loop_lag(window: Window, metrics_port: int) -> str:
+    """How late the server's event loop ran its timer over ``window``: a stalled
+    loop delays every call in flight at once, so this tells a latency tail
+    made in the server's process from one made by the database or clients."""
+    await asyncio.sleep(max(0.0, window.start - time.perf_counter()))
+    before = await asyncio.to_thread(lag_buckets, metrics_port)
+    await asyncio.sleep(max(0.0, window.end - time.perf_counter()))
+    after = await asyncio.to_thread(lag_buckets, metrics_port)
+    seen = {bound: after[bound] - before.get(bound, 0.0) for bound in sorted(after)}
+    ticks = seen[math.inf]
+    if not ticks:
+        return "game server event loop: no ticks seen"
+    p99 = next(bound for bound, n in seen.items() if n >= 0.99 * ticks)
+    late = 1 - seen.get(0.01, 0.0) / ticks
+    return (
+        f"game server event loop: {late:.1%} of {ticks:,.0f} ticks late by > 10 ms,"
+        f" p99 lag <= {ms(p99)}"
+    )
+
+
 # --- server processes --------------------------------------------------------
 
 
@@ -273,16 +312,18 @@ async def _run_server(role: str, dsn: str, port_fd: int) -> None:
     threading.Thread(target=wait_for_parent, daemon=True).start()
     game: GameServer | None = None
     bare: Any = None
+    metrics_port = 0
     if role == "game":
         game = GameServer(GameConfig(dsn=dsn, secret=SECRET, limits=UNLIMITED))
         await game.start()
         port = game.port
+        metrics_port = start_http_server(0, addr="127.0.0.1")[0].server_port
     else:
         bare = grpc.aio.server(options=server_options())  # the services' own
         bare.add_generic_rpc_handlers((_bare_handler(),))
         port = bare.add_insecure_port("127.0.0.1:0")
         await bare.start()
-    os.write(port_fd, f"{port}\n".encode())
+    os.write(port_fd, f"{port} {metrics_port}\n".encode())
     os.close(port_fd)
     await stop.wait()
     if game is not None:
@@ -319,6 +360,8 @@ class Child:
         self._log = tempfile.TemporaryFile()  # noqa: SIM115 (closed by stop())
         self.process: subprocess.Popen[bytes] | None = None
         self.port = 0
+        self.metrics_port = 0
+        """The game server's /metrics (0: none)."""
 
     @property
     def pid(self) -> int:
@@ -346,7 +389,7 @@ class Child:
             text = await asyncio.wait_for(asyncio.to_thread(os.read, read_end, 64), 60)
             if not text.strip():
                 raise RuntimeError(f"the {self.role} server did not start:\n{self._tail()}")
-            self.port = int(text)
+            self.port, self.metrics_port = (int(word) for word in text.split())
         except BaseException:
             await self.stop()
             raise
@@ -830,6 +873,7 @@ async def service_load(
         metering = asyncio.create_task(
             metered(stats.window, database_name(server.dsn), {"game server": server.pid})
         )
+        lagging = asyncio.create_task(loop_lag(stats.window, server.metrics_port))
         await asyncio.gather(
             *(
                 play_table(
@@ -843,6 +887,7 @@ async def service_load(
             )
         )
         usage = await metering
+        lag = await lagging
     finally:
         for task in list(background):
             task.cancel()
@@ -863,6 +908,7 @@ async def service_load(
         f" {stats.stalls} stalled, errors: {dict(stats.errors) or 'none'}"
     )
     print(f"  {usage.describe(len(a.latencies), 'action')}")
+    print(f"  {lag}")
     return stats
 
 

@@ -65,6 +65,12 @@ TICKETS_ENDED = Counter(
 MATCHING_LOOP = Histogram(
     "rummy_matching_loop_seconds", "Duration of one pass of the matching loop", buckets=FAST
 )
+LOOP_LAG = Histogram(
+    "rummy_event_loop_lag_seconds",
+    "How late this process's event loop ran a timer that was due: every call in"
+    " flight waits this long too (services/common/looplag.py)",
+    buckets=FAST,
+)
 
 
 def queue_label(table_size: int, ruleset: str) -> str:

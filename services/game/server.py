@@ -19,6 +19,7 @@ from services.common.errors import DB_ERRORS
 from services.common.health import HealthMonitor
 from services.common.interceptors import Gate
 from services.common.limits import Limits
+from services.common.looplag import LoopLag
 from services.common.metrics import ACTIVE_TABLES
 from services.common.pb.rummy.v1 import auth_pb2, auth_pb2_grpc, game_pb2, game_pb2_grpc
 from services.common.serving import server_options
@@ -71,6 +72,7 @@ class GameServer:
         self._gauges: asyncio.Task[None] | None = None
         self._purger: asyncio.Task[None] | None = None
         self.tables: Tables | None = None
+        self.loop_lag = LoopLag()
 
     async def start(self) -> None:
         config = self.config
@@ -114,6 +116,7 @@ class GameServer:
         self._sweeper = asyncio.create_task(self._sweep(), name="sweeper")
         self._gauges = asyncio.create_task(self._count_tables(), name="gauges")
         self._purger = asyncio.create_task(self._purge(), name="retention")
+        self.loop_lag.start()
         log.info("game_server_started", port=self.port)
 
     async def _sweep(self) -> None:
@@ -204,6 +207,7 @@ class GameServer:
     async def stop(self, grace: float | None = None) -> None:
         if self.health is not None:
             await self.health.shutdown()
+        await self.loop_lag.stop()
         if self._gauges is not None:
             self._gauges.cancel()
         if self._purger is not None:

@@ -21,6 +21,7 @@ from services.common.errors import DB_ERRORS
 from services.common.health import HealthMonitor
 from services.common.interceptors import Gate
 from services.common.limits import Limits
+from services.common.looplag import LoopLag
 from services.common.pb.rummy.v1 import (
     auth_pb2,
     auth_pb2_grpc,
@@ -84,6 +85,7 @@ class MatchmakerServer:
         self._game_channel: grpc.aio.Channel | None = None
         self.matcher: Matcher | None = None
         self.wakeups = Wakeups()
+        self.loop_lag = LoopLag()
 
     async def start(self, *, matching: bool = True) -> None:
         config = self.config
@@ -130,6 +132,7 @@ class MatchmakerServer:
         self._tasks.append(asyncio.create_task(self._listen(), name="ticket-listener"))
         if matching:
             self._tasks.append(asyncio.create_task(self.matcher.run(), name="matcher"))
+        self.loop_lag.start()
         log.info("matchmaker_started", port=self.port)
 
     async def _listen(self) -> None:
@@ -151,6 +154,7 @@ class MatchmakerServer:
     async def stop(self, grace: float | None = None) -> None:
         if self.health is not None:
             await self.health.shutdown()
+        await self.loop_lag.stop()
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:

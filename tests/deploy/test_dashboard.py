@@ -34,6 +34,7 @@ METRICS: dict[str, set[str]] = {
     "rummy_matches_total": {"queue"},
     "rummy_tickets_ended_total": {"queue", "outcome"},
     "rummy_matching_loop_seconds_bucket": {"le"},
+    "rummy_event_loop_lag_seconds_bucket": {"le"},
 }
 # Added by Prometheus to every series scraped through the ServiceMonitor.
 TARGET_LABELS = {"namespace", "pod", "job", "instance", "endpoint", "container"}
@@ -53,6 +54,7 @@ PANELS = (
     "Queue depth",
     "Match wait p50 / p99 by queue",
     "Matches per second",
+    "Event loop lag p99 by pod",
 )
 
 
