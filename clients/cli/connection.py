@@ -45,6 +45,9 @@ RETRYABLE = (
 )
 STREAM_RETRYABLE = (*RETRYABLE, grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN)
 """A stream may also end like this when its server goes away mid-flight."""
+RATE_LIMITED = "RATE_LIMITED"
+MIN_RATE_WAIT_S = 0.05
+"""The least a rate-limited call waits before it is made again."""
 CHANNEL_OPTIONS = [
     # A restarted server is found again within a couple of seconds, not minutes.
     ("grpc.initial_reconnect_backoff_ms", 200),
@@ -89,6 +92,20 @@ def refusal(error: grpc.RpcError) -> Refused:
             if detail.Unpack(info):
                 return Refused(code, info.reason, message, dict(info.metadata))
     return Refused(code, "", message)
+
+
+def rate_limited_for(refused: Refused) -> float | None:
+    """How long to wait before calling again when the server says this client is
+    calling too fast (RESOURCE_EXHAUSTED, RATE_LIMITED: its `retry_after_ms` is
+    when its bucket holds a token again); None for any other refusal. A little
+    jitter, so clients limited together do not all come back at once."""
+    if refused.code != grpc.StatusCode.RESOURCE_EXHAUSTED or refused.reason != RATE_LIMITED:
+        return None
+    try:
+        after_s = int(refused.metadata.get("retry_after_ms", "0")) / 1000
+    except ValueError:
+        after_s = 0.0
+    return max(MIN_RATE_WAIT_S, after_s) * random.uniform(1.0, 1.25)
 
 
 class Backoff:
@@ -216,6 +233,10 @@ class Connection:
                     renewed = True
                     await self.login()
                     continue
+                pause = rate_limited_for(refused)
+                if pause is not None and time.monotonic() + pause - started < self.give_up_after:
+                    await asyncio.sleep(pause)  # not an outage: no warning
+                    continue
                 if refused.code not in RETRYABLE:
                     raise refused from None
                 if time.monotonic() - started > self.give_up_after:
@@ -285,6 +306,10 @@ class Connection:
                 continue
             if refused.code == grpc.StatusCode.UNAUTHENTICATED:
                 await self.login()
+                continue
+            pause = rate_limited_for(refused)
+            if pause is not None:  # the stream did not open: open it again, from `position`
+                await asyncio.sleep(pause)
                 continue
             if refused.code not in STREAM_RETRYABLE:
                 raise refused

@@ -8,6 +8,7 @@ ticket whose stream was cut, and a player the matchmaker still sees seated
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -16,7 +17,14 @@ import grpc
 from services.common.pb.rummy.v1 import matchmaker_pb2 as mm
 from services.common.pb.rummy.v1 import table_pb2
 
-from .connection import STREAM_RETRYABLE, Backoff, Connection, Refused, refusal
+from .connection import (
+    STREAM_RETRYABLE,
+    Backoff,
+    Connection,
+    Refused,
+    rate_limited_for,
+    refusal,
+)
 from .identity import Identity, LastMatch
 
 BOTS_AFTER_MS = 300
@@ -133,6 +141,10 @@ async def queue(
                 return _remember(identity, conn, mm.Match(table_id=table, game_target=target), "")
             if refused.code == grpc.StatusCode.UNAUTHENTICATED:
                 await conn.login()
+                continue
+            pause = rate_limited_for(refused)
+            if pause is not None:  # turned away before any ticket was made
+                await asyncio.sleep(pause)
                 continue
             if refused.code not in STREAM_RETRYABLE:
                 raise refused from None

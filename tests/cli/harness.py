@@ -24,9 +24,10 @@ from pathlib import Path
 import pexpect
 from pexpect import fdpexpect
 
+from services.common.limits import Limits
 from services.game.server import GameServer
 from services.matchmaker.server import MatchmakerConfig, MatchmakerServer
-from tests.game.harness import SECRET, start_server
+from tests.game.harness import SECRET, UNLIMITED, start_server
 
 ROOT = Path(__file__).resolve().parents[2]
 WAIT_S = 30.0
@@ -47,6 +48,7 @@ class Servers:
     game: GameServer
     matchmaker: MatchmakerServer
     bot_delay_ms: int
+    game_limits: Limits = UNLIMITED
 
     @property
     def address(self) -> str:
@@ -61,20 +63,31 @@ class Servers:
         port = self.game.port
         await self.game.stop(0)
         self.game = await start_server(
-            self.dsn, bot_delay_ms=self.bot_delay_ms, address=f"127.0.0.1:{port}"
+            self.dsn,
+            bot_delay_ms=self.bot_delay_ms,
+            address=f"127.0.0.1:{port}",
+            limits=self.game_limits,
         )
 
 
 @asynccontextmanager
-async def servers(dsn: str, *, bot_delay_ms: int = 0) -> AsyncIterator[Servers]:
-    game = await start_server(dsn, bot_delay_ms=bot_delay_ms)
+async def servers(
+    dsn: str, *, bot_delay_ms: int = 0, limits: Limits | None = None
+) -> AsyncIterator[Servers]:
+    """Both servers; ``limits`` for both (else the game server's are off, as in
+    tests/game, and the matchmaker's are its defaults)."""
+    game = await start_server(dsn, bot_delay_ms=bot_delay_ms, limits=limits or UNLIMITED)
     matchmaker = MatchmakerServer(
         MatchmakerConfig(
-            dsn=dsn, secret=SECRET, game_target=f"127.0.0.1:{game.port}", match_interval=0.02
+            dsn=dsn,
+            secret=SECRET,
+            game_target=f"127.0.0.1:{game.port}",
+            match_interval=0.02,
+            limits=limits or Limits(),
         )
     )
     await matchmaker.start()
-    running = Servers(dsn, game, matchmaker, bot_delay_ms)
+    running = Servers(dsn, game, matchmaker, bot_delay_ms, limits or UNLIMITED)
     try:
         yield running
     finally:
