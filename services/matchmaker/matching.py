@@ -8,6 +8,7 @@ smaller table, or bots in its empty seats, after waits it chose itself.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -36,13 +37,22 @@ class Waiting:
 
     def sizes(self, now_ms: int) -> list[int]:
         """Table sizes this ticket takes now, preferred first."""
-        if (
-            self.private
-            or not self.accept_smaller_ms
-            or self.waited(now_ms) < self.accept_smaller_ms
-        ):
+        if not self._smaller_now(now_ms):
             return [self.table_size]
         return list(range(self.table_size, 1, -1))
+
+    def takes(self, size: int, now_ms: int) -> bool:
+        """``size in self.sizes(now_ms)``, without making the list."""
+        if size == self.table_size:
+            return True
+        return 2 <= size < self.table_size and self._smaller_now(now_ms)
+
+    def _smaller_now(self, now_ms: int) -> bool:
+        return (
+            not self.private
+            and bool(self.accept_smaller_ms)
+            and self.waited(now_ms) >= self.accept_smaller_ms
+        )
 
     def wants_bots(self, now_ms: int) -> bool:
         return bool(self.fill_bots_ms) and self.waited(now_ms) >= self.fill_bots_ms
@@ -78,32 +88,59 @@ def form_tables(waiting: Sequence[Waiting], now_ms: int) -> list[Group]:
 
 
 def _seat_family(queue: list[Waiting], now_ms: int) -> list[Group]:
+    """Oldest first, each ticket not seated yet anchors a table with the oldest
+    later tickets that fit it, or waits. Seated tickets are skipped rather than
+    removed, and a search for companions stops once it has enough: a claim of
+    thousands of tickets costs about as much per ticket as one of a few."""
     groups = []
-    free = list(queue)
-    i = 0
-    while i < len(free):
-        anchor = free[i]
-        group = _group_for(anchor, free[i + 1 :], now_ms)
-        if group is None:
-            i += 1
+    seated: set[str] = set()
+    for i, anchor in enumerate(queue):
+        if anchor.ticket_id in seated:
             continue
-        groups.append(group)
-        taken = {t.ticket_id for t in group.tickets}
-        free = [t for t in free if t.ticket_id not in taken]
+        group = _group_for(anchor, _Rest(queue, i + 1, seated), now_ms)
+        if group is not None:
+            groups.append(group)
+            seated.update(t.ticket_id for t in group.tickets)
     return groups
 
 
-def _group_for(anchor: Waiting, rest: list[Waiting], now_ms: int) -> Group | None:
+@dataclass(frozen=True, slots=True)
+class _Rest:
+    """The tickets after an anchor that are not seated yet, in queue order."""
+
+    queue: list[Waiting]
+    start: int
+    seated: set[str]
+
+    def all(self) -> list[Waiting]:
+        return [t for t in self.queue[self.start :] if t.ticket_id not in self.seated]
+
+    def mates(self, anchor: Waiting, size: int, now_ms: int) -> list[Waiting]:
+        """The oldest ``size - 1`` of them (or fewer, if that is all there is) that
+        take a table of ``size`` with ``anchor``."""
+        found: list[Waiting] = []
+        for t in itertools.islice(self.queue, self.start, None):
+            if len(found) == size - 1:
+                break
+            if (
+                t.ticket_id not in self.seated
+                and t.takes(size, now_ms)
+                and _close(anchor, t, now_ms)
+            ):
+                found.append(t)
+        return found
+
+
+def _group_for(anchor: Waiting, rest: _Rest, now_ms: int) -> Group | None:
     if anchor.private:
-        return _private_group(anchor, rest, now_ms)
+        return _private_group(anchor, rest.all(), now_ms)
     for size in anchor.sizes(now_ms):
-        mates = [t for t in rest if size in t.sizes(now_ms) and _close(anchor, t, now_ms)]
-        if len(mates) >= size - 1:
-            return Group(size, (anchor, *mates[: size - 1]))
+        mates = rest.mates(anchor, size, now_ms)
+        if len(mates) == size - 1:
+            return Group(size, (anchor, *mates))
     if anchor.wants_bots(now_ms):
         size = anchor.table_size
-        mates = [t for t in rest if size in t.sizes(now_ms) and _close(anchor, t, now_ms)]
-        mates = mates[: size - 1]
+        mates = rest.mates(anchor, size, now_ms)
         return Group(size, (anchor, *mates), bots=size - 1 - len(mates))
     return None
 

@@ -398,3 +398,85 @@ def test_a_long_enough_wait_seats_every_rated_pair(case: tuple[list[Waiting], in
     # Rating gaps here are below 1,600 points: an hour closes any of them.
     groups = form_tables(rated, now_ms=3_600_000)
     assert len([t for g in groups for t in g.tickets]) == len(rated) // 2 * 2
+
+
+# --- the seating rule in its plainest form ----------------------------------
+
+
+def plainly_seated(waiting: Sequence[Waiting], now: int) -> list[Group]:
+    """The rule `form_tables` implements, written for reading rather than speed
+    (quadratic in the queue): oldest first, each free ticket anchors a table
+    with the oldest later free tickets that fit it, at the first size it takes
+    that they fill, or with bots once it asked for them; else it waits."""
+    groups: list[Group] = []
+    for family in dict.fromkeys(t.family for t in sorted(waiting, key=order)):
+        free = sorted((t for t in waiting if t.family == family), key=order)
+        i = 0
+        while i < len(free):
+            anchor, rest = free[i], free[i + 1 :]
+            group = None
+            if anchor.private:
+                group = _private_reference(anchor, rest, now)
+            else:
+                for size in anchor.sizes(now):
+                    fits = [t for t in rest if size in t.sizes(now) and close(anchor, t, now)]
+                    if len(fits) >= size - 1:
+                        group = Group(size, (anchor, *fits[: size - 1]))
+                        break
+                if group is None and anchor.wants_bots(now):
+                    size = anchor.table_size
+                    fits = [t for t in rest if size in t.sizes(now) and close(anchor, t, now)]
+                    group = Group(
+                        size, (anchor, *fits[: size - 1]), bots=size - len(fits[: size - 1]) - 1
+                    )
+            if group is None:
+                i += 1
+                continue
+            groups.append(group)
+            free = [t for t in free if t not in group.tickets]
+    return groups
+
+
+def close(a: Waiting, b: Waiting, now: int) -> bool:
+    if not (a.by_rating or b.by_rating):
+        return True
+    return abs(a.rating - b.rating) <= max(a.window(now), b.window(now))
+
+
+def _private_reference(anchor: Waiting, rest: list[Waiting], now: int) -> Group | None:
+    hosts = [t for t in (anchor, *rest) if t.is_host]
+    if not hosts:
+        return None
+    host = hosts[0]
+    seated = [host, *(t for t in (anchor, *rest) if t is not host)][: host.table_size]
+    if len(seated) == host.table_size:
+        return Group(host.table_size, tuple(seated))
+    if host.wants_bots(now):
+        return Group(host.table_size, tuple(seated), bots=host.table_size - len(seated))
+    return None
+
+
+@settings(max_examples=300, deadline=None)
+@given(queues())
+def test_the_seating_is_exactly_its_plain_definition(case: tuple[list[Waiting], int]) -> None:
+    waiting, now = case
+    assert form_tables(waiting, now) == plainly_seated(waiting, now)
+
+
+def test_a_claim_of_thousands_seats_as_the_plain_definition_does() -> None:
+    """A full claim (the matcher takes up to 2,000 tickets at a time), all sizes in
+    one family, some patient enough for a smaller table or bots."""
+    rng = random.Random(11)
+    waiting = [
+        ticket(
+            n,
+            size=rng.choice((2, 3, 4)),
+            at=n // 3,
+            smaller=rng.choice((0, 0, 0, 500)),
+            bots=rng.choice((0, 0, 0, 0, 900)),
+        )
+        for n in range(2_000)
+    ]
+    groups = form_tables(waiting, 1_000)
+    assert groups == plainly_seated(waiting, 1_000)
+    assert sum(len(g.tickets) for g in groups) > 1_900
