@@ -1,6 +1,16 @@
-"""gRPC server options both services share."""
+"""What both services' gRPC servers share: options, and the services every
+replica serves beside its own (sign-in, health, reflection)."""
 
 from __future__ import annotations
+
+import grpc
+from grpc_health.v1 import health, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from services.common.auth_servicer import AuthServicer
+from services.common.db import Pool
+from services.common.health import HealthMonitor
+from services.common.pb.rummy.v1 import auth_pb2, auth_pb2_grpc
 
 MAX_MESSAGE_BYTES = 64 * 1024
 """No request of ours comes near this; anything bigger is refused unread."""
@@ -34,3 +44,31 @@ def server_options(*extra: tuple[str, int]) -> list[tuple[str, int]]:
         ("grpc.server_max_unrequested_time_in_server", UNTAKEN_CALL_S),
         *extra,
     ]
+
+
+async def serve(
+    server: grpc.aio.Server,
+    service: str,
+    *,
+    pool: Pool,
+    secret: str,
+    health_servicer: health.aio.HealthServicer,
+    address: str,
+) -> tuple[int, HealthMonitor]:
+    """Add sign-in, health and reflection beside ``service`` (the replica's own,
+    already added), bind ``address`` and start. The port bound, and the started
+    monitor that reports ``service`` and sign-in healthy while the database is."""
+    auth_pb2_grpc.add_AuthServiceServicer_to_server(AuthServicer(pool, secret=secret), server)
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    names = (
+        service,
+        auth_pb2.DESCRIPTOR.services_by_name["AuthService"].full_name,
+        health.SERVICE_NAME,
+        reflection.SERVICE_NAME,
+    )
+    reflection.enable_server_reflection(names, server)
+    port = server.add_insecure_port(address)
+    await server.start()
+    monitor = HealthMonitor(health_servicer, pool, names[:2])
+    await monitor.start()
+    return port, monitor

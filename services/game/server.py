@@ -10,10 +10,8 @@ from dataclasses import dataclass, field
 import asyncpg
 import grpc
 import structlog
-from grpc_health.v1 import health, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
+from grpc_health.v1 import health
 
-from services.common.auth_servicer import AuthServicer
 from services.common.db import migrate, open_pool
 from services.common.errors import DB_ERRORS
 from services.common.health import HealthMonitor
@@ -21,8 +19,8 @@ from services.common.interceptors import Gate
 from services.common.limits import Limits
 from services.common.looplag import LoopLag
 from services.common.metrics import ACTIVE_TABLES
-from services.common.pb.rummy.v1 import auth_pb2, auth_pb2_grpc, game_pb2, game_pb2_grpc
-from services.common.serving import server_options
+from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc
+from services.common.serving import serve, server_options
 
 from . import retention
 from .fanout import Fanout
@@ -97,22 +95,15 @@ class GameServer:
             ),
         )
         game_pb2_grpc.add_GameServiceServicer_to_server(GameServicer(tables, fanout, pool), server)
-        auth_pb2_grpc.add_AuthServiceServicer_to_server(
-            AuthServicer(pool, secret=config.secret), server
-        )
-        health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
-        names = (
+        self.port, self.health = await serve(
+            server,
             game_pb2.DESCRIPTOR.services_by_name["GameService"].full_name,
-            auth_pb2.DESCRIPTOR.services_by_name["AuthService"].full_name,
-            health.SERVICE_NAME,
-            reflection.SERVICE_NAME,
+            pool=pool,
+            secret=config.secret,
+            health_servicer=self._health,
+            address=config.address,
         )
-        reflection.enable_server_reflection(names, server)
-        self.port = server.add_insecure_port(config.address)
-        await server.start()
         self._server = server
-        self.health = HealthMonitor(self._health, pool, names[:2])
-        await self.health.start()
         self._sweeper = asyncio.create_task(self._sweep(), name="sweeper")
         self._gauges = asyncio.create_task(self._count_tables(), name="gauges")
         self._purger = asyncio.create_task(self._purge(), name="retention")
