@@ -40,9 +40,7 @@ import os
 import platform
 import random
 import signal
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 import urllib.request
@@ -59,6 +57,7 @@ import grpc
 from prometheus_client import start_http_server
 from prometheus_client.parser import text_string_to_metric_families
 
+from bench import common
 from bench.common import (
     channel,
     cpu_seconds,
@@ -351,72 +350,16 @@ def _bare_handler() -> Any:
     )
 
 
-class Child:
-    """One server in its own process (`game` or `bare`), stopped on exit."""
+class Child(common.Child):
+    """One server (`game` or `bare`) in its own process; see `bench.common.Child`."""
 
     def __init__(self, role: str, dsn: str = "") -> None:
-        self.role = role
-        self.dsn = dsn
-        self._log = tempfile.TemporaryFile()  # noqa: SIM115 (closed by stop())
-        self.process: subprocess.Popen[bytes] | None = None
-        self.port = 0
-        self.metrics_port = 0
-        """The game server's /metrics (0: none)."""
+        super().__init__("bench.game", role, dsn)
 
     @property
-    def pid(self) -> int:
-        assert self.process is not None
-        return self.process.pid
-
-    async def __aenter__(self) -> Child:
-        read_end, write_end = os.pipe()
-        try:
-            self.process = subprocess.Popen(
-                [
-                    sys.executable,
-                    *("-m", "bench.game", "--serve", self.role),
-                    *("--dsn", self.dsn, "--port-fd", str(write_end)),
-                ],
-                cwd=REPO,
-                stdin=subprocess.PIPE,
-                stdout=self._log,
-                stderr=subprocess.STDOUT,
-                pass_fds=(write_end,),
-            )
-        finally:
-            os.close(write_end)
-        try:
-            text = await asyncio.wait_for(asyncio.to_thread(os.read, read_end, 64), 60)
-            if not text.strip():
-                raise RuntimeError(f"the {self.role} server did not start:\n{self._tail()}")
-            self.port, self.metrics_port = (int(word) for word in text.split())
-        except BaseException:
-            await self.stop()
-            raise
-        finally:
-            os.close(read_end)
-        return self
-
-    async def __aexit__(self, *_exc: object) -> None:
-        await self.stop()
-
-    def _tail(self) -> str:
-        self._log.seek(0)
-        return self._log.read().decode(errors="replace")[-2000:]
-
-    async def stop(self) -> None:
-        process, self.process = self.process, None
-        if process is None:
-            return
-        if process.stdin is not None:
-            with contextlib.suppress(OSError):
-                process.stdin.close()
-        try:
-            await asyncio.to_thread(process.wait, 15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            await asyncio.to_thread(process.wait)
-        self._log.close()
+    def metrics_port(self) -> int:
+        """The game server's /metrics (0: none)."""
+        return self.ports[1] if len(self.ports) > 1 else 0
 
 
 # --- the database ------------------------------------------------------------

@@ -39,9 +39,7 @@ import os
 import platform
 import random
 import signal
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 import uuid
@@ -53,6 +51,7 @@ from pathlib import Path
 import asyncpg
 import grpc
 
+from bench import common
 from bench.common import (
     channel,
     cpu_seconds,
@@ -218,92 +217,11 @@ async def _run_server(args: argparse.Namespace) -> None:
     await server.stop(0)
 
 
-class Child:
-    """One server in its own process, stopped (stdin closed, then killed) on exit."""
+class Child(common.Child):
+    """One server (`game` or `matchmaker`) in its own process; see `bench.common.Child`."""
 
     def __init__(self, role: str, dsn: str, *extra: str) -> None:
-        self.role = role
-        self.dsn = dsn
-        self.extra = extra
-        self._log = tempfile.TemporaryFile()  # noqa: SIM115 (closed by stop())
-        self.process: subprocess.Popen[bytes] | None = None
-        self.port = 0
-
-    @property
-    def pid(self) -> int:
-        assert self.process is not None
-        return self.process.pid
-
-    async def __aenter__(self) -> Child:
-        read_end, write_end = os.pipe()
-        try:
-            self.process = subprocess.Popen(
-                [
-                    sys.executable,
-                    *("-m", "bench.matchmaker", "--serve", self.role),
-                    *("--dsn", self.dsn, "--port-fd", str(write_end), *self.extra),
-                ],
-                cwd=REPO,
-                stdin=subprocess.PIPE,
-                stdout=self._log,
-                stderr=subprocess.STDOUT,
-                pass_fds=(write_end,),
-                env={**os.environ, "RUMMY_LOG_LEVEL": "warning"},
-            )
-        finally:
-            os.close(write_end)
-        try:
-            text = await asyncio.wait_for(asyncio.to_thread(os.read, read_end, 64), 60)
-            if not text.strip():
-                raise RuntimeError(f"the {self.role} server did not start:\n{self.tail()}")
-            self.port = int(text)
-        except BaseException:
-            await self.stop()
-            raise
-        finally:
-            os.close(read_end)
-        return self
-
-    async def __aexit__(self, *_exc: object) -> None:
-        await self.stop()
-
-    def command(self, line: str) -> None:
-        assert self.process is not None and self.process.stdin is not None
-        self.process.stdin.write(f"{line}\n".encode())
-        self.process.stdin.flush()
-
-    def tail(self) -> str:
-        self._log.seek(0)
-        return self._log.read().decode(errors="replace")[-3000:]
-
-    def complaints(self) -> Counter[str]:
-        """Warnings and errors the server logged (JSON lines), by event and code."""
-        self._log.seek(0)
-        found: Counter[str] = Counter()
-        for line in self._log.read().decode(errors="replace").splitlines():
-            try:
-                entry = json.loads(line)
-            except ValueError:
-                if line.startswith(("Traceback", "ERROR")) or "Error:" in line:
-                    found[line.strip()[:120]] += 1
-                continue
-            if isinstance(entry, dict) and entry.get("level") in ("warning", "error", "critical"):
-                code = f" code={entry['code']}" if "code" in entry else ""
-                found[f"{entry.get('event', '?')}{code}"] += 1
-        return found
-
-    async def stop(self) -> None:
-        process, self.process = self.process, None
-        if process is None:
-            return
-        if process.stdin is not None:
-            with contextlib.suppress(OSError):
-                process.stdin.close()
-        try:
-            await asyncio.to_thread(process.wait, 20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            await asyncio.to_thread(process.wait)
+        super().__init__("bench.matchmaker", role, dsn, *extra, env={"RUMMY_LOG_LEVEL": "warning"})
 
 
 # --- the database ------------------------------------------------------------
