@@ -263,20 +263,29 @@ class Matcher:
         return [ok for batch in outcomes for ok in batch]
 
     async def _create_batch(self, requests: list[game_pb2.CreateTableRequest]) -> list[bool | None]:
-        if not self._batched:
-            return list(await asyncio.gather(*(self._create(r) for r in requests)))
-        try:
+        if self._batched:
             async with self._in_flight:
-                reply = await self._game.CreateTables(
-                    game_pb2.CreateTablesRequest(tables=requests),
-                    metadata=self._credential(),
-                    timeout=10,
-                )
+                # Asked again: a batch that waited for its turn may find it known by now.
+                outcomes = await self._create_together(requests) if self._batched else None
+            if outcomes is not None:
+                return outcomes
+        # A game service older than this replica (mid-upgrade): one call per table.
+        return list(await asyncio.gather(*(self._create(r) for r in requests)))
+
+    async def _create_together(
+        self, requests: list[game_pb2.CreateTableRequest]
+    ) -> list[bool | None] | None:
+        """One CreateTables call; None from a game service that does not have it."""
+        try:
+            reply = await self._game.CreateTables(
+                game_pb2.CreateTablesRequest(tables=requests),
+                metadata=self._credential(),
+                timeout=10,
+            )
         except grpc.aio.AioRpcError as error:
             if error.code() == grpc.StatusCode.UNIMPLEMENTED:
-                # A game service older than this replica (mid-upgrade): one call per table.
                 self._batched = False
-                return await self._create_batch(requests)
+                return None
             log.warning("create_tables_failed", tables=len(requests), code=error.code().name)
             permanent = error.code() in PERMANENT
             return [False if permanent else None] * len(requests)
