@@ -44,6 +44,8 @@ class Stats:
     actions: int = 0
     latencies: list[float] = field(default_factory=list)
     stale: int = 0
+    rate_limited: int = 0
+    """Calls a server turned away for their rate, waited out and made again."""
     errors: int = 0
     messages: list[str] = field(default_factory=list)
 
@@ -89,13 +91,22 @@ class BotPlayer:
         say: Callable[[str], None] = lambda _text: None,
     ) -> None:
         self.identity = MemoryIdentity(f"bot-{uuid.uuid4()}")
-        self.conn = Connection(server, self.identity.device_id(), name, channels=channels)
+        self.conn = Connection(
+            server,
+            self.identity.device_id(),
+            name,
+            channels=channels,
+            on_rate_limited=self._rate_limited,
+        )
         self.choice = choice
         self.stats = stats
         self.pacer = pacer or Pacer(0)
         self.say = say
         self.bot = GreedyBot()
         self.table_id = ""
+
+    def _rate_limited(self) -> None:
+        self.stats.rate_limited += 1
 
     async def run(self, games: int | None = None) -> None:
         """Play `games` games (None: until cancelled)."""

@@ -136,13 +136,16 @@ class Connection:
         give_up_after: float = GIVE_UP_AFTER_S,
         channels: dict[str, grpc.aio.Channel] | None = None,
         game: str = "",
+        on_rate_limited: Callable[[], None] | None = None,
     ) -> None:
         """`game`: the game service to use whatever a match says (e.g. behind a tunnel).
-        `channels`: share one channel per target among many players (the bots)."""
+        `channels`: share one channel per target among many players (the bots).
+        `on_rate_limited`: told of each call a server turned away for its rate."""
         self.server = server
         self.device_id = device_id
         self.name = name
         self.notify = notify or (lambda _text: None)
+        self.on_rate_limited = on_rate_limited or (lambda: None)
         self.give_up_after = give_up_after
         self.player_id = ""
         self.token = ""
@@ -218,6 +221,17 @@ class Connection:
 
     # --- calls ------------------------------------------------------------------
 
+    async def waited_out(self, refused: Refused, since: float) -> bool:
+        """For a RATE_LIMITED refusal: sleep as long as the server asked, and True,
+        while calls have been turned away for less than `give_up_after` (since
+        ``since``). False at once for any other refusal, or past that bound."""
+        pause = rate_limited_for(refused)
+        if pause is None or time.monotonic() + pause - since > self.give_up_after:
+            return False
+        self.on_rate_limited()
+        await asyncio.sleep(pause)  # not an outage: no warning
+        return True
+
     async def _retry(self, attempt: Callable[[], Any]) -> Any:
         """Run a call that is safe to repeat until it answers or the outage lasts too long."""
         backoff = Backoff()
@@ -233,9 +247,7 @@ class Connection:
                     renewed = True
                     await self.login()
                     continue
-                pause = rate_limited_for(refused)
-                if pause is not None and time.monotonic() + pause - started < self.give_up_after:
-                    await asyncio.sleep(pause)  # not an outage: no warning
+                if await self.waited_out(refused, started):
                     continue
                 if refused.code not in RETRYABLE:
                     raise refused from None
@@ -282,6 +294,7 @@ class Connection:
         position = after_seq
         backoff = Backoff()
         lost_at: float | None = None
+        limited_at: float | None = None
         while True:
             call = self.game.Watch(
                 game_pb2.WatchRequest(table_id=table_id, after_seq=position), metadata=self.auth
@@ -289,6 +302,7 @@ class Connection:
             try:
                 async for reply in call:
                     backoff.reset()
+                    limited_at = None
                     position = reply.event.seq
                     yield reply.event
                 return
@@ -307,10 +321,10 @@ class Connection:
             if refused.code == grpc.StatusCode.UNAUTHENTICATED:
                 await self.login()
                 continue
-            pause = rate_limited_for(refused)
-            if pause is not None:  # the stream did not open: open it again, from `position`
-                await asyncio.sleep(pause)
-                continue
+            if rate_limited_for(refused) is not None:
+                limited_at = limited_at or time.monotonic()
+                if await self.waited_out(refused, limited_at):
+                    continue  # the stream did not open: open it again, from `position`
             if refused.code not in STREAM_RETRYABLE:
                 raise refused
             if lost_at is None:
@@ -326,9 +340,10 @@ class Connection:
                     timeout=CALL_TIMEOUT_S,
                 )
             except grpc.aio.AioRpcError as error:
-                if error.code() in STREAM_RETRYABLE:
-                    continue
-                raise refusal(error) from None
+                again = refusal(error)
+                if again.code in STREAM_RETRYABLE or rate_limited_for(again) is not None:
+                    continue  # the stream's own loop waits (or gives up) as it should
+                raise again from None
             view = reply.view
             lost_at = None
             self.notify(f"Reconnected: resuming after event {position}.")

@@ -63,6 +63,7 @@ def results(stats: Stats) -> dict[str, Any]:
         "actions": stats.actions,
         "actions_per_s": round(stats.actions / elapsed, 2),
         "stale": stats.stale,
+        "rate_limited": stats.rate_limited,
         "errors": stats.errors,
         "error_messages": list(stats.messages),
     }
@@ -93,6 +94,7 @@ def summary(stats: Stats) -> str:
             f"p99 {q['p99']:.1f} ms  max {q['max']:.1f} ms"
         )
     lines.append(f"  stale moves     {r['stale']} (a turn timer was faster)")
+    lines.append(f"  rate-limited    {r['rate_limited']} calls, waited out and made again")
     lines.append(f"  errors          {r['errors']}")
     lines += [f"    {m}" for m in r["error_messages"]]
     return "\n".join(lines)

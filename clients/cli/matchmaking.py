@@ -8,7 +8,7 @@ ticket whose stream was cut, and a player the matchmaker still sees seated
 
 from __future__ import annotations
 
-import asyncio
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -107,10 +107,12 @@ async def queue(
     backoff = Backoff()
     ticket_id = ""
     waiting = 1
+    limited_at: float | None = None
     while True:
         try:
             async for update in conn.matchmaker.Enqueue(request, metadata=conn.auth):
                 backoff.reset()
+                limited_at = None
                 which = update.WhichOneof("update")
                 if which == "ticket" and update.ticket.state == mm.TICKET_STATE_QUEUED:
                     if not ticket_id:
@@ -142,10 +144,10 @@ async def queue(
             if refused.code == grpc.StatusCode.UNAUTHENTICATED:
                 await conn.login()
                 continue
-            pause = rate_limited_for(refused)
-            if pause is not None:  # turned away before any ticket was made
-                await asyncio.sleep(pause)
-                continue
+            if rate_limited_for(refused) is not None:
+                limited_at = limited_at or time.monotonic()
+                if await conn.waited_out(refused, limited_at):
+                    continue  # turned away before any ticket was made
             if refused.code not in STREAM_RETRYABLE:
                 raise refused from None
         # The stream dropped: the ticket may have been matched in the meantime.
