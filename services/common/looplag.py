@@ -28,7 +28,8 @@ class LoopLag:
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
-        self._task = asyncio.create_task(self._run(), name="loop-lag")
+        if not self.running:
+            self._task = asyncio.create_task(self._run(), name="loop-lag")
 
     @property
     def running(self) -> bool:

@@ -70,5 +70,9 @@ async def serve(
     port = server.add_insecure_port(address)
     await server.start()
     monitor = HealthMonitor(health_servicer, pool, names[:2])
-    await monitor.start()
+    try:
+        await monitor.start()
+    except BaseException:
+        await server.stop(0)  # the caller never got the server: it would listen on
+        raise
     return port, monitor

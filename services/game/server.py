@@ -198,7 +198,6 @@ class GameServer:
     async def stop(self, grace: float | None = None) -> None:
         if self.health is not None:
             await self.health.shutdown()
-        await self.loop_lag.stop()
         if self._gauges is not None:
             self._gauges.cancel()
         if self._purger is not None:
@@ -216,6 +215,7 @@ class GameServer:
             await self._fanout.stop()
         if self._pool is not None:
             await self._pool.close()
+        await self.loop_lag.stop()  # last: the drain above is when the loop is busiest
 
     async def wait(self) -> None:
         if self._server is not None:

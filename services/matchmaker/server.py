@@ -143,7 +143,6 @@ class MatchmakerServer:
     async def stop(self, grace: float | None = None) -> None:
         if self.health is not None:
             await self.health.shutdown()
-        await self.loop_lag.stop()
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:
@@ -155,3 +154,4 @@ class MatchmakerServer:
             await self._game_channel.close()
         if self._pool is not None:
             await self._pool.close()
+        await self.loop_lag.stop()  # last: the drain above is when the loop is busiest
