@@ -8,7 +8,6 @@ smaller table, or bots in its empty seats, after waits it chose itself.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -90,8 +89,10 @@ def form_tables(waiting: Sequence[Waiting], now_ms: int) -> list[Group]:
 def _seat_family(queue: list[Waiting], now_ms: int) -> list[Group]:
     """Oldest first, each ticket not seated yet anchors a table with the oldest
     later tickets that fit it, or waits. Seated tickets are skipped rather than
-    removed, and a search for companions stops once it has enough: a claim of
-    thousands of tickets costs about as much per ticket as one of a few."""
+    removed, and a search for companions stops once it has enough, so in a queue
+    where most tickets find company a claim of thousands costs about as much per
+    ticket as one of a few. (A ticket that finds none still looks at every later
+    one, as the rule requires.)"""
     groups = []
     seated: set[str] = set()
     for i, anchor in enumerate(queue):
@@ -119,9 +120,10 @@ class _Rest:
         """The oldest ``size - 1`` of them (or fewer, if that is all there is) that
         take a table of ``size`` with ``anchor``."""
         found: list[Waiting] = []
-        for t in itertools.islice(self.queue, self.start, None):
+        for j in range(self.start, len(self.queue)):
             if len(found) == size - 1:
                 break
+            t = self.queue[j]
             if (
                 t.ticket_id not in self.seated
                 and t.takes(size, now_ms)

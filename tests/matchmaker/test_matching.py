@@ -418,14 +418,14 @@ def plainly_seated(waiting: Sequence[Waiting], now: int) -> list[Group]:
             if anchor.private:
                 group = _private_reference(anchor, rest, now)
             else:
-                for size in anchor.sizes(now):
-                    fits = [t for t in rest if size in t.sizes(now) and close(anchor, t, now)]
+                for size in sizes_taken(anchor, now):
+                    fits = fitting(anchor, rest, size, now)
                     if len(fits) >= size - 1:
                         group = Group(size, (anchor, *fits[: size - 1]))
                         break
                 if group is None and anchor.wants_bots(now):
                     size = anchor.table_size
-                    fits = [t for t in rest if size in t.sizes(now) and close(anchor, t, now)]
+                    fits = fitting(anchor, rest, size, now)
                     group = Group(
                         size, (anchor, *fits[: size - 1]), bots=size - len(fits[: size - 1]) - 1
                     )
@@ -435,6 +435,18 @@ def plainly_seated(waiting: Sequence[Waiting], now: int) -> list[Group]:
             groups.append(group)
             free = [t for t in free if t not in group.tickets]
     return groups
+
+
+def fitting(anchor: Waiting, rest: list[Waiting], size: int, now: int) -> list[Waiting]:
+    return [t for t in rest if size in sizes_taken(t, now) and close(anchor, t, now)]
+
+
+def sizes_taken(t: Waiting, now: int) -> list[int]:
+    """A ticket takes a table of its own size; one that asked for a smaller table
+    takes any size down to two once it has waited that long (a private one never)."""
+    if t.private or not t.accept_smaller_ms or now - t.created_ms < t.accept_smaller_ms:
+        return [t.table_size]
+    return list(range(t.table_size, 1, -1))
 
 
 def close(a: Waiting, b: Waiting, now: int) -> bool:
