@@ -207,8 +207,10 @@ class Child:
         return found
 
     async def stop(self) -> None:
+        """Stop the server; its log is closed too (read `tail`/`complaints` before)."""
         process, self.process = self.process, None
         if process is None:
+            self._log.close()
             return
         if process.stdin is not None:
             with contextlib.suppress(OSError):

@@ -114,7 +114,6 @@ LONG_TIMER_MS = 3_600_000
 SEATS = 4
 BARE_SERVICE = "bench.Bare"
 STREAM_COUNTS = (1_000, 10_000)
-REPO = Path(__file__).resolve().parent.parent
 
 UNLIMITED = Limits(player_rate=0, peer_rate=0, streams_per_player=0)
 """The load comes from a few processes, not from players: no per-peer limit."""
@@ -243,13 +242,18 @@ class CpuMeter:
         return Usage(t1 - t0, used, max(0.0, busy1 - busy0 - sum(used.values())))
 
 
+async def until(moment: float) -> None:
+    """Sleep until `time.perf_counter()` reads ``moment`` (at once if past)."""
+    await asyncio.sleep(max(0.0, moment - time.perf_counter()))
+
+
 async def metered(
     window: Window, database: str, processes: dict[str, int], me: str = "bench clients"
 ) -> Usage:
     """CpuMeter over ``window``, as a task to run beside the load."""
-    await asyncio.sleep(max(0.0, window.start - time.perf_counter()))
+    await until(window.start)
     cpu = CpuMeter(database, processes, me)
-    await asyncio.sleep(max(0.0, window.end - time.perf_counter()))
+    await until(window.end)
     return cpu.stop()
 
 
@@ -273,19 +277,24 @@ async def loop_lag(window: Window, metrics_port: int) -> str:
     """How late the server's event loop ran its timer over ``window``: a stalled
     loop delays every call in flight at once, so this tells a latency tail
     made in the server's process from one made by the database or clients."""
-    await asyncio.sleep(max(0.0, window.start - time.perf_counter()))
-    before = await asyncio.to_thread(lag_buckets, metrics_port)
-    await asyncio.sleep(max(0.0, window.end - time.perf_counter()))
-    after = await asyncio.to_thread(lag_buckets, metrics_port)
+    try:
+        await until(window.start)
+        before = await asyncio.to_thread(lag_buckets, metrics_port)
+        await until(window.end)
+        after = await asyncio.to_thread(lag_buckets, metrics_port)
+    except (OSError, ValueError) as error:
+        return f"game server event loop: not read ({error})"
     seen = {bound: after[bound] - before.get(bound, 0.0) for bound in sorted(after)}
-    ticks = seen[math.inf]
+    ticks = seen.get(math.inf, 0.0)
     if not ticks:
         return "game server event loop: no ticks seen"
     p99 = next(bound for bound, n in seen.items() if n >= 0.99 * ticks)
     late = 1 - seen.get(0.01, 0.0) / ticks
+    top = max(bound for bound in seen if bound < math.inf)
+    p99_text = f"> {ms(top)}" if p99 == math.inf else f"<= {ms(p99)}"
     return (
         f"game server event loop: {late:.1%} of {ticks:,.0f} ticks late by > 10 ms,"
-        f" p99 lag <= {ms(p99)}"
+        f" p99 lag {p99_text}"
     )
 
 
@@ -811,12 +820,12 @@ async def service_load(
     interval = args.tables / rate if rate else 0.0
     chans = [channel(server.port, i) for i in range(4)]
     background: set[asyncio.Task[None]] = set()
+    metering = asyncio.create_task(
+        metered(stats.window, database_name(server.dsn), {"game server": server.pid})
+    )
+    lagging = asyncio.create_task(loop_lag(stats.window, server.metrics_port))
     try:
         stubs = [game_pb2_grpc.GameServiceStub(c) for c in chans]
-        metering = asyncio.create_task(
-            metered(stats.window, database_name(server.dsn), {"game server": server.pid})
-        )
-        lagging = asyncio.create_task(loop_lag(stats.window, server.metrics_port))
         await asyncio.gather(
             *(
                 play_table(
@@ -832,9 +841,10 @@ async def service_load(
         usage = await metering
         lag = await lagging
     finally:
-        for task in list(background):
+        unfinished = [*background, metering, lagging]
+        for task in unfinished:
             task.cancel()
-        await asyncio.gather(*background, return_exceptions=True)
+        await asyncio.gather(*unfinished, return_exceptions=True)
         for c in chans:
             await c.close()
     a = stats.actions
@@ -873,7 +883,7 @@ async def timeout_run(
         # Spread over one timer period, so deadlines do not all fall together.
         for k in range(count):
             at = started + k * timer_ms / 1000 / count
-            await asyncio.sleep(max(0.0, at - time.perf_counter()))
+            await until(at)
             reply = await stub.CreateTable(
                 game_pb2.CreateTableRequest(
                     ruleset="cafe",
@@ -885,7 +895,7 @@ async def timeout_run(
                 metadata=md,
             )
             ids.append(reply.table_id)
-        await asyncio.sleep(max(0.0, started + seconds - time.perf_counter()))
+        await until(started + seconds)
         usage = cpu.stop()
     finally:
         await chan.close()

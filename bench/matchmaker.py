@@ -77,7 +77,6 @@ TARGETS = {"matched_per_s": 1_000.0, "p99_s": 2.0}
 """The issue's targets, printed next to each number (never asserted)."""
 
 SECRET = "bench-secret-that-is-long-enough-for-hs256"
-REPO = Path(__file__).resolve().parent.parent
 REPLICAS = 2
 PHASE_TIMEOUT_S = 180.0
 """No phase may take longer: a stuck service ends the run instead of hanging it."""
