@@ -544,6 +544,7 @@ async def drain(
     )
     opened = asyncio.Semaphore(512)
     enqueue_began = time.perf_counter()
+    queueing = CpuMeter(database_name(dsn), meter)
     tasks = [asyncio.create_task(clients.follow(i, t, opened)) for i, t in enumerate(phase.tickets)]
     async with reporting("drain, queueing", phase.tickets):
         await until_all_queued(phase.tickets)
@@ -553,6 +554,7 @@ async def drain(
         f"queueing took {queued_in:.1f} s ({count / queued_in:,.0f} Enqueue/s,"
         f" matching paused; Enqueue p99 {secs(pct(first, 99))})"
     )
+    phase.notes.append(f"while queueing: {queueing.stop()}")
     cpu = CpuMeter(database_name(dsn), meter)
     phase.started = time.perf_counter()
     for m in matchers:
