@@ -109,6 +109,20 @@ class Committed:
 
 Responder = Callable[[Committed], Message]
 
+
+@dataclass(frozen=True, slots=True)
+class _Move:
+    """One player's action as `Tables.act` was asked for it, through every attempt."""
+
+    table_id: uuid.UUID
+    player_id: str
+    action: Action
+    respond: Responder
+    request_id: str
+    """Scoped by the kind of move ("Discard:<id>"), or empty."""
+    expected_version: int | None
+
+
 _LOCK = (
     "SELECT state, version, last_seq, bot_seats,"
     " (extract(epoch from clock_timestamp()) * 1000)::bigint AS now_ms"
@@ -399,10 +413,9 @@ class Tables:
             # Scoped by the call: an id reused for another kind of move is a new request.
             request_id = f"{kind}:{request_id}"
         started = time.perf_counter()
+        move = _Move(table_id, player_id, action, respond, request_id, expected_version)
         try:
-            response, committed = await self._act(
-                table_id, player_id, action, respond, request_id, expected_version
-            )
+            response, committed = await self._act(move)
         except Refusal as refusal:
             metrics.ACTIONS.labels(kind, refusal.reason).inc()
             log.info("action_refused", table_id=str(table_id), action=kind, reason=refusal.reason)
@@ -417,25 +430,13 @@ class Tables:
             _count_endings(committed)
         return response
 
-    async def _act(
-        self,
-        table_id: uuid.UUID,
-        player_id: str,
-        action: Action,
-        respond: Responder,
-        request_id: str,
-        expected_version: int | None,
-    ) -> tuple[Message | bytes, Committed | None]:
+    async def _act(self, move: _Move) -> tuple[Message | bytes, Committed | None]:
         async with self._pool.acquire() as con:
-            outcome = await self._from_known(
-                con, table_id, player_id, action, respond, request_id, expected_version
-            )
+            outcome = await self._from_known(con, move)
             if outcome is not None:
                 return outcome
             for _ in range(CAS_ATTEMPTS):
-                outcome = await self._attempt(
-                    con, table_id, player_id, action, respond, request_id, expected_version
-                )
+                outcome = await self._attempt(con, move)
                 if outcome is not None:
                     return outcome
         raise Refusal(
@@ -443,61 +444,39 @@ class Tables:
         )
 
     async def _from_known(
-        self,
-        con: Connection,
-        table_id: uuid.UUID,
-        player_id: str,
-        action: Action,
-        respond: Responder,
-        request_id: str,
-        expected_version: int | None,
+        self, con: Connection, move: _Move
     ) -> tuple[Message | bytes, Committed | None] | None:
         """One round trip: the move judged from the state this replica knows the
         table to be at, committed only if it still is. None when it is not known,
         or the move needs the stored state (a refusal, a retried request, a move
         another replica got in first, the end of the game): then `_attempt` reads it."""
-        if isinstance(action, Leave):
+        if isinstance(move.action, Leave):
             return None
-        known = self._parsed.known(table_id)
+        known = self._parsed.known(move.table_id)
         now_ms = self._db_clock.now_ms()
         if known is None or now_ms is None:
             metrics.KNOWN_STATE_MOVES.labels("unknown").inc()
             return None
         outcome = None
-        seat = next((s for s, p in enumerate(known.seats) if p.player_id == player_id), None)
-        if seat is not None and expected_version in (None, known.version):
+        seat = next((s for s, p in enumerate(known.seats) if p.player_id == move.player_id), None)
+        if seat is not None and move.expected_version in (None, known.version):
             try:
-                state, events = self._judged(known.state, seat, action, now_ms, known.bot_seats)
+                state, events = self._judged(
+                    known.state, seat, move.action, now_ms, known.bot_seats
+                )
             except Refusal:
                 pass  # judged again from the stored state, which may differ
             else:
                 if state.phase != Phase.GAME_OVER:
-                    outcome = await self._commit(
-                        con,
-                        table_id,
-                        player_id,
-                        known,
-                        seat,
-                        state,
-                        events,
-                        now_ms,
-                        respond,
-                        request_id,
-                    )
+                    outcome = await self._commit(con, move, known, seat, state, events, now_ms)
         metrics.KNOWN_STATE_MOVES.labels("committed" if outcome else "read").inc()
         return outcome
 
     async def _attempt(
-        self,
-        con: Connection,
-        table_id: uuid.UUID,
-        player_id: str,
-        action: Action,
-        respond: Responder,
-        request_id: str,
-        expected_version: int | None,
+        self, con: Connection, move: _Move
     ) -> tuple[Message | bytes, Committed | None] | None:
         """One read and one compare-and-set; None when another write got there first."""
+        table_id, player_id, request_id = move.table_id, move.player_id, move.request_id
         row = await self._clocked(con, READ, table_id, player_id, request_id)
         if row is None:
             raise Refusal(grpc.StatusCode.NOT_FOUND, "TABLE_NOT_FOUND", "There is no such table.")
@@ -512,11 +491,11 @@ class Tables:
                 grpc.StatusCode.PERMISSION_DENIED, "NOT_SEATED", "You have no seat at this table."
             )
         try:
-            if expected_version is not None and expected_version != row["version"]:
+            if move.expected_version not in (None, row["version"]):
                 raise _stale()
             before = self._read(table_id, row)
             self._parsed.seat(table_id, seats, row["bot_seats"])
-            state, events = self._judged(before, seat, action, row["now_ms"], row["bot_seats"])
+            state, events = self._judged(before, seat, move.action, row["now_ms"], row["bot_seats"])
         except Refusal as refusal:
             if not request_id:
                 raise
@@ -527,32 +506,26 @@ class Tables:
             ):
                 raise
             return None
-        if isinstance(action, Leave) or state.phase == Phase.GAME_OVER:
+        if isinstance(move.action, Leave) or state.phase == Phase.GAME_OVER:
             # Other rows change too (the seat, the players' ratings): under the lock.
-            return await self._act_locked(
-                con, table_id, player_id, seats, seat, action, respond, request_id, row["version"]
-            )
+            return await self._act_locked(con, move, seats, seat, row["version"])
         read = Known(before, row["version"], row["last_seq"], seats, tuple(row["bot_seats"]))
-        return await self._commit(
-            con, table_id, player_id, read, seat, state, events, row["now_ms"], respond, request_id
-        )
+        return await self._commit(con, move, read, seat, state, events, row["now_ms"])
 
     async def _commit(
         self,
         con: Connection,
-        table_id: uuid.UUID,
-        player_id: str,
+        move: _Move,
         before: Known,
         seat: int,
         state: GameState,
         events: list[Event],
         now_ms: int,
-        respond: Responder,
-        request_id: str,
     ) -> tuple[Message, Committed] | None:
         """Compare-and-set from ``before``'s version: the new state, its events and
         the answer, in one statement. None if the table is no longer at that version,
         or the request was answered meanwhile."""
+        table_id, request_id = move.table_id, move.request_id
         version = before.version + 1
         seqs = list(range(before.last_seq + 1, before.last_seq + 1 + len(events)))
         committed = Committed(
@@ -565,7 +538,7 @@ class Tables:
             tuple(zip(seqs, events, strict=True)),
             before.seats,
         )
-        response = respond(committed)
+        response = move.respond(committed)
         data = serial.dumps(state)
         try:
             row = await self._clocked(
@@ -580,7 +553,7 @@ class Tables:
                 seqs,
                 [eventlog.kind_of(e) for e in events],
                 [eventlog.encode(e) for e in events],
-                player_id,
+                move.player_id,
                 request_id,
                 response.SerializeToString() if request_id else None,
             )
@@ -622,15 +595,12 @@ class Tables:
     async def _act_locked(
         self,
         con: Connection,
-        table_id: uuid.UUID,
-        player_id: str,
+        move: _Move,
         seats: tuple[SeatPlayer, ...],
         seat: int,
-        action: Action,
-        respond: Responder,
-        request_id: str,
         version_read: int,
     ) -> tuple[Message | bytes, Committed | None] | None:
+        table_id, action, request_id = move.table_id, move.action, move.request_id
         async with con.transaction():
             row = await con.fetchrow(_LOCK, table_id)
             if row is None or row["version"] != version_read:
@@ -647,13 +617,13 @@ class Tables:
             committed = dataclasses.replace(
                 await self._write(con, table_id, row, state, events, seat), seats=seats
             )
-            response = respond(committed)
+            response = move.respond(committed)
             if request_id:
                 await con.execute(
                     "INSERT INTO action_requests (table_id, player_id, request_id, response)"
                     " VALUES ($1, $2, $3, $4)",
                     table_id,
-                    player_id,
+                    move.player_id,
                     request_id,
                     response.SerializeToString(),
                 )
