@@ -73,9 +73,11 @@ LOOP_LAG = Histogram(
 )
 
 
-def queue_label(table_size: int, ruleset: str) -> str:
-    """`4p-cafe`: the queue a ticket waits in, a small closed set."""
-    return f"{table_size}p-{ruleset}"
+def queue_label(table_size: int, ruleset: str, *, private: bool = False) -> str:
+    """`4p-cafe`: the queue a ticket waits in, a small closed set. Private tables
+    (`4p-cafe-private`) apart: minutes spent waiting for friends say nothing of
+    the public queues."""
+    return f"{table_size}p-{ruleset}" + ("-private" if private else "")
 
 
 def serve(port: int) -> None:

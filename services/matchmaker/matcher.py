@@ -225,18 +225,19 @@ class Matcher:
                 " WHERE table_id = ANY($1::uuid[])",
                 created,
             )
+            # The clock now, not the transaction's start: the wait includes the
+            # table's creation.
             rows = await con.fetch(
-                "UPDATE tickets SET state = 'matched', ended_at = now()"
+                "UPDATE tickets SET state = 'matched', ended_at = clock_timestamp()"
                 " WHERE table_id = ANY($1::uuid[]) AND state = 'matching'"
-                " RETURNING id, table_size, ruleset,"
-                " extract(epoch from ended_at - created_at) AS waited",
+                f" RETURNING {tickets.ENDED}, table_id, seated",
                 created,
             )
             tickets.record_ended(rows, "matched")
-            for plan in plans:
-                if plan.table_id in created and plan.request.players:
-                    size = len(plan.request.players)
-                    metrics.MATCHES.labels(metrics.queue_label(size, plan.request.ruleset)).inc()
+            tables = {r["table_id"]: r for r in rows}
+            for r in tables.values():
+                queue = metrics.queue_label(r["seated"], r["ruleset"], private=r["private"])
+                metrics.MATCHES.labels(queue).inc()
             woken += [r["id"] for r in rows]
         if failed:
             # The game service refused the table for good: back to the queue.

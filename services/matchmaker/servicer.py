@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import dataclasses
 import json
+import math
 import uuid
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -15,7 +16,7 @@ import grpc
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from services.common import errors
-from services.common.db import Pool
+from services.common.db import Connection, Pool
 from services.common.errors import DB_ERRORS
 from services.common.interceptors import require_player
 from services.common.pb.rummy.v1 import matchmaker_pb2 as mm
@@ -125,6 +126,14 @@ class Wakeups:
                 event.set()
 
 
+def _invite_not_found() -> Refused:
+    return Refused(
+        grpc.StatusCode.NOT_FOUND,
+        "INVITE_NOT_FOUND",
+        "No private table is waiting with that code.",
+    )
+
+
 class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
     def __init__(
         self, pool: Pool, wakeups: Wakeups, *, game_target: str = "", ticket_ttl_s: float = 300.0
@@ -134,8 +143,8 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
         self._reads = tickets.Reads(pool)
         self._game_target = game_target
         self._ttl = ticket_ttl_s
-        self._waiting: dict[str, int] = {}
-        self._waiting_at = 0.0
+        self._standing = tickets.Standing({}, {})
+        self._standing_at = -math.inf
         self._background: set[asyncio.Task[Any]] = set()
         self._cancelling: dict[str, asyncio.Task[None]] = {}
         """Each player's ticket being cancelled after its stream closed here."""
@@ -167,12 +176,23 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
             game_target=self._game_target,
         )
 
-    async def _players_waiting(self, family: str) -> int:
+    async def _progress(self, row: TicketRow, waited_s: float) -> mm.QueueProgress:
+        """Where the ticket stands, from a reading of every queue at most a second old."""
         loop = asyncio.get_running_loop()
-        if loop.time() - self._waiting_at > PROGRESS_EVERY_S:
-            self._waiting_at = loop.time()
-            self._waiting = await tickets.players_waiting(self._pool)
-        return self._waiting.get(family, 0)
+        if loop.time() - self._standing_at > PROGRESS_EVERY_S:
+            self._standing_at = loop.time()
+            self._standing = await tickets.standing(self._pool, self._wakeups.watched())
+        progress = mm.QueueProgress(
+            players_waiting=self._standing.waiting.get((row.family, row.table_size), 0),
+            position=self._standing.positions.get(row.id, 0),
+            waited_ms=int(waited_s * 1000),
+        )
+        if row.invite_code:
+            progress.seats_taken = await self._pool.fetchval(
+                "SELECT count(*) FROM tickets WHERE invite_code = $1 AND state = 'queued'",
+                row.invite_code,
+            )
+        return progress
 
     async def _guarded(self, context: grpc.aio.ServicerContext, work: Any) -> Any:
         try:
@@ -230,8 +250,29 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
             )
             raise
 
-    async def _store(
+    async def _store(self, player: str, ticket_id: uuid.UUID, **wanted: Any) -> TicketRow:
+        async with self._pool.acquire() as con:
+            invite_code = wanted.get("invite_code")
+            if not invite_code or wanted.get("is_host"):
+                return await self._insert(con, player, ticket_id, **wanted)
+            # A guest: the host's ticket stays locked until the seat is taken, so
+            # friends joining at the same moment cannot take more seats than there are.
+            async with con.transaction():
+                seats = await tickets.lock_private(con, invite_code)
+                if seats is None:
+                    raise _invite_not_found()
+                taken, size = seats
+                if taken >= size:
+                    raise Refused(
+                        grpc.StatusCode.FAILED_PRECONDITION,
+                        "TABLE_FULL",
+                        "That table is already full.",
+                    )
+                return await self._insert(con, player, ticket_id, **wanted)
+
+    async def _insert(
         self,
+        con: Connection,
         player: str,
         ticket_id: uuid.UUID,
         *,
@@ -240,60 +281,59 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
         options: dict[str, int],
         family: str,
         mode: str,
+        replace: bool = False,
         **extra: Any,
     ) -> TicketRow:
-        async with self._pool.acquire() as con:
-            replace = extra.pop("replace", False)
-            if not replace:
-                fresh = await tickets.queue_at_once(
-                    con,
-                    player_id=player,
-                    table_size=table_size,
-                    ruleset=ruleset,
-                    options=options,
-                    family=family,
-                    mode=mode,
-                    ttl_s=self._ttl,
-                    ticket_id=ticket_id,
-                    **extra,
-                )
-                if fresh is not None:
-                    return fresh
-            # Refused, or replacing a live ticket: the checks one by one, to say why.
-            seated = await tickets.seated_at(con, player)
-            if seated is not None:
-                raise Refused(
-                    grpc.StatusCode.FAILED_PRECONDITION,
-                    "ALREADY_SEATED",
-                    "You are already playing at a table: leave it to queue again.",
-                    {"table_id": str(seated)},
-                )
-            profile = await con.fetchrow(
-                "SELECT display_name, rating FROM players WHERE id = $1", player
+        if not replace:
+            fresh = await tickets.queue_at_once(
+                con,
+                player_id=player,
+                table_size=table_size,
+                ruleset=ruleset,
+                options=options,
+                family=family,
+                mode=mode,
+                ttl_s=self._ttl,
+                ticket_id=ticket_id,
+                **extra,
             )
-            try:
-                return await tickets.insert(
-                    con,
-                    player_id=player,
-                    display_name=profile["display_name"] if profile else "",
-                    table_size=table_size,
-                    ruleset=ruleset,
-                    options=options,
-                    family=family,
-                    mode=mode,
-                    rating=profile["rating"] if profile else 1500.0,
-                    ttl_s=self._ttl,
-                    replace=replace,
-                    ticket_id=ticket_id,
-                    **extra,
-                )
-            except AlreadyQueued as live:
-                raise Refused(
-                    grpc.StatusCode.ALREADY_EXISTS,
-                    "TICKET_EXISTS",
-                    "You are already waiting for a table.",
-                    {"ticket_id": live.ticket_id},
-                ) from None
+            if fresh is not None:
+                return fresh
+        # Refused, or replacing a live ticket: the checks one by one, to say why.
+        seated = await tickets.seated_at(con, player)
+        if seated is not None:
+            raise Refused(
+                grpc.StatusCode.FAILED_PRECONDITION,
+                "ALREADY_SEATED",
+                "You are already playing at a table: leave it to queue again.",
+                {"table_id": str(seated)},
+            )
+        profile = await con.fetchrow(
+            "SELECT display_name, rating FROM players WHERE id = $1", player
+        )
+        try:
+            return await tickets.insert(
+                con,
+                player_id=player,
+                display_name=profile["display_name"] if profile else "",
+                table_size=table_size,
+                ruleset=ruleset,
+                options=options,
+                family=family,
+                mode=mode,
+                rating=profile["rating"] if profile else 1500.0,
+                ttl_s=self._ttl,
+                replace=replace,
+                ticket_id=ticket_id,
+                **extra,
+            )
+        except AlreadyQueued as live:
+            raise Refused(
+                grpc.StatusCode.ALREADY_EXISTS,
+                "TICKET_EXISTS",
+                "You are already waiting for a table.",
+                {"ticket_id": live.ticket_id},
+            ) from None
 
     async def _follow(
         self,
@@ -329,17 +369,7 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
                             if current.state == "matched":
                                 yield wrap(match=self.match_message(current))
                             return
-                    progress = mm.QueueProgress(
-                        players_waiting=await self._players_waiting(row.family),
-                        waited_ms=int((loop.time() - started) * 1000),
-                    )
-                    if row.invite_code:
-                        progress.seats_taken = await self._pool.fetchval(
-                            "SELECT count(*) FROM tickets WHERE invite_code = $1"
-                            " AND state = 'queued'",
-                            row.invite_code,
-                        )
-                    yield wrap(progress=progress)
+                    yield wrap(progress=await self._progress(row, loop.time() - started))
         finally:
             if not ended:
                 self._cancel_later(row.player_id, row.id, row.invite_code, host)
@@ -468,18 +498,8 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
                     code,
                 )
             if host is None:
-                raise Refused(
-                    grpc.StatusCode.NOT_FOUND,
-                    "INVITE_NOT_FOUND",
-                    "No private table is waiting with that code.",
-                )
-            taken = await self._pool.fetchval(
-                "SELECT count(*) FROM tickets WHERE invite_code = $1 AND state = 'queued'", code
-            )
-            if taken >= host["table_size"]:
-                raise Refused(
-                    grpc.StatusCode.FAILED_PRECONDITION, "TABLE_FULL", "That table is already full."
-                )
+                raise _invite_not_found()
+            # Whether a seat is free is checked as the ticket is stored (`_store`).
             return await self._queue(
                 player,
                 table_size=host["table_size"],

@@ -175,13 +175,19 @@ async def insert(
         if live is not None:
             if live["state"] != "queued":
                 raise AlreadyQueued(str(live["id"]))
-            await con.execute(
+            replaced = await con.fetchrow(
                 "UPDATE tickets SET state = 'cancelled', ended_at = now(),"
-                " end_message = 'Replaced by a new ticket.' WHERE id = $1",
+                " end_message = 'Replaced by a new ticket.' WHERE id = $1"
+                f" RETURNING {ENDED}, invite_code, is_host",
                 live["id"],
             )
+            assert replaced is not None  # locked above
+            record_ended([replaced], "cancelled")
+            ended = [live["id"]]
+            if replaced["is_host"] and replaced["invite_code"]:
+                ended += await _close_private(con, [replaced["invite_code"]], HOST_LEFT)
             # Delivered at commit: the replaced ticket's stream ends at once.
-            await notify(con, [live["id"]])
+            await notify(con, ended)
         try:
             # A savepoint: when a concurrent Enqueue of the same player wins the
             # unique index, the lookup below still runs in this transaction.
@@ -251,6 +257,23 @@ async def queue_at_once(
     return None if row is None else TicketRow.of(row)
 
 
+async def lock_private(con: Connection, invite_code: str) -> tuple[int, int] | None:
+    """Lock the host's ticket of a waiting private table, until ``con``'s
+    transaction ends: the seats taken and the table's size; None if no table waits."""
+    size = await con.fetchval(
+        "SELECT table_size FROM tickets WHERE invite_code = $1 AND is_host AND state = 'queued'"
+        " FOR UPDATE",
+        invite_code,
+    )
+    if size is None:
+        return None
+    # A statement of its own: it sees the seats taken by whoever held the lock before.
+    taken = await con.fetchval(
+        "SELECT count(*) FROM tickets WHERE invite_code = $1 AND state = 'queued'", invite_code
+    )
+    return int(taken), int(size)
+
+
 async def _live(con: Connection, player_id: str) -> uuid.UUID | None:
     value: uuid.UUID | None = await con.fetchval(
         "SELECT id FROM tickets WHERE player_id = $1 AND state = ANY($2::text[])",
@@ -310,12 +333,20 @@ class Reads:
                     answer.set_result(found.get(ticket_id))
 
 
+ENDED = (
+    "id, table_size, ruleset, invite_code IS NOT NULL AS private,"
+    " extract(epoch from ended_at - created_at) AS waited"
+)
+"""What `record_ended` reads of a ticket that just ended."""
+HOST_LEFT = "The host closed the private table."
+HOST_EXPIRED = "The private table was not full in time: its host's ticket expired."
+
+
 async def cancel(db: Connection | Pool, ticket_id: uuid.UUID, message: str) -> bool:
     """Cancel a queued ticket; a ticket already matching or ended stays as it is."""
     done = await db.fetchrow(
         "UPDATE tickets SET state = 'cancelled', ended_at = now(), end_message = $2"
-        " WHERE id = $1 AND state = 'queued'"
-        " RETURNING id, table_size, ruleset, extract(epoch from ended_at - created_at) AS waited",
+        f" WHERE id = $1 AND state = 'queued' RETURNING {ENDED}",
         ticket_id,
         message,
     )
@@ -326,15 +357,21 @@ async def cancel(db: Connection | Pool, ticket_id: uuid.UUID, message: str) -> b
 
 
 async def cancel_private(db: Connection | Pool, invite_code: str, message: str) -> None:
-    ids = await db.fetch(
+    await notify(db, await _close_private(db, [invite_code], message))
+
+
+async def _close_private(
+    db: Connection | Pool, invite_codes: list[str], message: str
+) -> list[uuid.UUID]:
+    """Cancel every queued ticket of these private tables; their ids, to notify."""
+    rows = await db.fetch(
         "UPDATE tickets SET state = 'cancelled', ended_at = now(), end_message = $2"
-        " WHERE invite_code = $1 AND state = 'queued'"
-        " RETURNING id, table_size, ruleset, extract(epoch from ended_at - created_at) AS waited",
-        invite_code,
+        f" WHERE invite_code = ANY($1::text[]) AND state = 'queued' RETURNING {ENDED}",
+        invite_codes,
         message,
     )
-    record_ended(ids, "cancelled")
-    await notify(db, [r["id"] for r in ids])
+    record_ended(rows, "cancelled")
+    return [r["id"] for r in rows]
 
 
 async def notify(db: Connection | Pool, ticket_ids: list[uuid.UUID]) -> None:
@@ -389,30 +426,56 @@ async def queued(con: Connection, limit: int) -> Queue:
     return Queue(waiting, now_ms, names, games)
 
 
-async def players_waiting(db: Connection | Pool) -> dict[str, int]:
+@dataclass(frozen=True, slots=True)
+class Standing:
+    """Where waiting tickets stand, read at one moment."""
+
+    waiting: dict[tuple[str, int], int]
+    """Queued tickets by queue: (family, table size)."""
+    positions: dict[uuid.UUID, int]
+    """1-based place of the tickets asked about, in FIFO public queues."""
+
+
+async def standing(db: Connection | Pool, ticket_ids: list[uuid.UUID]) -> Standing:
     rows = await db.fetch(
-        "SELECT family, count(*) AS n FROM tickets WHERE state = 'queued' GROUP BY family"
+        "SELECT family, table_size, count(*) AS n FROM tickets WHERE state = 'queued'"
+        " GROUP BY family, table_size"
     )
-    return {r["family"]: r["n"] for r in rows}
+    places = await db.fetch(
+        "SELECT id, place FROM (SELECT id, row_number() OVER"
+        " (PARTITION BY family, table_size ORDER BY created_at) AS place FROM tickets"
+        " WHERE state = 'queued' AND mode = 'fifo' AND invite_code IS NULL) AS q"
+        " WHERE id = ANY($1::uuid[])",
+        ticket_ids,
+    )
+    return Standing(
+        {(r["family"], r["table_size"]): r["n"] for r in rows},
+        {r["id"]: r["place"] for r in places},
+    )
 
 
 async def expire(db: Connection | Pool) -> list[uuid.UUID]:
+    """End the queued tickets past their lifetime, and the private tables whose
+    host's ticket that was (nobody could join them any more)."""
     rows = await db.fetch(
         "UPDATE tickets SET state = 'expired', ended_at = now(),"
         " end_message = 'Nobody could be found in time: try again.'"
         " WHERE state = 'queued' AND expires_at <= now()"
-        " RETURNING id, table_size, ruleset, extract(epoch from ended_at - created_at) AS waited"
+        f" RETURNING {ENDED}, invite_code, is_host"
     )
     record_ended(rows, "expired")
     ids = [r["id"] for r in rows]
+    hosts = [r["invite_code"] for r in rows if r["is_host"] and r["invite_code"]]
+    if hosts:
+        ids += await _close_private(db, hosts, HOST_EXPIRED)
     await notify(db, ids)
     return ids
 
 
 def record_ended(rows: Sequence[asyncpg.Record], outcome: str) -> None:
-    """Metrics of tickets that just ended (rows carry table_size, ruleset, waited)."""
+    """Metrics of tickets that just ended (rows as `ENDED` reads them)."""
     for r in rows:
-        queue = metrics.queue_label(r["table_size"], r["ruleset"])
+        queue = metrics.queue_label(r["table_size"], r["ruleset"], private=r["private"])
         metrics.TICKETS_ENDED.labels(queue, outcome).inc()
         metrics.MATCH_WAIT.labels(queue, outcome).observe(float(r["waited"]))
 
@@ -420,16 +483,17 @@ def record_ended(rows: Sequence[asyncpg.Record], outcome: str) -> None:
 async def record_depth(db: Connection | Pool) -> None:
     """Queue depth by queue: every replica reports the whole database's queues."""
     rows = await db.fetch(
-        "SELECT table_size, ruleset, count(*) AS n FROM tickets WHERE state = 'queued'"
-        " GROUP BY table_size, ruleset"
+        "SELECT table_size, ruleset, invite_code IS NOT NULL AS private, count(*) AS n"
+        " FROM tickets WHERE state = 'queued' GROUP BY 1, 2, 3"
     )
     seen = set()
     for r in rows:
-        queue = metrics.queue_label(r["table_size"], r["ruleset"])
+        queue = metrics.queue_label(r["table_size"], r["ruleset"], private=r["private"])
         metrics.QUEUE_DEPTH.labels(queue).set(r["n"])
         seen.add(queue)
     for size in (2, 3, 4):
         for ruleset in PRESETS:
-            queue = metrics.queue_label(size, ruleset)
-            if queue not in seen:
-                metrics.QUEUE_DEPTH.labels(queue).set(0)
+            for private in (False, True):
+                queue = metrics.queue_label(size, ruleset, private=private)
+                if queue not in seen:
+                    metrics.QUEUE_DEPTH.labels(queue).set(0)

@@ -8,8 +8,9 @@ from prometheus_client import REGISTRY
 
 from services.common.pb.rummy.v1 import matchmaker_pb2 as mm
 from services.common.pb.rummy.v1 import table_pb2
+from services.matchmaker import tickets
 
-from .harness import backend, players, queue_until_match
+from .harness import backend, cancel, enqueue, host, players, queue_until_match, store
 
 
 def _value(name: str, **labels: str) -> float:
@@ -45,3 +46,36 @@ async def test_rami51_tables_match_only_with_the_same_threshold(fresh_dsn: str) 
             == waited_before + 4
         )
         assert _value("rummy_matching_loop_seconds_count") > 0
+
+
+async def test_queue_metrics_follow_tickets_and_keep_private_tables_apart(
+    fresh_dsn: str,
+) -> None:
+    async with backend(fresh_dsn, matching=False) as b, store(fresh_dsn) as db:
+        alice, bob, carol = await players(b.channel(), 3, "M")
+
+        def ended(queue: str, outcome: str) -> float:
+            return _value("rummy_tickets_ended_total", queue=queue, outcome=outcome)
+
+        before = {
+            (q, o): ended(q, o)
+            for q in ("2p-cafe", "3p-cafe-private")
+            for o in ("cancelled", "expired")
+        }
+        first = await enqueue(alice, table_size=2)
+        await enqueue(alice, table_size=2, replace_existing=True)
+        leaving = await enqueue(bob, table_size=2)
+        await cancel(bob, leaving.ticket_id)
+        hosting = await host(carol, table_size=3)
+        await tickets.record_depth(db.con)
+        assert _value("rummy_queue_depth", queue="2p-cafe") == 1
+        assert _value("rummy_queue_depth", queue="3p-cafe-private") == 1
+        assert _value("rummy_queue_depth", queue="3p-cafe") == 0
+        # A replaced ticket is a cancelled one too.
+        await first.end()
+        assert ended("2p-cafe", "cancelled") == before["2p-cafe", "cancelled"] + 2
+        await db.con.execute("UPDATE tickets SET expires_at = now() WHERE invite_code IS NOT NULL")
+        await tickets.expire(db.con)
+        await hosting.end()
+        assert ended("3p-cafe-private", "expired") == before["3p-cafe-private", "expired"] + 1
+        assert ended("2p-cafe", "expired") == before["2p-cafe", "expired"]

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import uuid
 
 import grpc
 
+from services.common.errors import error_info
 from services.common.pb.rummy.v1 import matchmaker_pb2 as mm
+from services.matchmaker import tickets
 from services.matchmaker.tickets import INVITE_ALPHABET
+from tests.game.harness import Player
 
 from .harness import (
     Store,
@@ -166,3 +170,68 @@ async def test_a_private_table_fills_with_bots_after_the_hosts_wait(fresh_dsn: s
             (ann.player_id, False),
         ]
         assert len(rows) == 3 and rows[2]["is_bot"]
+
+
+async def test_guests_are_told_when_the_hosts_ticket_expires(fresh_dsn: str) -> None:
+    async with backend(fresh_dsn, matching=False) as b, store(fresh_dsn) as db:
+        owner, ann, late = await players(b.channel(), 3)
+        hosting = await host(owner, table_size=3)
+        code = hosting.ticket.invite_code
+        guest = await join(ann, code)
+        # Only the host's ticket is past its lifetime (it is the oldest).
+        await db.con.execute(
+            "UPDATE tickets SET expires_at = now() WHERE id = $1", uuid.UUID(hosting.ticket_id)
+        )
+        await tickets.expire(db.con)
+        await asyncio.gather(hosting.end(), guest.end())
+        assert hosting.final.state == mm.TICKET_STATE_EXPIRED
+        assert guest.final.state == mm.TICKET_STATE_CANCELLED
+        assert guest.final.end_message == tickets.HOST_EXPIRED
+        call = stub(late).JoinPrivateTable(
+            mm.JoinPrivateTableRequest(invite_code=code), metadata=late.auth
+        )
+        status, info = await refusal(call.read())
+        assert (status, info.reason) == (grpc.StatusCode.NOT_FOUND, "INVITE_NOT_FOUND")
+
+
+async def test_a_host_queueing_again_closes_the_private_table(fresh_dsn: str) -> None:
+    async with backend(fresh_dsn, matching=False) as b, store(fresh_dsn) as db:
+        owner, ann = await players(b.channel(), 2)
+        hosting = await host(owner, table_size=3)
+        guest = await join(ann, hosting.ticket.invite_code)
+        public = await enqueue(owner, table_size=2, replace_existing=True)
+        await asyncio.gather(hosting.end(), guest.end())
+        assert hosting.final.state == mm.TICKET_STATE_CANCELLED
+        assert guest.final.state == mm.TICKET_STATE_CANCELLED
+        assert guest.final.end_message == tickets.HOST_LEFT
+        assert await db.state(public.ticket_id) == "queued"
+
+
+async def test_friends_joining_at_once_take_no_more_seats_than_the_table_has(
+    fresh_dsn: str,
+) -> None:
+    async with backend(fresh_dsn, matching=False) as b, store(fresh_dsn) as db:
+        owner, *friends = await players(b.channel(), 7)
+        hosting = await host(owner, table_size=3)
+        code = hosting.ticket.invite_code
+
+        async def knock(friend: Player) -> str:
+            call = stub(friend).JoinPrivateTable(
+                mm.JoinPrivateTableRequest(invite_code=code), metadata=friend.auth
+            )
+            try:
+                await call.read()
+            except grpc.aio.AioRpcError as error:
+                info = error_info(error)
+                return f"{error.code().name} {info.reason if info else ''}"
+            return "seated"
+
+        answers = await asyncio.gather(*(knock(f) for f in friends))
+        assert sorted(answers) == ["FAILED_PRECONDITION TABLE_FULL"] * 4 + ["seated"] * 2
+        assert (
+            await db.count(
+                "SELECT count(*) FROM tickets WHERE invite_code = $1 AND state = 'queued'", code
+            )
+            == 3
+        )
+        assert await b.matcher().match_once() == 3

@@ -437,17 +437,25 @@ async def test_another_players_ticket_is_not_found(fresh_dsn: str) -> None:
         assert (code, info.reason) == (grpc.StatusCode.INVALID_ARGUMENT, "TICKET_ID_INVALID")
 
 
-async def test_progress_counts_the_players_waiting(fresh_dsn: str) -> None:
-    async with backend(fresh_dsn) as b:
-        alice, bob = await players(b.channel(), 2)
+async def test_progress_tells_the_players_waiting_in_the_queue_and_the_place(
+    fresh_dsn: str,
+) -> None:
+    async with backend(fresh_dsn, matching=False) as b:
+        alice, bob, carol = await players(b.channel(), 3)
         first = await enqueue(alice, table_size=4)
-        await enqueue(bob, table_size=3)
-        # Same queue family (rule set, options, mode): both, whatever the size. A report
-        # sent before bob's ticket was stored counts alice alone.
+        second = await enqueue(bob, table_size=4)
+        # Same rule set and options, another size: a queue of its own.
+        await enqueue(carol, table_size=3)
+        # A report may come from a reading made before the ticket was stored
+        # (no place yet): the next one, a second later, has it.
         async with asyncio.timeout(WAIT_S):
-            while (progress := await first.until("progress")).players_waiting < 2:
-                assert progress.players_waiting == 1
-        assert progress.players_waiting == 2
+            while not (progress := await second.until("progress")).position:
+                assert progress.players_waiting <= 2
+        assert (progress.players_waiting, progress.position) == (2, 2)
+        async with asyncio.timeout(WAIT_S):
+            while not (progress := await first.until("progress")).position:
+                pass
+        assert (progress.players_waiting, progress.position) == (2, 1)
         assert progress.seats_taken == 0
 
 
