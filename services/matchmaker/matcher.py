@@ -49,6 +49,10 @@ HOUSEKEEPING_EVERY_S = 0.5
 Not every pass: under a backlog the loop passes many times a second, and the
 expiry query reads every queued ticket (an expiry or a recovery a fraction of a
 second later changes nothing for anyone)."""
+GIVE_UP_S = 120.0
+"""A match whose table the game service has not created after this long (it was
+unreachable, or kept failing) ends its tickets with `NOT_STARTED`."""
+NOT_STARTED = "Your table could not be started: please queue again."
 CREATE_BATCH = 16
 """Tables per CreateTables call: one call's overhead (gRPC, credential check) for
 many tables, while a few calls in flight keep the game service's pool busy."""
@@ -205,11 +209,13 @@ class Matcher:
         # replica skips locked rows, so only a dead replica's matches are taken
         # over; and matches another replica completed meanwhile are left alone.
         pending = {
-            r["table_id"]
+            r["table_id"]: r["overdue"]
             for r in await con.fetch(
-                "SELECT table_id FROM matches WHERE table_id = ANY($1::uuid[])"
-                " AND state = 'creating' FOR UPDATE",
+                "SELECT table_id, created_at < now() - make_interval(secs => $2) AS overdue"
+                " FROM matches WHERE table_id = ANY($1::uuid[]) AND state = 'creating'"
+                " FOR UPDATE",
                 [p.table_id for p in plans],
+                GIVE_UP_S,
             )
         }
         plans = [p for p in plans if p.table_id in pending]
@@ -218,6 +224,11 @@ class Matcher:
         outcomes = await self._create_all([p.request for p in plans])
         created = [p.table_id for p, ok in zip(plans, outcomes, strict=True) if ok is True]
         failed = [p.table_id for p, ok in zip(plans, outcomes, strict=True) if ok is False]
+        given_up = [
+            p.table_id
+            for p, ok in zip(plans, outcomes, strict=True)
+            if ok is None and pending[p.table_id]
+        ]
         woken: list[uuid.UUID] = []
         if created:
             await con.execute(
@@ -239,19 +250,45 @@ class Matcher:
                 queue = metrics.queue_label(r["seated"], r["ruleset"], private=r["private"])
                 metrics.MATCHES.labels(queue).inc()
             woken += [r["id"] for r in rows]
-        if failed:
-            # The game service refused the table for good: back to the queue.
+        if failed or given_up:
             await con.execute(
                 "UPDATE matches SET state = 'failed', done_at = now()"
                 " WHERE table_id = ANY($1::uuid[])",
-                failed,
+                failed + given_up,
             )
+        if failed:
+            # The game service refused the table for good: back to the queue, but
+            # for those who asked to leave meanwhile (nobody waits on their ticket).
             rows = await con.fetch(
-                "UPDATE tickets SET state = 'queued', table_id = NULL, seat = NULL,"
-                " seated = NULL WHERE table_id = ANY($1::uuid[]) AND state = 'matching'"
-                " RETURNING id",
+                "UPDATE tickets SET state = CASE WHEN leave_requested THEN 'cancelled'"
+                " ELSE 'queued' END, table_id = NULL, seat = NULL, seated = NULL,"
+                " ended_at = CASE WHEN leave_requested THEN clock_timestamp() END,"
+                " end_message = CASE WHEN leave_requested THEN $2 ELSE '' END"
+                " WHERE table_id = ANY($1::uuid[]) AND state = 'matching'"
+                f" RETURNING {tickets.ENDED}, state",
                 failed,
+                tickets.LEFT,
             )
+            tickets.record_ended([r for r in rows if r["state"] == "cancelled"], "cancelled")
+            woken += [r["id"] for r in rows]
+        if given_up:
+            # Not created in GIVE_UP_S: the game service may have made the table
+            # all the same (an answer lost), so the tickets cannot go back to the
+            # queue, where they could be seated twice. They end, saying why; a
+            # player seated after all is told so on queueing again (ALREADY_SEATED).
+            rows = await con.fetch(
+                "UPDATE tickets SET state = CASE WHEN leave_requested THEN 'cancelled'"
+                " ELSE 'expired' END, ended_at = clock_timestamp(),"
+                " end_message = CASE WHEN leave_requested THEN $2 ELSE $3 END"
+                " WHERE table_id = ANY($1::uuid[]) AND state = 'matching'"
+                f" RETURNING {tickets.ENDED}, state",
+                given_up,
+                tickets.LEFT,
+                NOT_STARTED,
+            )
+            for outcome in ("cancelled", "expired"):
+                tickets.record_ended([r for r in rows if r["state"] == outcome], outcome)
+            log.error("matches_given_up", tables=len(given_up), tickets=len(rows))
             woken += [r["id"] for r in rows]
         # RETURNING, not a lookup by table id: no index serves that one.
         await tickets.notify(con, woken)

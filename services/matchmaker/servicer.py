@@ -406,11 +406,10 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
             # ticket then stays queued (GetTicket tells its fate), no error.
             with contextlib.suppress(*DB_ERRORS):
                 if host and invite_code:
-                    await tickets.cancel_private(
-                        self._pool, invite_code, "The host closed the private table."
-                    )
-                else:
-                    await tickets.cancel(self._pool, ticket_id, "You left the queue.")
+                    await tickets.cancel_private(self._pool, invite_code, tickets.HOST_LEFT)
+                # Whatever state it is in: a ticket whose table is being set up
+                # keeps the wish to leave.
+                await tickets.cancel(self._pool, ticket_id, tickets.LEFT)
 
         task = asyncio.ensure_future(work())
         self._background.add(task)
@@ -549,11 +548,14 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
                 and row.state == "queued"
                 and await self._pool.fetchval("SELECT is_host FROM tickets WHERE id = $1", row.id)
             ):
-                await tickets.cancel_private(
-                    self._pool, row.invite_code, "The host closed the private table."
+                await tickets.cancel_private(self._pool, row.invite_code, tickets.HOST_LEFT)
+            elif await tickets.cancel(self._pool, row.id, tickets.LEFT) is None:
+                raise Refused(
+                    grpc.StatusCode.FAILED_PRECONDITION,
+                    "TICKET_MATCHING",
+                    "Your table is being set up: it is too late to leave the queue."
+                    " You can leave the table once you are seated.",
                 )
-            else:
-                await tickets.cancel(self._pool, row.id, "You left the queue.")
             return mm.CancelResponse(
                 ticket=self.ticket_message(await self._own(request.ticket_id, player))
             )

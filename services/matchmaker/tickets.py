@@ -339,11 +339,13 @@ ENDED = (
 )
 """What `record_ended` reads of a ticket that just ended."""
 HOST_LEFT = "The host closed the private table."
+LEFT = "You left the queue."
 HOST_EXPIRED = "The private table was not full in time: its host's ticket expired."
 
 
-async def cancel(db: Connection | Pool, ticket_id: uuid.UUID, message: str) -> bool:
-    """Cancel a queued ticket; a ticket already matching or ended stays as it is."""
+async def cancel(db: Connection | Pool, ticket_id: uuid.UUID, message: str) -> bool | None:
+    """Cancel a queued ticket: True. A ticket whose table is being set up cannot
+    be taken off it; the wish is kept (see `matcher`): None. An ended one: False."""
     done = await db.fetchrow(
         "UPDATE tickets SET state = 'cancelled', ended_at = now(), end_message = $2"
         f" WHERE id = $1 AND state = 'queued' RETURNING {ENDED}",
@@ -353,7 +355,13 @@ async def cancel(db: Connection | Pool, ticket_id: uuid.UUID, message: str) -> b
     if done is not None:
         record_ended([done], "cancelled")
         await notify(db, [ticket_id])
-    return done is not None
+        return True
+    leaving = await db.fetchval(
+        "UPDATE tickets SET leave_requested = true WHERE id = $1 AND state = 'matching'"
+        " RETURNING true",
+        ticket_id,
+    )
+    return None if leaving else False
 
 
 async def cancel_private(db: Connection | Pool, invite_code: str, message: str) -> None:

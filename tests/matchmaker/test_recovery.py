@@ -10,6 +10,7 @@ import uuid
 from collections.abc import AsyncIterator, Coroutine, Iterator
 from typing import Any
 
+import grpc
 import pytest
 
 from services.common.pb.rummy.v1 import matchmaker_pb2 as mm
@@ -17,7 +18,19 @@ from services.matchmaker import matcher as matcher_module
 from services.matchmaker.matcher import Plan
 from tests.game.harness import Player, start_server
 
-from .harness import WAIT_S, Backend, Store, Waiter, backend, enqueue, get_ticket, players, store
+from .harness import (
+    WAIT_S,
+    Backend,
+    Store,
+    Waiter,
+    backend,
+    enqueue,
+    get_ticket,
+    players,
+    refusal,
+    store,
+    stub,
+)
 
 SIZES = (2, 2, 3, 3, 4, 4)
 """Six tables: 18 players."""
@@ -229,3 +242,64 @@ async def test_another_replica_completes_what_one_without_the_game_service_began
             # The broken replica keeps failing; a healthy one takes over.
             await b.add_replica(matching=True)
             await check_completed(db, waiters, planned)
+
+
+async def test_tickets_of_a_table_never_created_end_saying_so(
+    fresh_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(matcher_module, "GIVE_UP_S", 1.0)
+    async with backend(fresh_dsn, replicas=0) as b, store(fresh_dsn) as db:
+        with dead_port() as (_, port):
+            broken = await b.add_replica(game_target=f"127.0.0.1:{port}", matching=True)
+            alice, bob, carol, dan = await players(b.channel(broken), 4)
+            waiters = [await enqueue(p, table_size=2) for p in (alice, bob, carol, dan)]
+
+            async def all_matching(s: Store) -> bool:
+                return await s.count("SELECT count(*) FROM tickets WHERE state = 'matching'") == 4
+
+            await db.eventually(all_matching, "both tables are planned")
+            # Leaving now is too late (the table may exist already): said so, and kept.
+            status, info = await refusal(
+                stub(alice).Cancel(
+                    mm.CancelRequest(ticket_id=waiters[0].ticket_id), metadata=alice.auth
+                )
+            )
+            assert (status, info.reason) == (grpc.StatusCode.FAILED_PRECONDITION, "TICKET_MATCHING")
+            waiters[2].drop()
+            await asyncio.gather(*(w.end() for i, w in enumerate(waiters) if i != 2))
+            assert [w.final.state for w in waiters[:2]] == [
+                mm.TICKET_STATE_CANCELLED,
+                mm.TICKET_STATE_EXPIRED,
+            ]
+            assert waiters[1].final.end_message == matcher_module.NOT_STARTED
+            assert waiters[3].final.state == mm.TICKET_STATE_EXPIRED
+
+            async def all_ended(s: Store) -> bool:
+                return await s.count("SELECT count(*) FROM tickets WHERE ended_at IS NULL") == 0
+
+            await db.eventually(all_ended, "every ticket ended")
+            assert await db.state(waiters[2].ticket_id) == "cancelled"
+            assert await db.count("SELECT count(*) FROM matches WHERE state = 'failed'") == 2
+            # Nobody is stuck: each can queue again.
+            again = await enqueue(bob, table_size=2)
+            assert again.ticket.state == mm.TICKET_STATE_QUEUED
+
+
+async def test_a_player_who_left_during_a_refused_match_is_not_queued_again(
+    fresh_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(matcher_module, "RECOVER_AFTER_S", 0.0)
+    async with backend(fresh_dsn, matching=False) as b, store(fresh_dsn) as db:
+        alice, bob = await players(b.channel(), 2)
+        leaving, staying = await enqueue(alice, table_size=2), await enqueue(bob, table_size=2)
+        # A table the game service refuses for good: its rule set is unknown there.
+        await db.con.execute("UPDATE tickets SET ruleset = 'unknown'")
+        assert len(await b.matcher().claim()) == 1
+        status, info = await refusal(
+            stub(alice).Cancel(mm.CancelRequest(ticket_id=leaving.ticket_id), metadata=alice.auth)
+        )
+        assert (status, info.reason) == (grpc.StatusCode.FAILED_PRECONDITION, "TICKET_MATCHING")
+        assert await b.matcher().recover() == 1
+        await leaving.end()
+        assert leaving.final.state == mm.TICKET_STATE_CANCELLED
+        assert await db.state(staying.ticket_id) == "queued"
