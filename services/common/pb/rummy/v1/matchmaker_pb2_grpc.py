@@ -37,7 +37,9 @@ class MatchmakerServiceStub:
     The waiting calls (Enqueue, CreatePrivateTable, JoinPrivateTable) are
     server streams: first the ticket, then progress now and then, and last
     the match, after which the stream ends with OK. Closing the stream
-    cancels the ticket. A stream that ends with an error, or drops, can be
+    cancels the ticket (as Cancel does: once its table is being set up, the
+    player is seated all the same). A table the game service cannot create
+    within two minutes ends its tickets EXPIRED, saying so. A stream that ends with an error, or drops, can be
     followed up with GetTicket to learn what became of the ticket.
     """
 
@@ -85,7 +87,9 @@ class MatchmakerServiceServicer:
     The waiting calls (Enqueue, CreatePrivateTable, JoinPrivateTable) are
     server streams: first the ticket, then progress now and then, and last
     the match, after which the stream ends with OK. Closing the stream
-    cancels the ticket. A stream that ends with an error, or drops, can be
+    cancels the ticket (as Cancel does: once its table is being set up, the
+    player is seated all the same). A table the game service cannot create
+    within two minutes ends its tickets EXPIRED, saying so. A stream that ends with an error, or drops, can be
     followed up with GetTicket to learn what became of the ticket.
     """
 
@@ -99,8 +103,10 @@ class MatchmakerServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def Cancel(self, request, context):
-        """Cancels one of the caller's tickets. Cancelling a ticket that is no
-        longer queued changes nothing and returns it as it is.
+        """Cancels one of the caller's tickets. Cancelling a ticket that has ended
+        changes nothing and returns it as it is. A ticket whose table is being set
+        up cannot leave it any more: FAILED_PRECONDITION (reason TICKET_MATCHING);
+        if that table cannot be made after all, the ticket ends cancelled.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -179,7 +185,9 @@ class MatchmakerService:
     The waiting calls (Enqueue, CreatePrivateTable, JoinPrivateTable) are
     server streams: first the ticket, then progress now and then, and last
     the match, after which the stream ends with OK. Closing the stream
-    cancels the ticket. A stream that ends with an error, or drops, can be
+    cancels the ticket (as Cancel does: once its table is being set up, the
+    player is seated all the same). A table the game service cannot create
+    within two minutes ends its tickets EXPIRED, saying so. A stream that ends with an error, or drops, can be
     followed up with GetTicket to learn what became of the ticket.
     """
 

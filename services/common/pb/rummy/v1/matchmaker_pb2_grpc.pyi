@@ -32,7 +32,9 @@ class MatchmakerServiceStub:
     The waiting calls (Enqueue, CreatePrivateTable, JoinPrivateTable) are
     server streams: first the ticket, then progress now and then, and last
     the match, after which the stream ends with OK. Closing the stream
-    cancels the ticket. A stream that ends with an error, or drops, can be
+    cancels the ticket (as Cancel does: once its table is being set up, the
+    player is seated all the same). A table the game service cannot create
+    within two minutes ends its tickets EXPIRED, saying so. A stream that ends with an error, or drops, can be
     followed up with GetTicket to learn what became of the ticket.
     """
 
@@ -46,8 +48,10 @@ class MatchmakerServiceStub:
     ErrorInfo metadata key "ticket_id") unless `replace_existing` is set.
     """
     Cancel: grpc.UnaryUnaryMultiCallable[services.common.pb.rummy.v1.matchmaker_pb2.CancelRequest, services.common.pb.rummy.v1.matchmaker_pb2.CancelResponse]
-    """Cancels one of the caller's tickets. Cancelling a ticket that is no
-    longer queued changes nothing and returns it as it is.
+    """Cancels one of the caller's tickets. Cancelling a ticket that has ended
+    changes nothing and returns it as it is. A ticket whose table is being set
+    up cannot leave it any more: FAILED_PRECONDITION (reason TICKET_MATCHING);
+    if that table cannot be made after all, the ticket ends cancelled.
     """
     GetTicket: grpc.UnaryUnaryMultiCallable[services.common.pb.rummy.v1.matchmaker_pb2.GetTicketRequest, services.common.pb.rummy.v1.matchmaker_pb2.GetTicketResponse]
     """The current state of one of the caller's tickets, for example after a
@@ -76,7 +80,9 @@ class MatchmakerServiceAsyncStub(MatchmakerServiceStub):
     The waiting calls (Enqueue, CreatePrivateTable, JoinPrivateTable) are
     server streams: first the ticket, then progress now and then, and last
     the match, after which the stream ends with OK. Closing the stream
-    cancels the ticket. A stream that ends with an error, or drops, can be
+    cancels the ticket (as Cancel does: once its table is being set up, the
+    player is seated all the same). A table the game service cannot create
+    within two minutes ends its tickets EXPIRED, saying so. A stream that ends with an error, or drops, can be
     followed up with GetTicket to learn what became of the ticket.
     """
 
@@ -87,8 +93,10 @@ class MatchmakerServiceAsyncStub(MatchmakerServiceStub):
     ErrorInfo metadata key "ticket_id") unless `replace_existing` is set.
     """
     Cancel: grpc.aio.UnaryUnaryMultiCallable[services.common.pb.rummy.v1.matchmaker_pb2.CancelRequest, services.common.pb.rummy.v1.matchmaker_pb2.CancelResponse]  # type: ignore[assignment]
-    """Cancels one of the caller's tickets. Cancelling a ticket that is no
-    longer queued changes nothing and returns it as it is.
+    """Cancels one of the caller's tickets. Cancelling a ticket that has ended
+    changes nothing and returns it as it is. A ticket whose table is being set
+    up cannot leave it any more: FAILED_PRECONDITION (reason TICKET_MATCHING);
+    if that table cannot be made after all, the ticket ends cancelled.
     """
     GetTicket: grpc.aio.UnaryUnaryMultiCallable[services.common.pb.rummy.v1.matchmaker_pb2.GetTicketRequest, services.common.pb.rummy.v1.matchmaker_pb2.GetTicketResponse]  # type: ignore[assignment]
     """The current state of one of the caller's tickets, for example after a
@@ -116,7 +124,9 @@ class MatchmakerServiceServicer(metaclass=abc.ABCMeta):
     The waiting calls (Enqueue, CreatePrivateTable, JoinPrivateTable) are
     server streams: first the ticket, then progress now and then, and last
     the match, after which the stream ends with OK. Closing the stream
-    cancels the ticket. A stream that ends with an error, or drops, can be
+    cancels the ticket (as Cancel does: once its table is being set up, the
+    player is seated all the same). A table the game service cannot create
+    within two minutes ends its tickets EXPIRED, saying so. A stream that ends with an error, or drops, can be
     followed up with GetTicket to learn what became of the ticket.
     """
 
@@ -137,8 +147,10 @@ class MatchmakerServiceServicer(metaclass=abc.ABCMeta):
         request: services.common.pb.rummy.v1.matchmaker_pb2.CancelRequest,
         context: _ServicerContext,
     ) -> typing.Union[services.common.pb.rummy.v1.matchmaker_pb2.CancelResponse, collections.abc.Awaitable[services.common.pb.rummy.v1.matchmaker_pb2.CancelResponse]]:
-        """Cancels one of the caller's tickets. Cancelling a ticket that is no
-        longer queued changes nothing and returns it as it is.
+        """Cancels one of the caller's tickets. Cancelling a ticket that has ended
+        changes nothing and returns it as it is. A ticket whose table is being set
+        up cannot leave it any more: FAILED_PRECONDITION (reason TICKET_MATCHING);
+        if that table cannot be made after all, the ticket ends cancelled.
         """
 
     @abc.abstractmethod
