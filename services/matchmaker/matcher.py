@@ -121,6 +121,8 @@ class Matcher:
         self._in_flight = asyncio.Semaphore(CREATE_IN_FLIGHT)
         self._singles = asyncio.Semaphore(CREATE_IN_FLIGHT * CREATE_BATCH)
         self._batched = True
+        self._after: tickets.Place | None = None
+        """Where the next claim starts in the queue (None: at its oldest ticket)."""
 
     async def run(self) -> None:
         """Claim batch after batch; each batch's tables are created in the background
@@ -182,10 +184,16 @@ class Matcher:
         return sum(len(p.seats) for p in plans)
 
     async def claim(self) -> list[Plan]:
-        """Group queued tickets and record their matches (`creating`), in one commit."""
+        """Group queued tickets and record their matches (`creating`), in one commit.
+
+        A claim takes the oldest `batch` tickets. When they fill the batch and seat
+        nobody (thousands of private tables waiting for friends, say), the next
+        claim takes the tickets after them, and so on to the end of the queue and
+        back to its start: every ticket is looked at, however many older ones wait."""
         async with self._pool.acquire() as con, con.transaction():
-            queue = await tickets.queued(con, self._batch)
+            queue = await tickets.queued(con, self._batch, self._after)
             plans = [_plan(g, queue) for g in form_tables(queue.waiting, queue.now_ms)]
+            self._after = queue.last if not plans else None
             if not plans:
                 return []
             await con.executemany(

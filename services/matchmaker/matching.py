@@ -69,6 +69,7 @@ class Group:
 
 
 def _close(a: Waiting, b: Waiting, now_ms: int) -> bool:
+    """Whether two tickets may sit at one table (every pair at a table must be)."""
     if not (a.by_rating or b.by_rating):
         return True
     # The more patient ticket's window decides, so a long wait always ends.
@@ -116,9 +117,12 @@ class _Rest:
     def all(self) -> list[Waiting]:
         return [t for t in self.queue[self.start :] if t.ticket_id not in self.seated]
 
-    def mates(self, anchor: Waiting, size: int, now_ms: int) -> list[Waiting]:
+    def mates(
+        self, anchor: Waiting, size: int, now_ms: int, *, with_bots: bool = False
+    ) -> list[Waiting]:
         """The oldest ``size - 1`` of them (or fewer, if that is all there is) that
-        take a table of ``size`` with ``anchor``."""
+        take a table of ``size`` with ``anchor`` and each other; ``with_bots``: only
+        those who accept bots at their table."""
         found: list[Waiting] = []
         for j in range(self.start, len(self.queue)):
             if len(found) == size - 1:
@@ -127,7 +131,9 @@ class _Rest:
             if (
                 t.ticket_id not in self.seated
                 and t.takes(size, now_ms)
+                and (t.fill_bots_ms or not with_bots)
                 and _close(anchor, t, now_ms)
+                and all(_close(m, t, now_ms) for m in found)
             ):
                 found.append(t)
         return found
@@ -141,8 +147,10 @@ def _group_for(anchor: Waiting, rest: _Rest, now_ms: int) -> Group | None:
         if len(mates) == size - 1:
             return Group(size, (anchor, *mates))
     if anchor.wants_bots(now_ms):
+        # A training table: the humans who asked for bots too (whenever their own
+        # wait for them ends: company is better than bots sooner), never others.
         size = anchor.table_size
-        mates = rest.mates(anchor, size, now_ms)
+        mates = rest.mates(anchor, size, now_ms, with_bots=True)
         return Group(size, (anchor, *mates), bots=size - 1 - len(mates))
     return None
 

@@ -41,6 +41,9 @@ _STATES = {
 }
 FINAL = ("matched", "cancelled", "expired")
 CANCEL_WAIT_S = 5.0
+CODE_DRAWS = 4
+"""Invite codes a new private table draws before giving up (another table
+waiting with the same code: about one chance in a billion each)."""
 """How long a new ticket waits for the player's previous one to be cancelled."""
 
 
@@ -464,16 +467,26 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
 
         async def start() -> TicketRow:
             ruleset, options = table_wanted(request)
-            code = tickets.new_invite_code()
-            return await self._queue(
-                player,
-                table_size=request.table_size,
-                ruleset=ruleset,
-                options=options,
-                family=f"invite:{code}",
-                invite_code=code,
-                is_host=True,
-                fill_bots_ms=min(request.fill_with_bots_after_ms, 3_600_000),
+            for _ in range(CODE_DRAWS):
+                code = tickets.new_invite_code()
+                try:
+                    return await self._queue(
+                        player,
+                        table_size=request.table_size,
+                        ruleset=ruleset,
+                        options=options,
+                        family=f"invite:{code}",
+                        invite_code=code,
+                        is_host=True,
+                        fill_bots_ms=min(request.fill_with_bots_after_ms, 3_600_000),
+                    )
+                except asyncpg.UniqueViolationError as error:
+                    if error.constraint_name != tickets.LIVE_INVITE_INDEX:
+                        raise
+            raise Refused(
+                grpc.StatusCode.UNAVAILABLE,
+                "INVITE_CODES_EXHAUSTED",
+                "No invite code is free right now: try again in a moment.",
             )
 
         row = await self._guarded(context, start())

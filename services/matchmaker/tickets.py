@@ -23,6 +23,8 @@ from .matching import Waiting
 
 CHANNEL = "tickets"
 INVITE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+LIVE_INVITE_INDEX = "tickets_live_invite_idx"
+"""The unique index that keeps waiting private tables' codes apart."""
 """No 0/O or 1/I: codes are read aloud and typed on phones."""
 
 LIVE = ("queued", "matching")
@@ -400,17 +402,31 @@ class Queue:
     """Ticket id -> display name."""
     games: dict[str, tuple[str, dict[str, int]]]
     """Family -> (rule set, options)."""
+    last: Place | None = None
+    """Where the claim stopped, when it took all it could (more may wait after)."""
 
 
-async def queued(con: Connection, limit: int) -> Queue:
-    """Lock queued tickets (others' locks are skipped); also the database clock."""
+@dataclass(frozen=True, slots=True)
+class Place:
+    """A ticket's place in the queue: its creation time, then its id."""
+
+    created_at: datetime
+    ticket_id: uuid.UUID
+
+
+async def queued(con: Connection, limit: int, after: Place | None = None) -> Queue:
+    """Lock up to ``limit`` queued tickets, oldest first (from ``after`` on, if
+    given); others' locks are skipped. Also the database clock."""
     rows = await con.fetch(
         "SELECT id, player_id, display_name, family, table_size, rating, mode, invite_code,"
-        " is_host, accept_smaller_ms, fill_bots_ms, ruleset, options,"
+        " is_host, accept_smaller_ms, fill_bots_ms, ruleset, options, created_at,"
         " (extract(epoch from created_at) * 1000)::bigint AS created_ms"
         " FROM tickets WHERE state = 'queued' AND expires_at > now()"
-        " ORDER BY created_at LIMIT $1 FOR UPDATE SKIP LOCKED",
+        " AND ($2::timestamptz IS NULL OR (created_at, id) > ($2, $3::uuid))"
+        " ORDER BY created_at, id LIMIT $1 FOR UPDATE SKIP LOCKED",
         limit,
+        after.created_at if after else None,
+        after.ticket_id if after else None,
     )
     now_ms: int = await con.fetchval("SELECT (extract(epoch from now()) * 1000)::bigint")
     waiting = [
@@ -431,7 +447,8 @@ async def queued(con: Connection, limit: int) -> Queue:
     ]
     names = {str(r["id"]): r["display_name"] for r in rows}
     games = {r["family"]: (r["ruleset"], json.loads(r["options"])) for r in rows}
-    return Queue(waiting, now_ms, names, games)
+    last = Place(rows[-1]["created_at"], rows[-1]["id"]) if len(rows) == limit else None
+    return Queue(waiting, now_ms, names, games, last)
 
 
 @dataclass(frozen=True, slots=True)

@@ -137,6 +137,17 @@ def test_a_far_rated_ticket_does_not_block_the_queue() -> None:
     assert seats(form_tables(queue, now_ms=5)) == [("t1", "t2")]
 
 
+def test_every_player_at_a_rated_table_is_close_to_every_other() -> None:
+    # t1 and t2 are each within 100 points of t0, but 200 apart: not together.
+    queue = [
+        ticket(0, family=RATED, rating=1500, size=3),
+        ticket(1, family=RATED, rating=1400, size=3),
+        ticket(2, family=RATED, rating=1600, size=3),
+        ticket(3, family=RATED, rating=1450, size=3),
+    ]
+    assert seats(form_tables(queue, now_ms=5)) == [("t0", "t1", "t3")]
+
+
 def test_fifo_queues_ignore_ratings() -> None:
     queue = [ticket(0, rating=100), ticket(1, rating=3000)]
     assert seats(form_tables(queue, now_ms=0)) == [("t0", "t1")]
@@ -190,11 +201,17 @@ def test_bots_fill_the_empty_seats_after_the_wait() -> None:
     assert groups[0].size == 4 and groups[0].bots == 3
 
 
-def test_bots_take_only_the_seats_humans_cannot() -> None:
-    queue = [ticket(0, size=4, bots=5_000), ticket(1, size=4), ticket(2, size=3)]
+def test_bots_sit_only_with_humans_who_asked_for_them() -> None:
+    # t3 asked for bots later than now: company sooner is no worse. t1 never asked.
+    queue = [
+        ticket(0, size=4, bots=5_000),
+        ticket(1, size=4),
+        ticket(2, size=3, bots=1_000),
+        ticket(3, size=4, bots=60_000, at=10),
+    ]
     groups = form_tables(queue, now_ms=6_000)
-    assert seats(groups) == [("t0", "t1")]
-    assert groups[0].size == 4 and groups[0].bots == 2
+    assert seats(groups) == [("t0", "t3"), ("t2",)]
+    assert [(g.size, g.bots) for g in groups] == [(4, 2), (3, 2)]
 
 
 def test_no_bots_for_tickets_that_did_not_ask() -> None:
@@ -329,11 +346,13 @@ def test_every_group_is_well_formed(case: tuple[list[Waiting], int]) -> None:
             continue
         for t in g.tickets:
             assert g.size in t.sizes(now), "a ticket sits at a size it does not accept"
-            assert abs(t.rating - anchor.rating) <= max(t.window(now), anchor.window(now)) or (
-                not t.by_rating
-            )
+            for other in g.tickets:
+                assert not t.by_rating or abs(t.rating - other.rating) <= max(
+                    t.window(now), other.window(now)
+                ), "two players too far apart in rating"
         if g.bots:
             assert anchor.wants_bots(now) and g.size == anchor.table_size
+            assert all(t.fill_bots_ms for t in g.tickets), "bots for someone who did not ask"
         # Seat order is queue order, the anchor first.
         assert list(g.tickets) == sorted(g.tickets, key=order)
 
@@ -355,6 +374,8 @@ def test_fifo_skips_nobody_who_could_sit_with_an_older_ticket(
         for t in left:
             if t.family != anchor.family or g.size not in t.sizes(now):
                 continue
+            if g.bots and not t.fill_bots_ms:
+                continue  # bots only sit with players who asked for them
             if order(t) < order(anchor):
                 # An older ticket that fits would have been seated first, unless this
                 # table only formed because its anchor called in bots.
@@ -425,7 +446,7 @@ def plainly_seated(waiting: Sequence[Waiting], now: int) -> list[Group]:
                         break
                 if group is None and anchor.wants_bots(now):
                     size = anchor.table_size
-                    fits = fitting(anchor, rest, size, now)
+                    fits = fitting(anchor, rest, size, now, bots=True)
                     group = Group(
                         size, (anchor, *fits[: size - 1]), bots=size - len(fits[: size - 1]) - 1
                     )
@@ -437,8 +458,19 @@ def plainly_seated(waiting: Sequence[Waiting], now: int) -> list[Group]:
     return groups
 
 
-def fitting(anchor: Waiting, rest: list[Waiting], size: int, now: int) -> list[Waiting]:
-    return [t for t in rest if size in sizes_taken(t, now) and close(anchor, t, now)]
+def fitting(
+    anchor: Waiting, rest: list[Waiting], size: int, now: int, *, bots: bool = False
+) -> list[Waiting]:
+    """The later tickets, oldest first, that take ``size`` and are close to the
+    anchor and to every one taken before them; at a bot table, only those who
+    asked for bots."""
+    found: list[Waiting] = []
+    for t in rest:
+        if bots and not t.fill_bots_ms:
+            continue
+        if size in sizes_taken(t, now) and all(close(m, t, now) for m in (anchor, *found)):
+            found.append(t)
+    return found
 
 
 def sizes_taken(t: Waiting, now: int) -> list[int]:

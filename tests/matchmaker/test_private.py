@@ -6,6 +6,7 @@ import asyncio
 import uuid
 
 import grpc
+import pytest
 
 from services.common.errors import error_info
 from services.common.pb.rummy.v1 import matchmaker_pb2 as mm
@@ -235,3 +236,34 @@ async def test_friends_joining_at_once_take_no_more_seats_than_the_table_has(
             == 3
         )
         assert await b.matcher().match_once() == 3
+
+
+async def test_private_tables_waiting_for_friends_do_not_hold_up_the_public_queue(
+    fresh_dsn: str,
+) -> None:
+    async with backend(fresh_dsn, matching=False) as b, store(fresh_dsn) as db:
+        hosts = await players(b.channel(), 3, "H")
+        ann, ben = await players(b.channel(), 2, "Q")
+        for h in hosts:
+            await host(h, table_size=4)
+        pair = [await enqueue(ann, table_size=2), await enqueue(ben, table_size=2)]
+        matcher = b.matcher()
+        matcher._batch = 3  # a claim sees only the three private tables at first
+        seated = 0
+        for _ in range(3):
+            seated += await matcher.match_once()
+        assert seated == 2
+        await asyncio.gather(*(w.end() for w in pair))
+        assert all(w.match is not None for w in pair)
+        assert await db.count("SELECT count(*) FROM tickets WHERE state = 'queued'") == 3
+
+
+async def test_a_new_table_never_gets_a_code_already_waiting(
+    fresh_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    draws = iter(["SAME22", "SAME22", "OTHER3"])
+    monkeypatch.setattr(tickets, "new_invite_code", lambda: next(draws))
+    async with backend(fresh_dsn, matching=False) as b:
+        first, second = await players(b.channel(), 2)
+        assert (await host(first, table_size=2)).ticket.invite_code == "SAME22"
+        assert (await host(second, table_size=2)).ticket.invite_code == "OTHER3"

@@ -464,12 +464,15 @@ async def test_progress_tells_the_players_waiting_in_the_queue_and_the_place(
 
 async def test_bots_fill_the_empty_seats_after_the_wait(fresh_dsn: str) -> None:
     async with backend(fresh_dsn, matching=False) as b, store(fresh_dsn) as db:
-        alice, bob = await players(b.channel(), 2)
+        alice, bob, carol = await players(b.channel(), 3)
         waiter = await enqueue(alice, table_size=4, fill_with_bots_after_ms=60_000)
-        bobs = await enqueue(bob, table_size=4)
+        # Bob would take bots too, later; Carol never asked for them.
+        carols = await enqueue(carol, table_size=4)
+        bobs = await enqueue(bob, table_size=4, fill_with_bots_after_ms=120_000)
         assert await b.matcher().match_once() == 0, "alice's wait is not over"
         await db.backdate(waiter.ticket_id, 60)
         assert await b.matcher().match_once() == 2
+        assert await db.state(carols.ticket_id) == "queued"
         await asyncio.gather(waiter.end(), bobs.end())
         assert waiter.match is not None and bobs.match is not None
         assert waiter.match.table_id == bobs.match.table_id
