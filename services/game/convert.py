@@ -257,7 +257,7 @@ def table_event(
             out.joker_swapped.CopyFrom(
                 table_pb2.JokerSwapped(
                     joker=card(deck, seen.joker),
-                    replacements=cards(deck, [seen.replacement]),
+                    replacements=cards(deck, [seen.replacement, seen.second]),
                     meld=meld_view(seen.meld, rules),
                 )
             )
@@ -314,10 +314,13 @@ def table_event(
         case ev.Claimed():
             out.kind = table_pb2.EVENT_KIND_CLAIMED
             out.seat = seen.seat
+            # Whether a penalty card was taken is public, which one is its taker's: ask
+            # the logged event, since a hidden card and no card look alike once hidden.
+            taken = isinstance(event, ev.Claimed) and event.penalty >= 0
             out.claimed.CopyFrom(
                 table_pb2.Claimed(
                     card=card(deck, seen.card),
-                    penalty_count=1 if seen.penalty != -1 or viewer != seen.seat else 0,
+                    penalty_count=1 if taken else 0,
                     penalty_cards=cards(deck, [seen.penalty]),
                 )
             )

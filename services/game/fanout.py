@@ -10,6 +10,12 @@ read once from the log and handed to every local watcher of T, so a lost
 notification costs latency, never an event: a periodic check of the watched
 tables' `last_seq` catches up after any gap, including a reconnect after a
 database outage, and a watcher that sees a gap in the seqs re-reads the log.
+
+A watcher that starts (or resumes) behind the table reads the log itself until
+it has caught up (`caught_up`); only then does it take live events. Until then
+the fan-out queues nothing for it, however long the log it has to read: its
+queue is for a watcher at the table's head, and fills only when that watcher
+reads slower than the table plays.
 """
 
 from __future__ import annotations
@@ -88,6 +94,10 @@ class Subscription:
     overflowed: bool = False
     closed: bool = False
     """The replica is stopping: the watcher should resume on another one."""
+    live: bool = False
+    """Caught up with the log: live events are queued for it. Until then they are not
+    (the watcher reads them from the log), and `missed` says some came."""
+    missed: bool = False
 
 
 async def read_events(
@@ -207,6 +217,22 @@ class Fanout:
         WATCH_STREAMS.inc()
         return sub
 
+    def caught_up(self, sub: Subscription) -> bool:
+        """Called by a watcher that has read the log to its end (``sub.position``):
+        True once it is live, False if events came while it was reading, which it
+        must read too (it is asked again then). Nothing is awaited in between, so
+        no event falls between its last read and its first live one."""
+        if sub.live:
+            return True
+        if sub.missed:
+            sub.missed = False
+            return False
+        sub.live = True
+        # The fan-out has delivered the table up to here, as far as this watcher
+        # knows; a table new to this replica starts here, not from an old seq.
+        self._cursor.setdefault(sub.table_id, sub.position)
+        return True
+
     def unsubscribe(self, sub: Subscription) -> None:
         WATCH_STREAMS.dec()
         table_id = sub.table_id
@@ -242,7 +268,11 @@ class Fanout:
                     return
                 after = self._cursor.get(table_id)
                 if after is None:
-                    after = min(s.position for s in subs)
+                    # Nobody here is live yet: the watchers reading the log will read
+                    # this too (and are told so); the fan-out reads nothing for them.
+                    for sub in subs:
+                        sub.missed = True
+                    return
                 events = await read_events(self._pool, table_id, after)
                 if not events:
                     # The log ends there: the periodic check needs no read until it grows.
@@ -260,6 +290,9 @@ class Fanout:
             self._running.pop(table_id, None)
 
     def _push(self, sub: Subscription, events: list[LoggedEvent]) -> None:
+        if not sub.live:
+            sub.missed = True  # it reads the log before it goes live
+            return
         for item in events:
             if item.seq <= sub.position:
                 continue

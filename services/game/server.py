@@ -37,6 +37,19 @@ SWEEP_BATCH = 100
 MAX_CONNECTION_AGE_MS = 15 * 60 * 1000
 
 
+async def _ended(task: asyncio.Task[None]) -> None:
+    """Cancel a background task and wait for it; however it ended (a failure it
+    died of included) is logged, never raised: shutdown goes on."""
+    task.cancel()
+    try:
+        await task
+    except asyncio.CancelledError:
+        if not task.cancelled():
+            raise  # this stop() itself is being cancelled
+    except Exception:
+        log.exception("background_task_failed", task=task.get_name())
+
+
 @dataclass(frozen=True, slots=True)
 class GameConfig:
     dsn: str
@@ -120,7 +133,10 @@ class GameServer:
         replica thus costs the database one indexed read per interval.
 
         While the database is out of reach the loop backs off (up to 2 s) and logs
-        the first failure and then every twentieth, not one line per poll."""
+        the first failure and then every twentieth, not one line per poll. Any other
+        failure is logged as an error and backed off the same way: the loop itself
+        only ends when the server stops (a table that cannot be fired is put off by
+        `Tables.sweep_once`, so it holds up no other table)."""
         assert self.tables is not None
         interval = self.config.sweep_interval
         failures = 0
@@ -143,7 +159,13 @@ class GameServer:
                 failures += 1
                 if failures % 20 == 1:
                     log.warning("sweep_failed", error=str(error), failures=failures)
-                await asyncio.sleep(min(2.0, interval * 2**failures))
+                await asyncio.sleep(min(2.0, interval * 2 ** min(failures, 10)))
+                continue
+            except Exception:
+                failures += 1
+                if failures % 20 == 1:
+                    log.exception("sweep_crashed", failures=failures)
+                await asyncio.sleep(min(2.0, interval * 2 ** min(failures, 10)))
                 continue
             if not fired:  # else more may have fallen due meanwhile
                 await asyncio.sleep(interval)
@@ -206,9 +228,7 @@ class GameServer:
             # Watchers resume on another replica now rather than at the end of grace.
             self._fanout.close_streams()
         if self._sweeper is not None:
-            self._sweeper.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._sweeper
+            await _ended(self._sweeper)
         if self._server is not None:
             await self._server.stop(self.config.grace if grace is None else grace)
         if self._fanout is not None:

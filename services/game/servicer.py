@@ -19,9 +19,11 @@ from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc
 from . import convert, options
 from .fanout import Fanout, read_events
 from .rules import actions as act
+from .rules.cards import SUITS
 from .rules.events import GameEnded
 from .rules.finder import find_melds
 from .rules.melds import Side
+from .rules.opening import would_be_laid
 from .rules.scoring import meld_points
 from .rules.state import Phase
 from .seating import SeatPlayer
@@ -29,8 +31,13 @@ from .tables import Committed, Refusal, Tables
 
 Resp = TypeVar("Resp", bound=Message)
 MAX_REQUEST_ID = 64
+CREATED_BY_REQUEST = uuid.UUID("5b0e7f3c-2d61-4c9a-9f1e-6a3d8c7b4e21")
+"""Namespace of the table ids CreateTable derives from its caller and request id
+when it is given no table id (UUID version 5)."""
 TABLES_PER_CALL = 100
 """CreateTables: the most tables one call makes (each holds a pool connection a moment)."""
+READ_BATCH = 1000
+"""Events a watcher reads from the log at a time while it catches up."""
 MAX_CARDS = 32
 """No hand or meld ever holds more: anything longer is malformed, not a move."""
 _SIDES = {
@@ -52,6 +59,13 @@ def table_id_of(text: str) -> uuid.UUID:
         raise Malformed("TABLE_ID_INVALID", "That is not a table id.") from None
 
 
+def check_request_id(request_id: str) -> None:
+    if len(request_id) > MAX_REQUEST_ID or not request_id.isprintable():
+        raise Malformed(
+            "REQUEST_ID_INVALID", "The request id must be at most 64 printable characters."
+        )
+
+
 def _ids(values: Any) -> tuple[int, ...]:
     ids = tuple(int(v) for v in values)
     if len(ids) > MAX_CARDS:
@@ -61,7 +75,7 @@ def _ids(values: Any) -> tuple[int, ...]:
 
 def meld_spec(spec: game_pb2.MeldSpec) -> act.MeldSpec:
     suits = tuple((js.card_id, js.suit - 1) for js in spec.joker_suits)
-    if any(s < 0 for _, s in suits):
+    if any(not 0 <= s < len(SUITS) for _, s in suits):
         raise Malformed("SUIT_INVALID", "Name a suit for the joker, or none.")
     return act.MeldSpec(_ids(spec.card_ids), suits)
 
@@ -119,13 +133,13 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
     async def CreateTable(
         self, request: game_pb2.CreateTableRequest, context: grpc.aio.ServicerContext
     ) -> game_pb2.CreateTableResponse:
-        await require_service(context)
-        return await guard(context, self._create(request))
+        claims = await require_service(context)
+        return await guard(context, self._create(request, claims.subject))
 
     async def CreateTables(
         self, request: game_pb2.CreateTablesRequest, context: grpc.aio.ServicerContext
     ) -> game_pb2.CreateTablesResponse:
-        await require_service(context)
+        claims = await require_service(context)
         if not 1 <= len(request.tables) <= TABLES_PER_CALL:
             await errors.abort(
                 context,
@@ -133,12 +147,16 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
                 "TABLES_PER_CALL",
                 f"Create 1 to {TABLES_PER_CALL} tables per call.",
             )
-        results = await asyncio.gather(*(self._create_one(t) for t in request.tables))
+        results = await asyncio.gather(
+            *(self._create_one(t, claims.subject) for t in request.tables)
+        )
         return game_pb2.CreateTablesResponse(results=results)
 
-    async def _create_one(self, request: game_pb2.CreateTableRequest) -> game_pb2.CreateTableResult:
+    async def _create_one(
+        self, request: game_pb2.CreateTableRequest, caller: str
+    ) -> game_pb2.CreateTableResult:
         try:
-            return game_pb2.CreateTableResult(table=await self._create(request))
+            return game_pb2.CreateTableResult(table=await self._create(request, caller))
         except Exception as error:
             refusal = refusal_of_failure(error)
             if refusal is None:
@@ -149,7 +167,9 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
                 )
             )
 
-    async def _create(self, request: game_pb2.CreateTableRequest) -> game_pb2.CreateTableResponse:
+    async def _create(
+        self, request: game_pb2.CreateTableRequest, caller: str
+    ) -> game_pb2.CreateTableResponse:
         try:
             table_options = options.from_message(request.options)
         except ValueError as error:
@@ -159,7 +179,13 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
             raise Malformed("PLAYER_ID_INVALID", "Every seat needs a player id.")
         if not all(p.player_id.isprintable() and p.display_name.isprintable() for p in players):
             raise Malformed("PLAYER_ID_INVALID", "Player ids and names hold printable text only.")
-        table_id = table_id_of(request.table_id) if request.table_id else None
+        check_request_id(request.request_id)
+        table_id = None
+        if request.table_id:
+            table_id = table_id_of(request.table_id)
+        elif request.request_id:
+            # The request id names the table: a retry finds the table the first made.
+            table_id = uuid.uuid5(CREATED_BY_REQUEST, f"{caller}\n{request.request_id}")
         committed = await self._tables.create(
             request.ruleset or "cafe",
             table_options,
@@ -199,17 +225,15 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
             raise Refusal(
                 grpc.StatusCode.PERMISSION_DENIED, "NOT_SEATED", "You have no seat at this table."
             )
-        state = committed.state
+        state, seat = committed.state, committed.seat
         rules = state.ruleset
-        found = find_melds(
-            state.hands[committed.seat], rules, keep_one=rules.must_discard_to_go_out
-        )
-        points = sum(meld_points(m, rules) for m in found.melds)
-        threshold = 0 if state.opened[committed.seat] else rules.opening_threshold
+        found = find_melds(state.hands[seat], rules, keep_one=rules.must_discard_to_go_out)
         return game_pb2.GetHintResponse(
             melds=[game_pb2.MeldSpec(card_ids=m.cards) for m in found.melds],
-            opening_points=points,
-            opens=bool(found.melds) and points >= threshold,
+            opening_points=sum(meld_points(m, rules) for m in found.melds),
+            # As the engine would judge them: the table's threshold, the exemption
+            # of a nearly empty hand, the deal's contract.
+            opens=would_be_laid(state, seat, found.melds),
         )
 
     # --- the moves of a turn -----------------------------------------------
@@ -226,11 +250,7 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
 
         async def run() -> Resp:
             table_id = table_id_of(request.table_id)
-            if len(request.request_id) > MAX_REQUEST_ID or not request.request_id.isprintable():
-                raise Malformed(
-                    "REQUEST_ID_INVALID",
-                    "The request id must be at most 64 printable characters.",
-                )
+            check_request_id(request.request_id)
             expected = request.expected_version if request.HasField("expected_version") else None
 
             def respond(committed: Committed) -> Resp:
@@ -298,8 +318,13 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
         self, request: game_pb2.SwapJokerRequest, context: grpc.aio.ServicerContext
     ) -> game_pb2.SwapJokerResponse:
         def build() -> act.Action:
-            if len(request.replacement_card_ids) != 1:
-                raise Malformed("SWAP_INVALID", "Name the one card that takes the joker's place.")
+            put_in = _ids(request.replacement_card_ids)
+            if not 1 <= len(put_in) <= 2:
+                raise Malformed(
+                    "SWAP_INVALID",
+                    "Name the card that takes the joker's place (both missing cards of a brelan"
+                    " in classic).",
+                )
             new_meld = meld_spec(request.new_meld) if request.HasField("new_meld") else None
             lay_off = None
             if request.HasField("lay_off"):
@@ -308,9 +333,10 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
             return act.SwapJoker(
                 request.meld_id,
                 request.joker_card_id,
-                request.replacement_card_ids[0],
+                put_in[0],
                 new_meld,
                 lay_off,
+                second=put_in[1] if len(put_in) == 2 else -1,
             )
 
         return await self._parsed(context, request, build, game_pb2.SwapJokerResponse)
@@ -384,7 +410,7 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
         try:
             while True:
                 try:
-                    batch = await read_events(self._pool, table_id, position)
+                    batch = await read_events(self._pool, table_id, position, READ_BATCH)
                 except DB_ERRORS:
                     await errors.abort(
                         context,
@@ -402,9 +428,19 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
                     position = sub.position = item.seq
                     if isinstance(item.event, GameEnded):
                         return
-                if batch and len(batch) >= 1000:
+                if len(batch) >= READ_BATCH:
                     continue
                 del batch
+                if sub.closed:
+                    await errors.abort(
+                        context,
+                        grpc.StatusCode.UNAVAILABLE,
+                        "RESUME_REQUIRED",
+                        "The server is restarting: resume from your last event.",
+                        metadata={"after_seq": str(position)},
+                    )
+                if not self._fanout.caught_up(sub):
+                    continue  # the table moved while the log was read: read on
                 # Live: wait for the fan-out; anything it skipped is re-read above.
                 while True:
                     if (sub.overflowed or sub.closed) and sub.queue.empty():

@@ -42,6 +42,7 @@ from google.protobuf.message import Message
 
 from services.common import metrics, rating
 from services.common.db import Connection, Pool
+from services.common.errors import DB_ERRORS
 
 from . import eventlog
 from .autoplay import BOT_DELAY_MS, bot_claims, bot_turn
@@ -186,10 +187,22 @@ _CREATE = (
     " SELECT count(*) AS made,"
     " (extract(epoch from clock_timestamp()) * 1000)::bigint AS now_ms FROM made"
 )
+_MADE = (
+    "SELECT ruleset, options::text AS options, (SELECT max(seq) FROM table_events"
+    " WHERE table_id = $1 AND version = 1) AS first_seq FROM tables WHERE id = $1"
+)
+"""What a create stored, to tell a retry of it from another table under its id."""
 _REMEMBER_REFUSAL = (
     "INSERT INTO action_requests (table_id, player_id, request_id, error)"
     " VALUES ($1, $2, $3, $4::jsonb) ON CONFLICT DO NOTHING RETURNING true"
 )
+SWEEP_RETRY_S = 1.0
+SWEEP_RETRY_MAX_S = 300.0
+"""A table whose due turn keeps failing to fire is retried after 1 s, 2 s, 4 s...
+and then every 5 minutes: each failure logs an error, and the table never blocks
+the others' timeouts meanwhile."""
+SWEEP_FAILURES_KEPT = 1024
+"""Failing tables whose count of failures a replica remembers (the oldest go)."""
 CAS_ATTEMPTS = 8
 """Reads and retries of one action that keeps losing races (in play, at most one or two)."""
 
@@ -239,6 +252,14 @@ def _seated(row: asyncpg.Record) -> tuple[SeatPlayer, ...]:
     )
 
 
+def _table_fault(error: Exception) -> bool:
+    """Whether an error firing a table's turn is that table's own: anything but
+    the database failing (an outage, a conflict), which the sweeper waits out."""
+    if isinstance(error, asyncpg.DataError | asyncpg.IntegrityConstraintViolationError):
+        return True  # what the table's state asked the database to store
+    return not isinstance(error, (asyncpg.PostgresError, *DB_ERRORS))
+
+
 def _stale() -> Refusal:
     return Refusal(
         grpc.StatusCode.ABORTED,
@@ -265,6 +286,8 @@ class Tables:
         self._bot_delay_ms = bot_delay_ms
         self._parsed = ParsedStates()
         self._db_clock = DbClock()
+        self._sweep_failures: dict[uuid.UUID, int] = {}
+        """Tables whose due turn failed to fire lately, and how many times in a row."""
         # Production deals come from the OS's cryptographic source.
         self._rng = rng or DealRandom()
 
@@ -385,16 +408,22 @@ class Tables:
                     )
                     self._published(committed)
                     return committed
-                clock = await self._clock(con, table_id)  # made before: a retry
-            # A retried create (the caller chose the id): same seats, same answer.
+            # Made before: a retried create (the caller chose the id, or sent the same
+            # request id), answered as the first time if it asks for the same table.
+            made = await con.fetchrow(_MADE, table_id)
             seated = await self.seats(con, table_id)
-            if [p.player_id for _, p in sorted(seated.items())] != [p.player_id for p in players]:
+            if (
+                made is None
+                or made["ruleset"] != ruleset.name
+                or json.loads(made["options"]) != json.loads(json.dumps(options_json(options)))
+                or [seated[s] for s in sorted(seated)] != list(players)
+            ):
                 raise Refusal(
                     grpc.StatusCode.ALREADY_EXISTS,
                     "TABLE_EXISTS",
                     "A different table already has this id.",
                 )
-            return Committed(table_id, clock["version"], clock["last_seq"], state, None, 0, ())
+            return Committed(table_id, 1, made["first_seq"] or 0, state, None, 0, ())
 
     async def act(
         self,
@@ -711,42 +740,96 @@ class Tables:
     async def sweep_once(self) -> Committed | None:
         """Fire the oldest due turn, if any: a bot's move or a timeout. Exactly once
         across replicas: the row is claimed with SKIP LOCKED and the deadline moves
-        in the same commit."""
-        async with self._pool.acquire() as con, con.transaction():
-            row = await con.fetchrow(CLAIM_DUE)
-            if row is None:
+        in the same commit. None when nothing fired.
+
+        A table whose turn cannot be fired (a state that does not load, a bot or
+        engine fault) is put off with a growing delay and logged, so it never holds
+        up the other tables' timeouts: being the oldest due row, every replica
+        would otherwise claim it first, and fail, forever."""
+        async with self._pool.acquire() as con:
+            claimed: asyncpg.Record | None = None
+            try:
+                async with con.transaction():
+                    claimed = row = await con.fetchrow(CLAIM_DUE)
+                    if row is None:
+                        return None
+                    fired = await self._fire(con, row)
+            except Exception as error:
+                if claimed is None or not _table_fault(error):
+                    raise
+                await self._put_off(con, claimed, error)
                 return None
-            state = self._read(row["id"], row)
-            now_ms = row["now_ms"]
-            due = state.due_ms()
-            events: list[Event] = []
-            timed_out = False
-            if state.current in row["bot_seats"]:
-                state, events = bot_turn(state, state.current, now_ms)
-            if not events:
-                try:
-                    state, events = apply(state, SYSTEM, Timeout(), now_ms)
-                    timed_out = True
-                except RuleError:
-                    # Not due yet (a stuck bot, or a column written ahead of the
-                    # state): wait for the turn's own deadline.
-                    await con.execute(
-                        "UPDATE tables SET turn_deadline = $2 WHERE id = $1",
-                        row["id"],
-                        _deadline(state),
-                    )
-                    return None
-            state, events = self._followed(state, events, now_ms, row["bot_seats"])
-            committed = await self._write(con, row["id"], row, state, events, None)
-        self._parsed.committed(row["id"], state, committed.version, committed.last_seq)
+        if fired is None:
+            return None
+        committed, timed_out, late_ms = fired
+        self._sweep_failures.pop(committed.table_id, None)
+        self._parsed.committed(
+            committed.table_id, committed.state, committed.version, committed.last_seq
+        )
         self._published(committed)
         if timed_out:
             metrics.TIMEOUTS_FIRED.inc()
-            metrics.TIMEOUT_LATENESS.observe(max(0, now_ms - due) / 1000)
+            metrics.TIMEOUT_LATENESS.observe(late_ms / 1000)
         else:
             metrics.ACTIONS.labels("BotTurn", "applied").inc()
         _count_endings(committed)
         return committed
+
+    async def _fire(
+        self, con: Connection, row: asyncpg.Record
+    ) -> tuple[Committed, bool, int] | None:
+        """The claimed table's bot move or timeout, written under its lock: what was
+        committed, whether it was a timeout, and how late (ms). None if not due."""
+        state = self._read(row["id"], row)
+        now_ms = row["now_ms"]
+        due = state.due_ms()
+        events: list[Event] = []
+        timed_out = False
+        if state.current in row["bot_seats"]:
+            state, events = bot_turn(state, state.current, now_ms)
+        if not events:
+            try:
+                state, events = apply(state, SYSTEM, Timeout(), now_ms)
+                timed_out = True
+            except RuleError:
+                # Not due yet (a stuck bot, or a column written ahead of the
+                # state): wait for the turn's own deadline.
+                await con.execute(
+                    "UPDATE tables SET turn_deadline = $2 WHERE id = $1",
+                    row["id"],
+                    _deadline(state),
+                )
+                return None
+        state, events = self._followed(state, events, now_ms, row["bot_seats"])
+        committed = await self._write(con, row["id"], row, state, events, None)
+        return committed, timed_out, max(0, now_ms - due)
+
+    async def _put_off(self, con: Connection, row: asyncpg.Record, error: Exception) -> None:
+        """Move a table whose due turn failed to fire out of the sweep for a while
+        (1 s, then twice as long each time, up to `SWEEP_RETRY_MAX_S`)."""
+        table_id = row["id"]
+        failures = self._sweep_failures.pop(table_id, 0) + 1
+        self._sweep_failures[table_id] = failures
+        while len(self._sweep_failures) > SWEEP_FAILURES_KEPT:
+            del self._sweep_failures[next(iter(self._sweep_failures))]
+        delay_s = min(SWEEP_RETRY_MAX_S, SWEEP_RETRY_S * 2 ** min(failures - 1, 20))
+        log.error(
+            "sweep_table_failed",
+            table_id=str(table_id),
+            version=row["version"],
+            failures=failures,
+            retry_in_s=delay_s,
+            error=repr(error),
+            exc_info=error,
+        )
+        # Only if nobody moved the table meanwhile (the claim's lock is gone).
+        await con.execute(
+            "UPDATE tables SET turn_deadline = clock_timestamp() + make_interval(secs => $3)"
+            " WHERE id = $1 AND version = $2 AND status = 'active'",
+            table_id,
+            row["version"],
+            delay_s,
+        )
 
     async def load(
         self, table_id: uuid.UUID, player_id: str

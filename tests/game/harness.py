@@ -113,19 +113,24 @@ def request_for(table_id: str, action: Action, **common: Any) -> tuple[str, Mess
                 meld_id=action.meld_id, card_ids=action.cards, side=int(action.side), **base
             )
         case SwapJoker():
-            assert action.lay_off is not None
-            placement = game_pb2.LayOffPlacement(
-                meld_id=action.lay_off.meld_id,
-                card_ids=action.lay_off.cards,
-                side=int(action.lay_off.side),
-            )
-            return "SwapJoker", game_pb2.SwapJokerRequest(
+            request = game_pb2.SwapJokerRequest(
                 meld_id=action.meld_id,
                 joker_card_id=action.joker,
-                replacement_card_ids=[action.replacement],
-                lay_off=placement,
+                replacement_card_ids=[action.replacement]
+                + ([action.second] if action.second >= 0 else []),
                 **base,
             )
+            if action.lay_off is not None:
+                request.lay_off.CopyFrom(
+                    game_pb2.LayOffPlacement(
+                        meld_id=action.lay_off.meld_id,
+                        card_ids=action.lay_off.cards,
+                        side=int(action.lay_off.side),
+                    )
+                )
+            elif action.new_meld is not None:
+                request.new_meld.CopyFrom(game_pb2.MeldSpec(card_ids=action.new_meld.cards))
+            return "SwapJoker", request
         case Discard():
             return "Discard", game_pb2.DiscardRequest(card_id=action.card, **base)
         case Leave():

@@ -149,14 +149,38 @@ ANY_PHASE = [
         "TOO_MANY_CARDS",
     ),
     Case(
-        "swap with two replacements",
+        "swap with no replacement",
+        "me",
+        "SwapJoker",
+        lambda t: game_pb2.SwapJokerRequest(table_id=t, meld_id=1, joker_card_id=JOKERS[0]),
+        INVALID,
+        "SWAP_INVALID",
+    ),
+    Case(
+        # One card, or the two missing cards of a classic brelan: never three.
+        "swap with three replacements",
         "me",
         "SwapJoker",
         lambda t: game_pb2.SwapJokerRequest(
-            table_id=t, meld_id=1, joker_card_id=JOKERS[0], replacement_card_ids=[1, 2]
+            table_id=t, meld_id=1, joker_card_id=JOKERS[0], replacement_card_ids=[1, 2, 3]
         ),
         INVALID,
         "SWAP_INVALID",
+    ),
+    Case(
+        "joker suit out of range",
+        "me",
+        "Meld",
+        melds(
+            game_pb2.MeldSpec(
+                card_ids=[JOKERS[0], card("2S"), card("2H")],
+                joker_suits=[
+                    game_pb2.JokerSuit(card_id=JOKERS[0], suit=cards_pb2.Suit.ValueType(7))
+                ],
+            )
+        ),
+        INVALID,
+        "SUIT_INVALID",
     ),
     Case(
         "joker suit not named",

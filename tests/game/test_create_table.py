@@ -13,6 +13,7 @@ import pytest
 
 from services.common.errors import error_info
 from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc, table_pb2
+from services.game.rules.actions import DrawStock
 
 from .harness import address, create_request, deck_order, login, refused, service_auth, start_server
 from .stored import table_db
@@ -95,6 +96,87 @@ async def test_a_retried_create_with_its_own_id_makes_one_table(
     )
     async with table_db(fresh_dsn) as db:
         assert await db.count_tables() == 1
+
+
+@pytest.mark.parametrize("key", ["request_id", "table_id"])
+async def test_a_retried_create_makes_one_table_and_answers_as_the_first_time(
+    channel: grpc.aio.Channel, fresh_dsn: str, key: str
+) -> None:
+    players = [await login(channel, f"P{i}") for i in range(2)]
+    request = with_(create_request(players, deck_order=deck_order(2)), **{key: str(uuid.uuid4())})
+    stub = game_pb2_grpc.GameServiceStub(channel)
+    first = await stub.CreateTable(request, metadata=service_auth())
+    assert first.version == 1
+    again = await stub.CreateTable(request, metadata=service_auth())
+    assert again == first
+    # The table moves on; a late retry still gets the first answer, and changes nothing.
+    for i, p in enumerate(players):
+        p.seat = i
+    await players[0].send(first.table_id, DrawStock())
+    moved = await players[0].view(first.table_id)
+    late = await stub.CreateTable(request, metadata=service_auth())
+    assert late == first
+    now = await players[0].view(first.table_id)
+    assert (now.version, now.last_seq) == (moved.version, moved.last_seq) == (2, 3)
+    # Another key is another table.
+    other = await stub.CreateTable(
+        with_(request, **{key: str(uuid.uuid4())}), metadata=service_auth()
+    )
+    assert other.table_id != first.table_id
+    async with table_db(fresh_dsn) as db:
+        assert await db.count_tables() == 2
+        assert len(await db.log(first.table_id)) == 2 + 1  # the deal, its first turn, a draw
+
+
+@pytest.mark.parametrize("key", ["request_id", "table_id"])
+async def test_a_retry_asking_for_another_table_is_refused(
+    channel: grpc.aio.Channel, fresh_dsn: str, subtests: Any, key: str
+) -> None:
+    players = [await login(channel, f"P{i}") for i in range(2)]
+    seats = list(create_request(players).players)
+    renamed = game_pb2.SeatedPlayer(player_id=seats[1].player_id, display_name="Someone else")
+    stub = game_pb2_grpc.GameServiceStub(channel)
+    request = with_(create_request(players), **{key: str(uuid.uuid4())})
+    first = await stub.CreateTable(request, metadata=service_auth())
+    clashes = [
+        ("another rule set", with_(request, ruleset="rami51")),
+        ("other options", with_(request, options=table_pb2.TableOptions(turn_cap=30))),
+        ("other players", with_(request, players=[seats[1], seats[0]])),
+        ("another name", with_(request, players=[seats[0], renamed])),
+        ("a bot", with_(request, players=[seats[0], with_bot(seats[1])])),
+    ]
+    async with table_db(fresh_dsn) as db:
+        for name, clash in clashes:
+            with subtests.test(msg=name):
+                assert await refused(stub.CreateTable(clash, metadata=service_auth())) == (
+                    grpc.StatusCode.ALREADY_EXISTS,
+                    "TABLE_EXISTS",
+                )
+                assert await db.count_tables() == 1
+                assert len(await db.log(first.table_id)) == 2
+    # The same request is still answered as the first time.
+    assert await stub.CreateTable(request, metadata=service_auth()) == first
+
+
+async def test_a_malformed_create_request_id_is_refused(
+    channel: grpc.aio.Channel, fresh_dsn: str
+) -> None:
+    players = [await login(channel, f"P{i}") for i in range(2)]
+    stub = game_pb2_grpc.GameServiceStub(channel)
+    for request_id in ("r" * 65, "r\x00"):
+        request = with_(create_request(players), request_id=request_id)
+        assert await refused(stub.CreateTable(request, metadata=service_auth())) == (
+            INVALID,
+            "REQUEST_ID_INVALID",
+        )
+    async with table_db(fresh_dsn) as db:
+        assert await db.count_tables() == 0
+
+
+def with_bot(seat: game_pb2.SeatedPlayer) -> game_pb2.SeatedPlayer:
+    return game_pb2.SeatedPlayer(
+        player_id=seat.player_id, display_name=seat.display_name, is_bot=True
+    )
 
 
 @pytest.fixture

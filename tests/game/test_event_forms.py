@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 
 from services.common.pb.rummy.v1 import table_pb2
 from services.game import convert, eventlog
 from services.game.rules import events as ev
-from services.game.rules.ruleset import CLASSIC
+from services.game.rules.cards import NO_SUIT
+from services.game.rules.melds import Meld, MeldKind
+from services.game.rules.ruleset import CLASSIC, CONTRACT
 
 AT = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
@@ -28,3 +31,42 @@ def test_a_buy_back_survives_the_log_and_reaches_every_seat() -> None:
         assert sent.seat == 2
         assert sent.WhichOneof("payload") == "bought_back"
         assert (sent.bought_back.total, sent.bought_back.used) == (54, 1)
+
+
+def test_a_claim_shows_a_penalty_card_to_everyone_only_when_one_was_taken() -> None:
+    card, penalty = CONTRACT.deck.ids_of("7S")[0], CONTRACT.deck.ids_of("9H")[0]
+    # The stock was empty and could not be rebuilt: the claimant took no penalty card.
+    without = ev.Claimed(seat=1, card=card, penalty=-1)
+    for viewer in (0, 1, 2, None):
+        sent = convert.table_event(9, 4, AT, logged(without), viewer, CONTRACT).claimed
+        assert (sent.card.id, sent.penalty_count, list(sent.penalty_cards)) == (card, 0, [])
+    with_penalty = ev.Claimed(seat=1, card=card, penalty=penalty)
+    for viewer in (0, 1, 2, None):
+        sent = convert.table_event(9, 4, AT, logged(with_penalty), viewer, CONTRACT).claimed
+        assert sent.penalty_count == 1
+        # Which card it was is the claimant's alone.
+        assert [c.id for c in sent.penalty_cards] == ([penalty] if viewer == 1 else [])
+
+
+def test_a_joker_swap_names_every_card_put_in_its_place() -> None:
+    deck = CLASSIC.deck
+    eight_s, eight_h, eight_d, eight_c = (deck.ids_of(c)[0] for c in ("8S", "8H", "8D", "8C"))
+    carre = Meld(1, 0, MeldKind.GROUP, (eight_s, eight_h, eight_d, eight_c), 8, NO_SUIT)
+    joker = deck.ids_of("JK")[0]
+    swapped = ev.JokerSwapped(seat=1, joker=joker, replacement=eight_d, meld=carre, second=eight_c)
+    for viewer in (0, 1, None):
+        sent = convert.table_event(12, 6, AT, logged(swapped), viewer, CLASSIC).joker_swapped
+        assert [c.id for c in sent.replacements] == [eight_d, eight_c]
+        assert sent.joker.id == joker
+    # One card, as every swap logged before the second card was recorded.
+    payload = json.loads(eventlog.encode(swapped))
+    del payload["second"]
+    older = eventlog.decode("JokerSwapped", json.dumps(payload).encode())
+    assert older == ev.JokerSwapped(seat=1, joker=joker, replacement=eight_d, meld=carre)
+    sent = convert.table_event(12, 6, AT, older, None, CLASSIC).joker_swapped
+    assert [c.id for c in sent.replacements] == [eight_d]
+
+
+def logged(event: ev.Event) -> ev.Event:
+    """The event as the log gives it back."""
+    return eventlog.decode(eventlog.kind_of(event), eventlog.encode(event))

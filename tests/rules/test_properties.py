@@ -61,7 +61,7 @@ GAMES = int(os.environ.get("RULES_GAMES", "40"))
 # no card. Every field of every view and event must be in one of them, so a new
 # field cannot slip past the leak check unclassified.
 CARD_FIELDS = {"hand", "hands", "cards", "discard", "card", "discard_top", "joker", "replacement"}
-CARD_FIELDS |= {"taken_discard", "penalty", "order"}
+CARD_FIELDS |= {"taken_discard", "penalty", "order", "second"}
 MELD_FIELDS = {"melds", "meld"}
 PLAIN_FIELDS = {
     "viewer",

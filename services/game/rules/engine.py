@@ -28,7 +28,6 @@ from .actions import (
     TakeDiscard,
     Timeout,
 )
-from .contract import check_contract
 from .errors import Reason, RuleError
 from .events import (
     Claimed,
@@ -49,9 +48,9 @@ from .events import (
 from .fairness import commitment
 from .finder import candidates
 from .legal import discardable, legal_actions
+from .opening import check_laying, keep_one
 from .rounds import end_game, end_round, lightest_hand
-from .ruleset import JokerDiscard, Reshuffle, TakenDiscard
-from .scoring import meld_points
+from .ruleset import JokerDiscard, Reshuffle
 from .state import GameState, Phase, SeatStatus
 from .turns import announce, begin_turn, end_turn, taken_card_owed, throw, turn_timeout
 
@@ -133,11 +132,7 @@ def _take_from_hand(hand: list[int], cards: Sequence[int], state: GameState) -> 
 
 
 def _keep_one(state: GameState, left: Sequence[int]) -> None:
-    if state.ruleset.must_discard_to_go_out and not left:
-        raise RuleError(
-            Reason.MUST_KEEP_CARD,
-            "Keep one card: a discard closes every turn, the last one too.",
-        )
+    keep_one(state, len(left))
 
 
 def _require_opened(state: GameState, seat: int, doing: str) -> None:
@@ -320,25 +315,6 @@ def _shape(spec: MeldSpec, state: GameState) -> M.Shape:
     return M.check_meld(spec.cards, state.ruleset, spec.joker_suits)
 
 
-def _check_opening(state: GameState, seat: int, shapes: Sequence[M.Shape], left: int) -> None:
-    rules = state.ruleset
-    if state.opened[seat]:
-        return
-    contract = state.contract()
-    if contract is not None:
-        check_contract(shapes, contract, left)
-        return
-    threshold = state.options.opening_threshold
-    if threshold <= 0 or left <= rules.opening_exempt_left:
-        return
-    points = sum(meld_points(s, rules) for s in shapes)
-    if points < threshold:
-        raise RuleError(
-            Reason.OPENING_TOO_LOW,
-            f"Your opening counts {points} points; it needs at least {threshold}.",
-        )
-
-
 def _meld(state: GameState, seat: int, action: Meld, now: int, events: Events) -> None:
     _require_turn(state, seat, Phase.PLAY)
     if not action.melds:
@@ -346,19 +322,7 @@ def _meld(state: GameState, seat: int, action: Meld, now: int, events: Events) -
     cards = [c for spec in action.melds for c in spec.cards]
     left = _take_from_hand(state.hands[seat], cards, state)
     shapes = [_shape(spec, state) for spec in action.melds]
-    contract = state.contract()
-    if not (contract and contract.no_final_discard and not state.opened[seat]):
-        _keep_one(state, left)
-    _check_opening(state, seat, shapes, len(left))
-    if (
-        state.ruleset.taken_discard is TakenDiscard.USE_IN_OPENING
-        and taken_card_owed(state)
-        and state.taken_discard not in cards
-    ):
-        raise RuleError(
-            Reason.TAKEN_CARD_UNUSED,
-            "Your opening must use the card you took from the discard pile.",
-        )
+    check_laying(state, seat, shapes, cards, len(left))
     placed = tuple(_place(state, seat, shape) for shape in shapes)
     state.hands[seat] = left
     state.opened[seat] = True
@@ -393,8 +357,8 @@ def _lay_off(state: GameState, seat: int, action: LayOff, now: int, events: Even
     _after_play(state, seat, action.cards, now, events)
 
 
-def _swapped(state: GameState, action: SwapJoker, left: list[int]) -> tuple[M.Meld, list[int]]:
-    """The meld after the swap, and the hand without the card(s) put in."""
+def _swapped(state: GameState, action: SwapJoker) -> M.Meld:
+    """The meld after the swap."""
     rules = state.ruleset
     meld = state.melds[_table_meld(state, action.meld_id)]
     if rules.group_swap_completes and meld.kind == M.MeldKind.GROUP and len(meld.cards) == 3:
@@ -403,13 +367,10 @@ def _swapped(state: GameState, action: SwapJoker, left: list[int]) -> tuple[M.Me
                 Reason.SWAP_INVALID,
                 "Take a joker from a brelan by adding both missing cards of the carré.",
             )
-        left = _take_from_hand(left, [action.second], state)
-        return M.complete_group(
-            meld, action.joker, (action.replacement, action.second), rules
-        ), left
+        return M.complete_group(meld, action.joker, (action.replacement, action.second), rules)
     if action.second >= 0:
         raise RuleError(Reason.SWAP_INVALID, "One card takes a joker's place here.")
-    return M.swap_joker(meld, action.joker, action.replacement, rules), left
+    return M.swap_joker(meld, action.joker, action.replacement, rules)
 
 
 def _swap_joker(state: GameState, seat: int, action: SwapJoker, now: int, events: Events) -> None:
@@ -417,8 +378,9 @@ def _swap_joker(state: GameState, seat: int, action: SwapJoker, now: int, events
     _require_opened(state, seat, "swap a joker")
     rules = state.ruleset
     index = _table_meld(state, action.meld_id)
-    left = _take_from_hand(state.hands[seat], [action.replacement], state)
-    swapped, left = _swapped(state, action, left)
+    put_in = [action.replacement] + ([action.second] if action.second >= 0 else [])
+    left = _take_from_hand(state.hands[seat], put_in, state)
+    swapped = _swapped(state, action)
     if action.new_meld is not None and action.lay_off is not None:
         raise RuleError(Reason.SWAP_INVALID, "Put the joker in one place only.")
     placement = action.new_meld.cards if action.new_meld else ()
@@ -449,7 +411,7 @@ def _swap_joker(state: GameState, seat: int, action: SwapJoker, now: int, events
     else:
         left.append(action.joker)
     state.hands[seat] = left
-    events.append(JokerSwapped(seat, action.joker, action.replacement, swapped))
+    events.append(JokerSwapped(seat, action.joker, action.replacement, swapped, action.second))
     if placement:
         events.append(after)
     used = [action.replacement, action.second, *placement]

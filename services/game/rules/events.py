@@ -97,6 +97,8 @@ class JokerSwapped(Event):
     replacement: int
     meld: Meld
     """The meld after the swap; where the joker went follows as its own event."""
+    second: int = -1
+    """`classic`: the second card put in, when a brelan became a carré (-1: none)."""
 
 
 @dataclass(frozen=True, slots=True)

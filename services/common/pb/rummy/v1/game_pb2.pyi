@@ -89,7 +89,12 @@ class CreateTableRequest(google.protobuf.message.Message):
     A caller that chooses it can retry safely and record it beforehand.
     """
     request_id: builtins.str
-    """Optional idempotency key (AIP-155)."""
+    """Optional idempotency key (AIP-155). Without a `table_id`, the table's id
+    is derived from the caller and this key, so a retry answers what the
+    first call did and makes no second table. A retry must ask for the same
+    table (rule set, options, players); another table under the same key or
+    id is refused with ALREADY_EXISTS, reason TABLE_EXISTS.
+    """
     ruleset: builtins.str
     """"cafe", "rami51", "classic" or "contract"."""
     @property
@@ -131,6 +136,7 @@ class CreateTableResponse(google.protobuf.message.Message):
     VERSION_FIELD_NUMBER: builtins.int
     table_id: builtins.str
     version: builtins.int
+    """The table's version once made (1), for a retry too."""
     def __init__(
         self,
         *,
@@ -598,8 +604,11 @@ class SwapJokerRequest(google.protobuf.message.Message):
     joker_card_id: builtins.int
     @property
     def replacement_card_ids(self) -> google.protobuf.internal.containers.RepeatedScalarFieldContainer[builtins.int]:
-        """From the caller's hand: the card the joker stands for. classic takes a
-        joker from a group of three only with both missing cards.
+        """From the caller's hand: the card the joker stands for (one card). classic
+        takes a joker from a group of three only with both missing cards of the
+        four (two cards, in either order); two cards anywhere else are refused
+        with FAILED_PRECONDITION, reason SWAP_INVALID, and none or more than two
+        with INVALID_ARGUMENT, reason SWAP_INVALID.
         """
 
     @property

@@ -1,0 +1,93 @@
+"""The turn-timeout sweeper outlives what goes wrong: an unexpected error is
+logged and the sweep goes on, a table whose turn cannot be fired is put off
+(and logged with its id) without holding up any other table's timeout, and the
+server still stops cleanly afterwards."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Awaitable, Callable
+
+import asyncpg
+import grpc
+import pytest
+from structlog.testing import capture_logs
+
+from services.common.pb.rummy.v1 import table_pb2
+from services.game.server import GameServer
+
+from .harness import LONG_TURNS_MS, address, create_table, kind_is, login, start_server
+
+TIMED_OUT = table_pb2.TURN_PASSED_REASON_TIMED_OUT
+SHORT_TURNS_MS = 300
+
+
+async def a_turn_times_out(channel: grpc.aio.Channel) -> None:
+    """A fresh table's first turn passes by the clock."""
+    players = [await login(channel, f"T{i}") for i in range(2)]
+    table_id = await create_table(channel, players, turn_timer_ms=SHORT_TURNS_MS)
+    watcher = players[1].watch(table_id)
+    try:
+        passed = await watcher.until(kind_is(table_pb2.EVENT_KIND_TURN_PASSED))
+    finally:
+        watcher.cancel()
+    assert (passed.seat, passed.turn_passed.reason) == (0, TIMED_OUT)
+
+
+async def test_a_table_that_cannot_be_fired_is_put_off_and_holds_up_no_other(
+    server: GameServer, channel: grpc.aio.Channel, fresh_dsn: str
+) -> None:
+    players = [await login(channel, f"B{i}") for i in range(2)]
+    broken = await create_table(channel, players, turn_timer_ms=LONG_TURNS_MS)
+    con = await asyncpg.connect(fresh_dsn)
+    try:
+        # A state no replica can read, due long before any other turn: the first
+        # row every sweep claims.
+        await con.execute(
+            "UPDATE tables SET state = 'not a state'::bytea,"
+            " turn_deadline = now() - interval '1 hour' WHERE id = $1",
+            uuid.UUID(broken),
+        )
+        with capture_logs() as logs:
+            await a_turn_times_out(channel)
+        row = await con.fetchrow(
+            "SELECT version, status, turn_deadline > now() AS put_off FROM tables WHERE id = $1",
+            uuid.UUID(broken),
+        )
+    finally:
+        await con.close()
+    assert (row["version"], row["status"], row["put_off"]) == (1, "active", True)
+    failed = [e for e in logs if e["event"] == "sweep_table_failed"]
+    assert failed and {e["table_id"] for e in failed} == {broken}
+    assert all(e["log_level"] == "error" for e in failed)
+
+
+@pytest.fixture
+async def own_server(fresh_dsn: str) -> GameServer:
+    return await start_server(fresh_dsn)
+
+
+async def test_the_sweeper_survives_an_unexpected_error_and_the_server_still_stops(
+    own_server: GameServer,
+) -> None:
+    tables = own_server.tables
+    assert tables is not None
+    due: Callable[[int], Awaitable[int]] = tables.due
+    failures = 0
+
+    async def failing_due(most: int) -> int:
+        nonlocal failures
+        if failures < 3:
+            failures += 1
+            raise RuntimeError("a fault no one planned for")
+        return await due(most)
+
+    tables.due = failing_due  # type: ignore[method-assign]
+    try:
+        with capture_logs() as logs:
+            async with grpc.aio.insecure_channel(address(own_server)) as channel:
+                await a_turn_times_out(channel)
+        assert failures == 3
+        assert any(e["event"] == "sweep_crashed" for e in logs)
+    finally:
+        await own_server.stop(0)  # completes, raising nothing

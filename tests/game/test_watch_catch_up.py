@@ -1,0 +1,74 @@
+"""A watcher that starts far behind a busy table, on a replica that has no live
+watcher of it yet, reads the whole log and then goes live: every event exactly
+once, in order, and no RESUME_REQUIRED for a client that reads as fast as it
+can. (Only a client slower than the table is told to resume.)"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import grpc
+import pytest
+
+from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc, table_pb2
+from services.game.server import GameServer
+
+from .harness import Player, address, login, service_auth, start_server
+
+BACKLOG = 450
+"""Events logged before the watchers start: more than a watcher's queue (256)."""
+LIVE = 20
+"""Events each watcher must then see live, played on the other replica."""
+STARTS = [0, 0, 0, 0, 0, 1, 7, 100, 200, 255]
+"""Where the watchers start: all hundreds of events behind the table."""
+
+
+@pytest.fixture
+async def busy_and_quiet(fresh_dsn: str) -> AsyncIterator[tuple[GameServer, GameServer]]:
+    """Replica A, whose sweeper plays the bots; replica B, which never sweeps, so
+    everything the table does reaches B through the database's notifications."""
+    busy = await start_server(fresh_dsn)
+    quiet = await start_server(fresh_dsn, sweep_interval=3_600.0)
+    try:
+        yield busy, quiet
+    finally:
+        await quiet.stop(0)
+        await busy.stop(0)
+
+
+async def test_watchers_far_behind_catch_up_on_the_other_replica_and_go_live(
+    busy_and_quiet: tuple[GameServer, GameServer],
+) -> None:
+    busy, quiet = busy_and_quiet
+    async with (
+        grpc.aio.insecure_channel(address(busy)) as on_a,
+        grpc.aio.insecure_channel(address(quiet)) as on_b,
+    ):
+        # Two bots play a long game on A, as fast as the server lets them.
+        reply = await game_pb2_grpc.GameServiceStub(on_a).CreateTable(
+            game_pb2.CreateTableRequest(
+                ruleset="cafe",
+                options=table_pb2.TableOptions(rounds=100),
+                players=[
+                    game_pb2.SeatedPlayer(player_id=f"bot-{i}", display_name="Bot", is_bot=True)
+                    for i in range(2)
+                ],
+            ),
+            metadata=service_auth(),
+        )
+        table_id = reply.table_id
+        spectator = await login(on_a, "Spectator")
+        on_a_watch = spectator.watch(table_id)
+        await on_a_watch.until(lambda e: e.seq >= BACKLOG, timeout=60)
+        on_a_watch.cancel()
+
+        on_b_spectator = Player(on_b, spectator.token, spectator.player_id, "Spectator on B")
+        for after in STARTS:
+            head = (await on_b_spectator.view(table_id)).last_seq
+            assert head - after >= BACKLOG - 255
+            watcher = on_b_spectator.watch(table_id, after=after)
+            live_from = head + LIVE
+            await watcher.until(lambda e, last=live_from: e.seq >= last, timeout=60)
+            watcher.cancel()
+            seqs = [e.seq for e in watcher.events]
+            assert seqs == list(range(after + 1, seqs[-1] + 1)), f"from {after}: gap or repeat"
