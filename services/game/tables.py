@@ -704,10 +704,11 @@ class Tables:
         return Committed(table_id, version, logged[-1][0], state, seat, now_ms, tuple(logged))
 
     async def _rate(self, con: Connection, table_id: uuid.UUID, state: GameState) -> None:
-        """Update the ratings of the table's players (bots have none) in the same commit."""
+        """Update the ratings of the table's players in the same commit. A table with
+        bots is a training table: it rates nobody (bots have no rating to win from)."""
         seats = await self.seats(con, table_id)
         humans = [s for s, p in sorted(seats.items()) if not p.is_bot]
-        if len(humans) < 2:
+        if len(humans) < 2 or len(humans) < len(seats):
             return
         ids = [seats[s].player_id for s in humans]
         rows = await con.fetch("SELECT id, rating FROM players WHERE id = ANY($1::text[])", ids)

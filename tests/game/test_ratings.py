@@ -1,0 +1,71 @@
+"""A finished game updates its players' ratings, in the commit that ends it;
+a training table (bots at it) leaves them as they were."""
+
+from __future__ import annotations
+
+import asyncpg
+import grpc
+
+from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc, table_pb2
+from services.common.rating import DEFAULT_RATING
+
+from .harness import GreedyBot, create_table, greedy_turn, login, play_to_end, service_auth
+
+
+async def ratings(dsn: str, player_ids: list[str]) -> list[float]:
+    con = await asyncpg.connect(dsn)
+    try:
+        rows = await con.fetch(
+            "SELECT id, rating FROM players WHERE id = ANY($1::text[])", player_ids
+        )
+    finally:
+        await con.close()
+    found = {r["id"]: r["rating"] for r in rows}
+    return [found[p] for p in player_ids]
+
+
+async def test_a_finished_game_moves_its_players_ratings(
+    channel: grpc.aio.Channel, fresh_dsn: str
+) -> None:
+    players = [await login(channel, f"R{i}") for i in range(4)]
+    ids = [p.player_id for p in players]
+    assert await ratings(fresh_dsn, ids) == [DEFAULT_RATING] * 4
+    table_id = await create_table(channel, players)
+    await play_to_end(players, table_id)
+    view = await players[0].view(table_id)
+    winner = view.round_results[-1].winner_seat
+    after = await ratings(fresh_dsn, [view.seats[s].player_id for s in range(4)])
+    assert after[winner] > DEFAULT_RATING
+    assert min(after) < DEFAULT_RATING
+    assert abs(sum(after) - 4 * DEFAULT_RATING) < 1e-6
+
+
+async def test_a_table_with_bots_leaves_ratings_alone(
+    channel: grpc.aio.Channel, fresh_dsn: str
+) -> None:
+    humans = [await login(channel, f"H{i}") for i in range(2)]
+    stub = game_pb2_grpc.GameServiceStub(channel)
+    created = await stub.CreateTable(
+        game_pb2.CreateTableRequest(
+            ruleset="cafe",
+            players=[
+                *(
+                    game_pb2.SeatedPlayer(player_id=h.player_id, display_name=h.name)
+                    for h in humans
+                ),
+                game_pb2.SeatedPlayer(player_id="bot-r", display_name="Bot", is_bot=True),
+            ],
+        ),
+        metadata=service_auth(),
+    )
+    table_id = created.table_id
+    brain = GreedyBot()
+    watcher = humans[0].watch(table_id)
+    while (event := await watcher.next()) is not None:
+        if event.kind == table_pb2.EVENT_KIND_GAME_ENDED:
+            break
+        if event.kind == table_pb2.EVENT_KIND_TURN_STARTED and event.seat < len(humans):
+            human = humans[event.seat]
+            await greedy_turn(human, table_id, await human.view(table_id), brain)
+    assert (await humans[0].view(table_id)).phase == table_pb2.PHASE_GAME_OVER
+    assert await ratings(fresh_dsn, [h.player_id for h in humans]) == [DEFAULT_RATING] * 2
