@@ -89,13 +89,18 @@ class BotPlayer:
         pacer: Pacer | None = None,
         channels: dict[str, grpc.aio.Channel] | None = None,
         say: Callable[[str], None] = lambda _text: None,
+        game: str = "",
+        tls: bool = False,
     ) -> None:
+        """`game` and `tls` as for `Connection`."""
         self.identity = MemoryIdentity(f"bot-{uuid.uuid4()}")
         self.conn = Connection(
             server,
             self.identity.device_id(),
             name,
             channels=channels,
+            game=game,
+            tls=tls,
             on_rate_limited=self._rate_limited,
         )
         self.choice = choice
@@ -115,7 +120,7 @@ class BotPlayer:
         try:
             while games is None or played < games:
                 match = await matchmaking.queue(self.conn, self.identity, self.choice, self.say)
-                self.conn.use_game(match.game_target)
+                await matchmaking.open_table(self.conn, self.identity, match, self.say)
                 self.table_id = match.table_id
                 self.stats.tables.add(match.table_id)
                 await self.play_table(match.table_id)

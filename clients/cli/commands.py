@@ -19,7 +19,8 @@ Commands (card names are forgiving: 7S, 7s, 10H, th, 7♠, JK):
   m 7S 8S 9S        lay down a meld; several at once: m 7S 8S 9S / QH QD QC
                     (for a run, the order of the cards says what a joker stands for)
   l 3 TS            lay off cards on table meld 3 (add 'low' or 'high' for a joker on a run)
-  s 2 9H            swap the joker of meld 2 for your 9H; the joker is then placed
+  s 2 9H            swap the joker of meld 2 for your 9H, then say where the joker goes
+                    (classic, a joker in a brelan: name both missing cards, s 2 QH QC)
   x QD              discard, which ends your turn
   r                 put back the discard you took (rami51: Reposer), then draw
   c                 claim the discard another player passed over (contract: Puis-je ?)
@@ -70,7 +71,8 @@ class LayOffCommand:
 @dataclass(frozen=True, slots=True)
 class SwapCommand:
     meld: int
-    card: str
+    cards: tuple[str, ...]
+    """The card the joker stands for; in `classic`, a brelan's two missing cards."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,10 +199,12 @@ def parse(line: str) -> Command:
             raise CommandError(f"Name the cards to lay off. {usage}")
         return LayOffCommand(_meld_number(words[0], usage), _cards(words[1:]), side)
     if verb == "swap":
-        usage = "Write it like: s 2 9H"
-        if len(words) != 2:
-            raise CommandError(f"Name a meld number and the card the joker stands for. {usage}")
-        return SwapCommand(_meld_number(words[0], usage), _cards(words[1:])[0])
+        usage = "Write it like: s 2 9H (or s 2 QH QC to complete a brelan)"
+        if len(words) not in (2, 3):
+            raise CommandError(
+                f"Name a meld number and the card (or two) the joker stands for. {usage}"
+            )
+        return SwapCommand(_meld_number(words[0], usage), _cards(words[1:]))
     if len(words) != 1:
         raise CommandError("Name one card to discard: x QD")
     return DiscardCommand(_cards(words)[0])

@@ -58,6 +58,15 @@ CHANNEL_OPTIONS = [
 Notify = Callable[[str], None]
 
 
+def open_channel(target: str, *, tls: bool = False) -> grpc.aio.Channel:
+    """A channel to ``target``: TLS checked against the system's root certificates
+    (a server behind a TLS gateway), or plaintext (a server on this machine)."""
+    if tls:
+        credentials = grpc.ssl_channel_credentials()
+        return grpc.aio.secure_channel(target, credentials, options=CHANNEL_OPTIONS)
+    return grpc.aio.insecure_channel(target, options=CHANNEL_OPTIONS)
+
+
 class Refused(Exception):
     """A call the server answered with an error: its code, reason and sentence."""
 
@@ -136,9 +145,11 @@ class Connection:
         give_up_after: float = GIVE_UP_AFTER_S,
         channels: dict[str, grpc.aio.Channel] | None = None,
         game: str = "",
+        tls: bool = False,
         on_rate_limited: Callable[[], None] | None = None,
     ) -> None:
         """`game`: the game service to use whatever a match says (e.g. behind a tunnel).
+        `tls`: talk TLS to every server (see `open_channel`).
         `channels`: share one channel per target among many players (the bots).
         `on_rate_limited`: told of each call a server turned away for its rate."""
         self.server = server
@@ -151,6 +162,7 @@ class Connection:
         self.token = ""
         self.expires_at = 0.0
         self.game_override = game
+        self.tls = tls
         self.game_target = game or server
         self._owns_channels = channels is None
         self._channels: dict[str, grpc.aio.Channel] = {} if channels is None else channels
@@ -160,7 +172,7 @@ class Connection:
 
     def channel(self, target: str) -> grpc.aio.Channel:
         if target not in self._channels:
-            self._channels[target] = grpc.aio.insecure_channel(target, options=CHANNEL_OPTIONS)
+            self._channels[target] = open_channel(target, tls=self.tls)
         return self._channels[target]
 
     def use_game(self, target: str) -> None:

@@ -22,7 +22,7 @@ import grpc
 
 from . import matchmaking
 from .bots import BotPlayer, Pacer, Stats
-from .connection import CHANNEL_OPTIONS
+from .connection import open_channel
 
 PROGRESS_EVERY_S = 1.0
 PLAIN_PROGRESS_EVERY_S = 10.0
@@ -113,18 +113,34 @@ async def _progress(stats: Stats, out: TextIO) -> None:
 
 
 async def run(
-    server: str, plan: LoadPlan, out: TextIO = sys.stdout, *, as_json: bool = False
+    server: str,
+    plan: LoadPlan,
+    out: TextIO = sys.stdout,
+    *,
+    as_json: bool = False,
+    game: str = "",
+    tls: bool = False,
 ) -> int:
-    """Run the bots; returns the exit status (1 when an unexpected error happened)."""
+    """Run the bots; returns the exit status (1 when an unexpected error happened).
+    `game` and `tls` as for `Connection`."""
     stats = Stats()
     pacer = Pacer(plan.rate)
     channels: dict[str, grpc.aio.Channel] = {}
     bots = [
-        BotPlayer(server, f"cli-bot-{i + 1}", plan.choice, stats, pacer=pacer, channels=channels)
+        BotPlayer(
+            server,
+            f"cli-bot-{i + 1}",
+            plan.choice,
+            stats,
+            pacer=pacer,
+            channels=channels,
+            game=game,
+            tls=tls,
+        )
         for i in range(plan.players)
     ]
     # One channel per server for every bot: one machine, one connection, many players.
-    channels[server] = grpc.aio.insecure_channel(server, options=CHANNEL_OPTIONS)
+    channels[server] = open_channel(server, tls=tls)
     print(
         f"{len(bots)} bots queueing for {plan.choice.players}-player "
         f"{plan.choice.ruleset} tables on {server}.",

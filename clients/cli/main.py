@@ -1,6 +1,8 @@
 """`rummy`: the reference terminal client. It talks only gRPC, as an app would.
 
-    rummy play --server HOST:PORT [--players 2|3|4] [--rules cafe] [--bots] [--name NAME]
+    rummy play --server HOST:PORT [--players 2|3|4] [--rules cafe] [--bots] [table options]
+    rummy host [--players 2|3|4] [--rules cafe] [--bots-after S] [table options]
+    rummy join CODE
     rummy watch TABLE [--server HOST:PORT] [--game HOST:PORT]
     rummy bots N [--server HOST:PORT] [--players P] [--rules R] [--games G]
                  [--tables T --rate R --duration S] [--json]
@@ -9,7 +11,8 @@
     rummy rules show [cafe]
 
 `--server` is the matchmaker (which also signs players in); `make run` prints
-its address. The default is $RUMMY_SERVER, else 127.0.0.1:50052.
+its address. The default is $RUMMY_SERVER, else 127.0.0.1:50052. `--tls` talks
+TLS (system root certificates) to servers behind a TLS gateway.
 """
 
 from __future__ import annotations
@@ -24,14 +27,28 @@ from pathlib import Path
 from . import load, matchmaking, rules_cmd
 from .cards import Style, colour_wanted
 from .connection import Connection, Refused
-from .identity import Identity
-from .play import play
+from .identity import Identity, LastMatch
+from .options import (
+    RULESETS,
+    add_table_options,
+    number,
+    refusal,
+    seconds,
+    table_options,
+    whole,
+)
+from .play import Seek, play
 from .watch import watch
 
 DEFAULT_SERVER = "127.0.0.1:50052"
+MAX_BOTS = 100_000
 EXAMPLES = """examples:
   rummy play --server 127.0.0.1:50052 --bots          a 2-player game against a bot
   rummy play --players 4 --name Ana                   wait for three other people
+  rummy play --rules rami51 --opening 51 --to-200     rami51 to 200, opening at 51
+  rummy play --server rummy.example.com:443 --tls     a server behind a TLS gateway
+  rummy host --players 3 --rules classic              a private table: tells an invite code
+  rummy join K7QX2M                                   take a seat at a friend's table
   rummy watch TABLE_ID                                follow a table
   rummy bots 4 --players 2 --games 2                  two games between bots
   rummy bots 0 --tables 50 --rate 500 --duration 60   load: 50 tables for a minute
@@ -44,8 +61,20 @@ def _server_default() -> str:
     return os.environ.get("RUMMY_SERVER", "").strip() or DEFAULT_SERVER
 
 
-def _common(parser: argparse.ArgumentParser) -> None:
+def _servers(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--server", default=_server_default(), help="matchmaker address HOST:PORT")
+    parser.add_argument(
+        "--game", default="", help="game service HOST:PORT (default: where the match says)"
+    )
+    parser.add_argument(
+        "--tls",
+        action="store_true",
+        help="talk TLS to the servers (behind a TLS gateway; default: plaintext)",
+    )
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    _servers(parser)
     parser.add_argument(
         "--config-dir",
         type=Path,
@@ -53,14 +82,14 @@ def _common(parser: argparse.ArgumentParser) -> None:
         help="where the device id is kept (default: $XDG_CONFIG_HOME/rummy or ~/.config/rummy)",
     )
     parser.add_argument("--name", default=None, help="name shown to the other players")
-    parser.add_argument(
-        "--game", default="", help="game service HOST:PORT (default: where the match says)"
-    )
 
 
-def _queue_options(parser: argparse.ArgumentParser) -> None:
+def _table_choice(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--players", type=int, choices=(2, 3, 4), default=2)
-    parser.add_argument("--rules", default="cafe", help="rule set (default: cafe)")
+    parser.add_argument(
+        "--rules", choices=RULESETS, default="cafe", help="rule set (default: cafe)"
+    )
+    add_table_options(parser)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -74,24 +103,54 @@ def build_parser() -> argparse.ArgumentParser:
 
     play = sub.add_parser("play", help="queue for a quick match and play it")
     _common(play)
-    _queue_options(play)
+    _table_choice(play)
     play.add_argument("--bots", action="store_true", help="fill the empty seats with bots at once")
-    play.add_argument(
-        "--turn-timer", type=float, default=0, help="seconds per turn (default: the server's, 45)"
+
+    host = sub.add_parser("host", help="open a private table, tell its invite code, and play")
+    _common(host)
+    _table_choice(host)
+    host.add_argument(
+        "--bots-after",
+        type=seconds(1, 3600, zero="never"),
+        default=0.0,
+        metavar="SECONDS",
+        help="fill the seats still empty with bots after this long (default: never)",
     )
+
+    join = sub.add_parser("join", help="take a seat at a private table with its invite code")
+    _common(join)
+    join.add_argument("code", help="the invite code the host was given")
 
     watch = sub.add_parser("watch", help="follow a table, as a spectator or from your seat")
     _common(watch)
     watch.add_argument("table", help="table id")
 
     bots = sub.add_parser("bots", help="bot players; with --tables/--rate/--duration, load")
-    bots.add_argument("count", type=int, help="number of bot players")
-    bots.add_argument("--server", default=_server_default(), help="matchmaker address")
-    _queue_options(bots)
-    bots.add_argument("--games", type=int, default=None, help="stop after this many games")
-    bots.add_argument("--tables", type=int, default=None, help="tables to keep in play")
-    bots.add_argument("--rate", type=float, default=0.0, help="actions per second, at most")
-    bots.add_argument("--duration", type=float, default=None, help="stop after these seconds")
+    bots.add_argument(
+        "count",
+        type=whole(0, MAX_BOTS),
+        help="number of bot players (0: as many as the tables need)",
+    )
+    _servers(bots)
+    _table_choice(bots)
+    bots.add_argument(
+        "--games", type=whole(1, MAX_BOTS), default=None, help="stop after this many games"
+    )
+    bots.add_argument(
+        "--tables", type=whole(1, MAX_BOTS), default=None, help="tables to keep in play"
+    )
+    bots.add_argument(
+        "--rate",
+        type=number(0.01, 1e6, "actions per second", zero="no limit"),
+        default=0.0,
+        help="actions per second, at most (default: no limit)",
+    )
+    bots.add_argument(
+        "--duration",
+        type=seconds(0.1, 1e7, zero=None),
+        default=None,
+        help="stop after these seconds (default: when the games are played)",
+    )
     bots.add_argument("--json", action="store_true", help="end with the summary as JSON")
 
     rules = sub.add_parser("rules", help="the rules engine: check a meld, score a hand, show")
@@ -104,13 +163,33 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--rules", default="cafe")
     show = verbs.add_parser("show", help="a rule set in words")
     show.add_argument("name", nargs="?", default="cafe")
+    for command in (play, host, bots):
+        command.set_defaults(parser=command)
     return parser
+
+
+def _choice(args: argparse.Namespace) -> matchmaking.QueueChoice:
+    """The table asked for; a choice the rule set does not allow stops here (exit 2)."""
+    options = table_options(args)
+    reason = refusal(args.rules, options)
+    if reason is not None:
+        args.parser.error(f"these table options do not fit {args.rules}: {reason}")
+    return matchmaking.QueueChoice(
+        players=args.players,
+        ruleset=args.rules,
+        bots=getattr(args, "bots", False) is True,
+        options=options,
+    )
 
 
 def _connection(args: argparse.Namespace) -> tuple[Connection, Identity]:
     identity = Identity(args.config_dir)
     conn = Connection(
-        args.server, identity.device_id(), identity.display_name(args.name), game=args.game
+        args.server,
+        identity.device_id(),
+        identity.display_name(args.name),
+        game=args.game,
+        tls=args.tls,
     )
     conn.notify = print
     return conn, identity
@@ -126,6 +205,19 @@ async def _closing(conn: Connection, work: Callable[[], Awaitable[int]]) -> int:
         await conn.close()
 
 
+def _seek(args: argparse.Namespace) -> Seek:
+    """How `play`, `host` or `join` finds a table when there is none to go back to."""
+    if args.command == "join":
+        return lambda conn, identity, say: matchmaking.join(conn, identity, args.code, say)
+    choice = _choice(args)
+    if args.command == "host":
+        bots_after_ms = round(args.bots_after * 1000)
+        return lambda conn, identity, say: matchmaking.host(
+            conn, identity, choice, bots_after_ms, say
+        )
+    return lambda conn, identity, say: matchmaking.queue(conn, identity, choice, say)
+
+
 def _run(args: argparse.Namespace) -> int:
     if args.command == "rules":
         if args.verb == "check":
@@ -135,25 +227,34 @@ def _run(args: argparse.Namespace) -> int:
         return rules_cmd.show(args.name)
     if args.command == "bots":
         plan = load.LoadPlan(
-            bots=max(1, args.count),
-            choice=matchmaking.QueueChoice(players=args.players, ruleset=args.rules),
+            bots=args.count,
+            choice=_choice(args),
             games=args.games,
             tables=args.tables,
             rate=args.rate,
             duration=args.duration,
         )
-        return asyncio.run(load.run(args.server, plan, as_json=args.json))
-    conn, identity = _connection(args)
-    if args.command == "play":
-        choice = matchmaking.QueueChoice(
-            players=args.players,
-            ruleset=args.rules,
-            bots=args.bots,
-            turn_timer_ms=int(args.turn_timer * 1000),
+        return asyncio.run(
+            load.run(args.server, plan, as_json=args.json, game=args.game, tls=args.tls)
         )
-        return asyncio.run(_closing(conn, lambda: play(conn, identity, choice)))
-    conn.use_game(identity.game_target(args.server))
+    if args.command in ("play", "host", "join"):
+        seek = _seek(args)
+        conn, identity = _connection(args)
+        return asyncio.run(_closing(conn, lambda: play(conn, identity, seek)))
+    conn, identity = _connection(args)
+    target = identity.game_target(args.server) or matchmaking.default_game_target(args.server)
+    conn.use_game(target)
     return asyncio.run(_closing(conn, lambda: watch(conn, args.table)))
+
+
+def _stopped(args: argparse.Namespace) -> str:
+    """What Ctrl-C left behind: a seat, or nothing (a wait ends with its stream)."""
+    last: LastMatch | None = Identity(args.config_dir).last_match(args.server)
+    if last is not None and last.table_id:
+        return "Stopped. Your seat is kept: run `rummy play` again to rejoin."
+    if args.command == "host":
+        return "Stopped before the table filled: the private table is closed."
+    return "Stopped before a table was found: you are no longer waiting for one."
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -161,8 +262,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _run(args)
     except KeyboardInterrupt:
-        if args.command == "play":
-            print("\nStopped. Your seat is kept: run `rummy play` again to rejoin.")
+        if args.command in ("play", "host", "join"):
+            print(f"\n{_stopped(args)}")
         return 130
 
 

@@ -17,8 +17,8 @@ from services.common.pb.rummy.v1 import cards_pb2, game_pb2, table_pb2
 from services.game.rules import actions as act
 from services.game.rules.errors import RuleError
 from services.game.rules.finder import find_melds
-from services.game.rules.melds import Meld, Side, fits, swap_joker
-from services.game.rules.ruleset import preset
+from services.game.rules.melds import Meld, Side, complete_group, fits, swap_joker
+from services.game.rules.ruleset import Ruleset, preset
 
 from . import commands as C
 from .cards import CardError, Style, normalize, pick
@@ -42,9 +42,18 @@ class Request:
     message: Message
 
 
+KEEP_ANSWERS = ("k", "keep", "hand")
+"""Answers that keep a retrieved joker in hand (`classic` allows it)."""
+_SIDE_WORDS = {"low": game_pb2.SIDE_LOW, "<": game_pb2.SIDE_LOW}
+_SIDE_WORDS |= {"high": game_pb2.SIDE_HIGH, ">": game_pb2.SIDE_HIGH}
+
+
 @dataclass(slots=True)
 class SwapPlan:
-    """A joker swap: the request without its placement, and where the joker could go."""
+    """A joker swap: the request without its placement, and where the joker could go.
+
+    The player always chooses: lay the joker off, meld it with cards from hand, or
+    (when the rule set allows) keep it."""
 
     request: game_pb2.SwapJokerRequest
     joker: int
@@ -52,29 +61,52 @@ class SwapPlan:
     """(meld id, side) where the retrieved joker fits."""
     new_meld: list[int] = field(default_factory=list)
     """A new meld of hand cards and the joker, in order, if the hand has one."""
+    may_keep: bool = False
+    """The rule set lets a retrieved joker stay in hand (`classic`)."""
 
-    def lay_off(
-        self, meld_id: int, side: game_pb2.Side.ValueType = game_pb2.SIDE_UNSPECIFIED
-    ) -> Request:
-        self.request.lay_off.CopyFrom(
+    def _request(self) -> game_pb2.SwapJokerRequest:
+        """A fresh copy: each answer builds its own placement."""
+        request = game_pb2.SwapJokerRequest()
+        request.CopyFrom(self.request)
+        return request
+
+    def lay_off(self, meld_id: int, side: game_pb2.Side.ValueType | None = None) -> Request:
+        """The joker laid off on ``meld_id``; with no side named, where it was seen to fit."""
+        if side is None:
+            side = next((s for m, s in self.lay_offs if m == meld_id), game_pb2.SIDE_UNSPECIFIED)
+        request = self._request()
+        request.lay_off.CopyFrom(
             game_pb2.LayOffPlacement(meld_id=meld_id, card_ids=[self.joker], side=side)
         )
-        return Request("SwapJoker", self.request)
+        return Request("SwapJoker", request)
 
     def meld_with(self, cards: list[int]) -> Request:
         """A new meld of these cards; the joker goes last unless it is among them."""
         ids = cards if self.joker in cards else [*cards, self.joker]
-        self.request.new_meld.CopyFrom(game_pb2.MeldSpec(card_ids=ids))
-        return Request("SwapJoker", self.request)
+        request = self._request()
+        request.new_meld.CopyFrom(game_pb2.MeldSpec(card_ids=ids))
+        return Request("SwapJoker", request)
+
+    def keep(self) -> Request:
+        """The joker stays in hand: no placement (refused by rule sets that forbid it)."""
+        return Request("SwapJoker", self._request())
 
     def placement(self, answer: str, hand: Sequence[cards_pb2.Card]) -> Request:
-        """The player's answer: a meld number to lay the joker off on, or the cards of a
-        new meld with it (a `JK` among them marks the joker's place; else it goes last)."""
-        number = answer.strip().strip("[]#")
-        if number.isdigit():
-            return self.lay_off(int(number))
+        """The player's answer: `k` to keep the joker, a meld number to lay it off on
+        (`3 low`/`3 high` for a run's end), or the cards of a new meld with it (a `JK`
+        among them marks the joker's place; else it goes last)."""
+        words = answer.replace(",", " ").split()
+        if len(words) == 1 and words[0].lower() in KEEP_ANSWERS:
+            return self.keep()
+        number = words[0].strip("[]#") if words else ""
+        if number.isdigit() and len(words) <= 2:
+            if len(words) == 1:
+                return self.lay_off(int(number))
+            if words[1].lower() in _SIDE_WORDS:
+                return self.lay_off(int(number), _SIDE_WORDS[words[1].lower()])
+            raise MoveError(f"'{words[1]}' is not a side: write low or high, as in: 3 high")
         try:
-            codes = [normalize(w) for w in answer.replace(",", " ").split()]
+            codes = [normalize(w) for w in words]
         except CardError as error:
             raise MoveError(str(error)) from None
         if "JK" not in codes:
@@ -93,11 +125,19 @@ class SwapPlan:
         codes = {c.id: c.code for c in hand}
         return " ".join(codes.get(i, "JK") for i in self.new_meld)
 
-    def automatic(self) -> Request | None:
-        """The first lay-off that takes the joker; None when the player must choose."""
-        if self.lay_offs:
-            return self.lay_off(*self.lay_offs[0])
-        return None
+    def question(self, hand: Sequence[cards_pb2.Card]) -> str:
+        """What the player is asked once the swap is understood: where the joker goes."""
+        fits = " ".join(f"[{m}]" for m, _ in self.lay_offs)
+        lines = [
+            "Where does the joker go? Type",
+            f"  a meld number to lay it off{f' (it fits on {fits})' if fits else ''}",
+            "  the cards of a new meld with it"
+            + (f" (for example: {self.example(hand)})" if self.new_meld else ""),
+        ]
+        if self.may_keep:
+            lines.append("  k to keep it in hand")
+        lines.append("  nothing to cancel the swap")
+        return "\n".join(lines)
 
 
 def _meld_view(view: table_pb2.TableView, number: int) -> table_pb2.MeldView:
@@ -169,21 +209,22 @@ def swap_plan(view: table_pb2.TableView, command: C.SwapCommand) -> SwapPlan:
     if not jokers:
         raise MoveError(f"Meld [{command.meld}] has no joker.")
     # With no joker standing for that card, send anyway: the server says what it stands for.
-    joker = next((j for j in jokers if _stands_for(meld_view, j, command.card)), jokers[0])
-    replacement = _pick(view, [command.card])[0]
+    first = command.cards[0]
+    joker = next((j for j in jokers if _stands_for(meld_view, j, first)), jokers[0])
+    replacements = _pick(view, list(command.cards))
     request = game_pb2.SwapJokerRequest(
         table_id=view.table_id,
         expected_version=view.version,
         meld_id=command.meld,
         joker_card_id=joker,
-        replacement_card_ids=[replacement],
+        replacement_card_ids=replacements,
     )
-    plan = SwapPlan(request, joker)
     rules = preset(view.ruleset)
+    plan = SwapPlan(request, joker, may_keep=not rules.retrieved_joker_must_be_melded)
     melds: list[Meld] = [meld_from_view(m, rules) for m in view.melds]
     try:
         melds = [
-            swap_joker(m, joker, replacement, rules) if m.id == command.meld else m for m in melds
+            _swapped(m, joker, replacements, rules) if m.id == command.meld else m for m in melds
         ]
     except RuleError:
         return plan  # the server will say why this swap is refused
@@ -191,12 +232,20 @@ def swap_plan(view: table_pb2.TableView, command: C.SwapCommand) -> SwapPlan:
         side = fits(meld, joker, rules)
         if side is not None:
             plan.lay_offs.append((meld.id, _ENGINE_SIDE[side]))
-    rest = [c.id for c in view.hand if c.id != replacement]
+    rest = [c.id for c in view.hand if c.id not in replacements]
     found = find_melds([*rest, joker], rules, keep_one=rules.must_discard_to_go_out)
     with_joker = next((m for m in found.melds if joker in m.cards), None)
     if with_joker is not None:
         plan.new_meld = list(with_joker.cards)
     return plan
+
+
+def _swapped(meld: Meld, joker: int, replacements: list[int], rules: Ruleset) -> Meld:
+    """The meld once the joker is out: one card in its place, or (`classic`) a brelan
+    completed into a carré by two."""
+    if len(replacements) == 2:
+        return complete_group(meld, joker, (replacements[0], replacements[1]), rules)
+    return swap_joker(meld, joker, replacements[0], rules)
 
 
 def action_request(table_id: str, version: int, action: act.Action) -> Request:
@@ -224,7 +273,8 @@ def action_request(table_id: str, version: int, action: act.Action) -> Request:
             request = game_pb2.SwapJokerRequest(
                 meld_id=action.meld_id,
                 joker_card_id=action.joker,
-                replacement_card_ids=[action.replacement],
+                replacement_card_ids=[action.replacement]
+                + ([action.second] if action.second >= 0 else []),
                 **common,
             )
             if action.lay_off is not None:

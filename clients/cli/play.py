@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import grpc
@@ -21,7 +22,7 @@ from . import matchmaking
 from .cards import Style, colour_wanted
 from .connection import Connection, Refused
 from .deckcheck import DeckCheck
-from .identity import Identity
+from .identity import Identity, LastMatch
 from .moves import MoveError, Request, hint_text, request_for, swap_plan
 from .narrate import narrate
 from .render import Clock, game_text, hand_line, my_turn, table_text, turn_status
@@ -272,15 +273,7 @@ class Game:
         except MoveError as error:
             self.say(f"{error}\n{hand_line(self.view.hand, self.style)}")
             return
-        request = plan.automatic()
-        if request is not None:
-            await self.send(request)
-            return
-        example = f" (for example: {plan.example(self.view.hand)})" if plan.new_meld else ""
-        answer = await self.ask(
-            "The joker fits no meld on the table: where does it go? Type a meld number "
-            f"to lay it off, or cards for a new meld with it{example}; empty to cancel."
-        )
+        answer = await self.ask(plan.question(self.view.hand))
         if not answer:
             self.say("Swap cancelled.")
             return
@@ -292,15 +285,18 @@ class Game:
         await self.send(request)
 
 
-async def play(conn: Connection, identity: Identity, choice: matchmaking.QueueChoice) -> int:
-    """Sign in, find a table (the last one, or a new match), and play it to the end."""
+Seek = Callable[[Connection, Identity, Callable[[str], None]], Awaitable[LastMatch]]
+"""How a table is found when the player has none to go back to: queue, host, join."""
+
+
+async def play(conn: Connection, identity: Identity, seek: Seek) -> int:
+    """Sign in, find a table (the last one, or a new one), and play it to the end."""
     style = Style(colour_wanted())
     await conn.login()
     found = await matchmaking.resume(conn, identity, print)
     if found is None:
-        match = await matchmaking.queue(conn, identity, choice, print)
-        conn.use_game(match.game_target)
-        view = await conn.view(match.table_id)
+        match = await seek(conn, identity, print)
+        view = await matchmaking.open_table(conn, identity, match, print)
         seated = f"seat {view.my_seat + 1}" if view.HasField("my_seat") else "no seat"
         print(f"Table {match.table_id} found: you play {seated}.")
     else:

@@ -209,6 +209,11 @@ def describe(rules: Ruleset, options: TableOptions | None = None) -> str:
         if rules.retrieved_joker_must_be_melded
         else "it may stay in the hand."
     )
+    if rules.group_swap_completes:
+        swap += (
+            " A joker leaves a brelan only with both missing cards, which make it a carré"
+            " (at the table: s 2 QS QC)."
+        )
     return "\n".join(
         [
             f"Rule set: {rules.name}",

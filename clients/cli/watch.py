@@ -12,7 +12,7 @@ import grpc
 from services.common.pb.rummy.v1 import table_pb2
 
 from .cards import Style, colour_wanted
-from .connection import Connection, Refused
+from .connection import RETRYABLE, Connection, Refused
 from .deckcheck import DeckCheck
 from .narrate import narrate
 from .render import Clock, game_text, table_text, turn_status
@@ -29,6 +29,12 @@ async def watch(conn: Connection, table_id: str) -> int:
             print(
                 f"{conn.game_target} serves no games: pass the game service's address "
                 "with --game HOST:PORT."
+            )
+            return 2
+        if refused.code in RETRYABLE:
+            print(
+                f"No game service answers at {conn.game_target}: pass the game service's "
+                "address with --game HOST:PORT."
             )
             return 2
         print(f"Cannot watch this table: {refused}")

@@ -21,13 +21,15 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import grpc
 import pexpect
 from pexpect import fdpexpect
 
 from services.common.limits import Limits
+from services.common.pb.rummy.v1 import auth_pb2, auth_pb2_grpc, game_pb2, game_pb2_grpc
 from services.game.server import GameServer
 from services.matchmaker.server import MatchmakerConfig, MatchmakerServer
-from tests.game.harness import SECRET, UNLIMITED, start_server
+from tests.game.harness import SECRET, UNLIMITED, service_auth, start_server
 
 ROOT = Path(__file__).resolve().parents[2]
 WAIT_S = 30.0
@@ -95,6 +97,38 @@ async def servers(
         await running.game.stop(0)
 
 
+async def seat_with_a_bot(
+    running: Servers,
+    config_dir: Path,
+    ruleset: str = "cafe",
+    order: Sequence[int] = (),
+    *,
+    device: str = "device-cli-test-0001",
+) -> str:
+    """A table where the device kept in ``config_dir`` sits first, against a bot,
+    made as the matchmaker makes one (dealt from ``order`` when given); its id.
+    The client knows nothing of it until the matchmaker says ALREADY_SEATED."""
+    config_dir.mkdir(parents=True, exist_ok=True)
+    (config_dir / "device_id").write_text(device)
+    async with grpc.aio.insecure_channel(running.address) as channel:
+        reply = await auth_pb2_grpc.AuthServiceStub(channel).Login(
+            auth_pb2.LoginRequest(device_id=device, display_name="Sam")
+        )
+    request = game_pb2.CreateTableRequest(
+        ruleset=ruleset,
+        players=[
+            game_pb2.SeatedPlayer(player_id=reply.player_id, display_name="Sam"),
+            game_pb2.SeatedPlayer(player_id="bot-cli", display_name="Bot", is_bot=True),
+        ],
+        deck_order=order,
+    )
+    async with grpc.aio.insecure_channel(running.game_address) as channel:
+        made = await game_pb2_grpc.GameServiceStub(channel).CreateTable(
+            request, metadata=service_auth()
+        )
+    return str(made.table_id)
+
+
 def play_args(running: Servers, name: str, config_dir: Path) -> tuple[str, ...]:
     """`rummy play` against these servers, bots at the table at once."""
     return (
@@ -113,12 +147,15 @@ def cli(*args: str) -> list[str]:
     return [sys.executable, "-m", "clients.cli.main", *args]
 
 
-async def run_cli(*args: str, timeout: float = 120.0) -> tuple[int, str]:
-    """Run `rummy ARGS` to its end (not on a terminal); its exit status and output."""
+async def run_cli(
+    *args: str, timeout: float = 120.0, env: dict[str, str] | None = None
+) -> tuple[int, str]:
+    """Run `rummy ARGS` to its end (not on a terminal); its exit status and output.
+    ``env``: variables added to the client's environment."""
     process = await asyncio.create_subprocess_exec(
         *cli(*args),
         cwd=ROOT,
-        env=cli_env(),
+        env=cli_env() | (env or {}),
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import subprocess
 
 import grpc
 import pytest
@@ -19,7 +20,7 @@ from services.game.rules.ruleset import CONTRACT
 from ..game.harness import LONG_TURNS_MS, login, service_auth
 from ..rules.helpers import deck_order as scripted_order
 from ..rules.test_claims import HANDS, WANTS_QD
-from .harness import run_cli, servers
+from .harness import ROOT, cli, cli_env, run_cli, servers
 
 
 @pytest.mark.parametrize(("size", "bots", "games"), [(2, 4, 2), (3, 3, 1), (4, 4, 1)])
@@ -67,13 +68,27 @@ async def test_bots_wait_out_the_rate_limit_instead_of_failing(fresh_dsn: str) -
 
 
 async def test_an_unexpected_error_makes_the_run_fail(fresh_dsn: str) -> None:
+    """`--game` names the matchmaker, which serves no games: each bot's table is
+    out of reach, and the run says so."""
     async with servers(fresh_dsn) as running:
         code, out = await run_cli(
-            *("bots", "2", "--rules", "nope", "--games", "1", "--server", running.address)
+            *("bots", "2", "--games", "1", "--server", running.address),
+            *("--game", running.address),
         )
     assert code == 1, out
     assert re.search(r"errors\s+2\b", out), out
-    assert "There is no rule set called 'nope'. [RULESET_UNKNOWN]" in out
+    assert f"{running.address} is not a game service" in out, out
+
+
+def test_a_bad_bot_count_or_rule_set_stops_at_the_command_line() -> None:
+    for argv, says in (
+        (["bots", "-3"], "argument count: -3: give a number from 0"),
+        (["bots", "2", "--rules", "nope"], "argument --rules: invalid choice: 'nope'"),
+    ):
+        done = subprocess.run(
+            cli(*argv), cwd=ROOT, env=cli_env(), capture_output=True, text=True, timeout=60
+        )
+        assert done.returncode == 2 and says in done.stderr, done.stderr
 
 
 async def test_a_bot_claims_a_passed_over_discard_that_it_wants(fresh_dsn: str) -> None:

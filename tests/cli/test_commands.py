@@ -53,7 +53,8 @@ def test_what_is_not_a_card_says_how_to_write_one(typed: str) -> None:
         ("l 3 ts", C.LayOffCommand(3, ("TS",))),
         ("l [3] TS JS", C.LayOffCommand(3, ("TS", "JS"))),
         ("l 3 jk low", C.LayOffCommand(3, ("JK",), "low")),
-        ("s 2 9h", C.SwapCommand(2, "9H")),
+        ("s 2 9h", C.SwapCommand(2, ("9H",))),
+        ("s [2] qh qc", C.SwapCommand(2, ("QH", "QC"))),
     ],
 )
 def test_commands_parse(line: str, command: C.Command) -> None:
@@ -72,6 +73,7 @@ def test_commands_parse(line: str, command: C.Command) -> None:
         ("l x TS", "'x' is not a meld number"),
         ("l 3 high", "Name the cards to lay off"),
         ("s 2", "Write it like: s 2 9H"),
+        ("s 2 QH QC QS", "the card \\(or two\\) the joker stands for"),
         ("dance", "Unknown command 'dance'"),
         ("d 7S", "'d' takes nothing after it"),
     ],

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import pytest
 
 from clients.cli import commands as C
 from clients.cli.cards import CardError, pick
 from clients.cli.moves import MoveError, request_for, swap_plan
-from services.common.pb.rummy.v1 import game_pb2
+from services.common.pb.rummy.v1 import game_pb2, table_pb2
 
 from .views import CAFE, Cards, sample_view
 
@@ -51,18 +53,38 @@ def test_a_lay_off_names_a_meld_on_the_table() -> None:
         request_for(view, C.parse("l 9 7S"))
 
 
-def test_a_swapped_joker_is_laid_off_where_it_fits() -> None:
-    view = sample_view(hand="9S 2H KC")
+def _codes(view: table_pb2.TableView, ids: Iterable[int]) -> list[str]:
+    codes = {c.id: c.code for c in view.hand}
+    return [codes.get(i, "JK") for i in ids]
+
+
+def test_the_player_chooses_where_a_swapped_joker_goes() -> None:
+    """7♠ 8♠ JK on the table, 9♠ Q♥ Q♦ in hand: the joker could go back on the run,
+    or into Q♥ Q♦ JK. Nothing is sent before the player says which."""
+    view = sample_view(hand="9S QH QD 2C")
+    del view.melds[1:]
+    view.melds[0].cards.pop()  # 7♠ 8♠ JK
     plan = swap_plan(view, C.parse("s 1 9s"))  # type: ignore[arg-type]
-    joker = next(c.id for c in view.melds[0].cards if c.code == "JK")
-    assert plan.request.joker_card_id == joker
-    assert plan.lay_offs, "the run 4♥ 5♥ 6♥ (and the completed run itself) take a joker"
-    request = plan.automatic()
-    assert request is not None
-    message = request.message
-    assert isinstance(message, game_pb2.SwapJokerRequest)
-    assert message.WhichOneof("placement") == "lay_off"
-    assert list(message.lay_off.card_ids) == [joker]
+    assert [m for m, _ in plan.lay_offs] == [1]
+    question = plan.question(view.hand)
+    assert "it fits on [1]" in question and "a new meld" in question
+    assert "keep" not in question, "cafe: a retrieved joker must be melded at once"
+
+    meld = plan.placement("QH QD", view.hand).message
+    assert isinstance(meld, game_pb2.SwapJokerRequest)
+    assert meld.WhichOneof("placement") == "new_meld"
+    assert _codes(view, meld.new_meld.card_ids) == ["QH", "QD", "JK"]
+    assert _codes(view, meld.replacement_card_ids) == ["9S"]
+
+    laid = plan.placement("1 high", view.hand).message
+    assert isinstance(laid, game_pb2.SwapJokerRequest)
+    assert laid.WhichOneof("placement") == "lay_off"
+    assert laid.lay_off.meld_id == 1 and list(laid.lay_off.card_ids) == [plan.joker]
+    assert laid.lay_off.side == game_pb2.SIDE_HIGH
+    # Each answer builds its own request: the first one is untouched.
+    assert meld.WhichOneof("placement") == "new_meld"
+    with pytest.raises(MoveError, match="not a side"):
+        plan.placement("1 up", view.hand)
 
 
 def test_a_joker_that_fits_nowhere_is_placed_in_a_new_meld() -> None:
@@ -70,15 +92,15 @@ def test_a_joker_that_fits_nowhere_is_placed_in_a_new_meld() -> None:
     del view.melds[2]  # only the run with the joker and the full group are left
     view.melds[1].cards.add(id=CAFE.deck.ids_of("QC")[1], code="QC")  # four: no room for more
     plan = swap_plan(view, C.parse("s 1 9S"))  # type: ignore[arg-type]
-    codes = {c.id: c.code for c in view.hand}
     if plan.lay_offs:  # the completed run 7♠ 8♠ 9♠ 10♠ may still take it at an end
         assert {m for m, _ in plan.lay_offs} == {1}
-    assert sorted(codes.get(i, "JK") for i in plan.new_meld) == ["2C", "3C", "JK"]
+    assert sorted(_codes(view, plan.new_meld)) == ["2C", "3C", "JK"]
     assert plan.example(view.hand) in ("2C 3C JK", "JK 2C 3C")
+    assert f"for example: {plan.example(view.hand)}" in plan.question(view.hand)
     message = plan.placement("2c jk 3c", view.hand).message
     assert isinstance(message, game_pb2.SwapJokerRequest)
     assert message.WhichOneof("placement") == "new_meld"
-    assert [codes.get(i, "JK") for i in message.new_meld.card_ids] == ["2C", "JK", "3C"]
+    assert _codes(view, message.new_meld.card_ids) == ["2C", "JK", "3C"]
     laid = plan.placement("[1]", view.hand).message
     assert isinstance(laid, game_pb2.SwapJokerRequest)
     assert laid.lay_off.meld_id == 1 and list(laid.lay_off.card_ids) == [plan.joker]
@@ -86,6 +108,30 @@ def test_a_joker_that_fits_nowhere_is_placed_in_a_new_meld() -> None:
         plan.placement("9S JK", view.hand)  # the 9♠ goes into the run: not in hand any more
 
 
+def test_classic_may_keep_the_joker_in_hand() -> None:
+    view = sample_view(hand="9S 2C KD", ruleset="classic")
+    plan = swap_plan(view, C.parse("s 1 9s"))  # type: ignore[arg-type]
+    assert plan.may_keep and "k to keep it in hand" in plan.question(view.hand)
+    kept = plan.placement("k", view.hand).message
+    assert isinstance(kept, game_pb2.SwapJokerRequest)
+    assert kept.WhichOneof("placement") is None
+    assert _codes(view, kept.replacement_card_ids) == ["9S"]
+
+
+def test_classic_frees_a_brelan_joker_with_both_missing_cards() -> None:
+    """Q♥ Q♦ JK: the joker comes out when Q♠ and Q♣ make the carré; both go in one request."""
+    view = sample_view(hand="QS QC 5S KD", ruleset="classic")
+    plan = swap_plan(view, C.parse("s 2 qs qc"))  # type: ignore[arg-type]
+    joker = next(c.id for c in view.melds[1].cards if c.code == "JK")
+    assert plan.request.joker_card_id == joker
+    assert _codes(view, plan.request.replacement_card_ids) == ["QS", "QC"]
+    # The carré is full and the run [1] has its one joker (classic): only [3] takes it.
+    assert [m for m, _ in plan.lay_offs] == [3] and plan.may_keep
+    kept = plan.placement("keep", view.hand).message
+    assert isinstance(kept, game_pb2.SwapJokerRequest)
+    assert list(kept.replacement_card_ids) == list(plan.request.replacement_card_ids)
+
+
 def test_a_meld_without_a_joker_cannot_be_swapped() -> None:
     with pytest.raises(MoveError, match=r"\[3\] has no joker"):
-        swap_plan(sample_view(), C.SwapCommand(3, "7H"))
+        swap_plan(sample_view(), C.SwapCommand(3, ("7H",)))

@@ -76,7 +76,7 @@ def test_every_rule_set_is_shown_with_its_own_rules(capsys: pytest.CaptureFixtur
 
     expected = {
         "rami51": ("30/40/51", "Reposer", "rami d'un coup", "to 200"),
-        "classic": ("51 points", "-10", "buy-backs", "Carte !"),
+        "classic": ("51 points", "-10", "buy-backs", "Carte !", "both missing cards"),
         "contract": ("deal 7: 3 runs of 4, no final discard", "Puis-je ?", "A         15"),
     }
     for name, phrases in expected.items():

@@ -14,11 +14,12 @@ SERVER_NOW_MS = 1_700_000_000_000
 class Cards:
     """Hands out distinct physical cards by code, as a real deck would."""
 
-    def __init__(self) -> None:
+    def __init__(self, ruleset: str = "cafe") -> None:
+        self.deck = preset(ruleset).deck
         self.used: set[int] = set()
 
     def __call__(self, code: str) -> cards_pb2.Card:
-        card_id = next(i for i in CAFE.deck.ids_of(code) if i not in self.used)
+        card_id = next(i for i in self.deck.ids_of(code) if i not in self.used)
         self.used.add(card_id)
         return cards_pb2.Card(id=card_id, code=code)
 
@@ -48,14 +49,18 @@ def meld(
 
 
 def sample_view(
-    *, phase: int = table_pb2.PHASE_PLAY, current: int = 0, hand: str = "7S TS 2H 9S JK"
+    *,
+    phase: int = table_pb2.PHASE_PLAY,
+    current: int = 0,
+    hand: str = "7S TS 2H 9S JK",
+    ruleset: str = "cafe",
 ) -> table_pb2.TableView:
-    """Alice (seat 0, the viewer) and Bob (a bot) with two melds on the table."""
-    deal = Cards()
+    """Alice (seat 0, the viewer) and Bob (a bot) with three melds on the table."""
+    deal = Cards(ruleset)
     view = table_pb2.TableView(
         table_id="00000000-0000-0000-0000-000000000001",
         version=12,
-        ruleset="cafe",
+        ruleset=ruleset,
         my_seat=0,
         seats=[
             table_pb2.SeatView(seat=0, display_name="Alice", card_count=5, score_total=3),

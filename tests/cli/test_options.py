@@ -1,0 +1,111 @@
+"""Command-line options: checked with a clear message before anything is sent, and
+the table options a player chooses reach the table the server makes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from clients.cli import main as cli_main
+from clients.cli import matchmaking
+from clients.cli.connection import Connection
+from clients.cli.identity import MemoryIdentity
+
+from .harness import ROOT, cli_env, servers
+
+
+def refused_with(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    """What `rummy ARGV` says as it stops at the command line (exit status 2)."""
+    with pytest.raises(SystemExit) as stopped:
+        cli_main.main(list(argv))
+    assert stopped.value.code == 2
+    return capsys.readouterr().err
+
+
+@pytest.mark.parametrize("value", ["-1", "nan", "inf", "5000000", "0.05", "soon"])
+def test_a_bad_turn_timer_is_refused_with_a_message(
+    capsys: pytest.CaptureFixture[str], value: str
+) -> None:
+    said = refused_with(capsys, "play", "--turn-timer", value)
+    assert "argument --turn-timer:" in said and "Traceback" not in said
+    assert "give 0.1 to 3600 seconds, or 0 for the default" in said or "not a number" in said
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (("bots", "-3"), "argument count: -3: give a number from 0 to"),
+        (("bots", "2", "--games", "0"), "argument --games: 0: give a number from 1"),
+        (("bots", "2", "--duration", "0"), "argument --duration: 0 seconds"),
+        (("play", "--rules", "poker"), "argument --rules: invalid choice: 'poker'"),
+        (("play", "--rules", "rami51", "--opening", "45"), "invalid choice: 45"),
+        (("play", "--opening", "51"), "do not fit cafe: cafe has no opening threshold"),
+        (("play", "--rules", "classic", "--to-200"), "classic is not played to a target"),
+        (("play", "--rules", "cafe", "--buy-backs", "2"), "cafe has no buy-backs"),
+        (("play", "--rules", "classic", "--buy-backs", "4"), "--buy-backs: 4: give a number"),
+        (("host", "--claim-window", "2"), "only contract has a claim window"),
+    ],
+)
+def test_bad_options_are_refused_before_any_connection(
+    capsys: pytest.CaptureFixture[str], argv: tuple[str, ...], says: str
+) -> None:
+    said = refused_with(capsys, *argv)
+    assert says in said, said
+
+
+def test_the_table_options_become_the_queue_request() -> None:
+    args = cli_main.build_parser().parse_args(
+        [
+            *("play", "--rules", "classic", "--players", "3", "--turn-timer", "30"),
+            *("--buy-backs", "2", "--elimination-cap", "150", "--turn-cap", "90"),
+        ]
+    )
+    choice = cli_main._choice(args)
+    assert (choice.players, choice.ruleset) == (3, "classic")
+    options = choice.options
+    assert (options.turn_timer_ms, options.turn_cap) == (30_000, 90)
+    assert (options.buy_backs, options.elimination_cap) == (2, 150)
+    assert choice.words() == (
+        "3-player classic table (30 s turns, 90-turn cap, out at 150, 2 buy-backs)"
+    )
+
+
+async def test_a_chosen_rule_set_option_reaches_the_table(fresh_dsn: str) -> None:
+    args = cli_main.build_parser().parse_args(
+        ["play", "--bots", "--rules", "rami51", "--opening", "51", "--to-200", "--turn-timer", "20"]
+    )
+    choice = cli_main._choice(args)
+    said: list[str] = []
+    async with servers(fresh_dsn) as running:
+        identity = MemoryIdentity("device-options-0001")
+        conn = Connection(running.address, identity.device_id(), "Opal")
+        try:
+            await conn.login()
+            match = await matchmaking.queue(conn, identity, choice, said.append)
+            view = await matchmaking.open_table(conn, identity, match, said.append)
+        finally:
+            await conn.close()
+    assert said[0] == (
+        "Looking for a 2-player rami51 table (20 s turns, opening 51, to 200)"
+        " (bots fill the empty seats)…"
+    )
+    assert view.ruleset == "rami51"
+    assert view.rules.opening_threshold == 51
+    assert view.options.opening_threshold == 51 and view.options.to_200
+    assert view.options.turn_timer_ms == 20_000
+
+
+def test_the_package_runs_as_a_module() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "clients.cli", "rules", "score", "KS", "QH", "JC", "AD"],
+        cwd=ROOT,
+        env=cli_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "41" in done.stdout

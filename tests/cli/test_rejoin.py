@@ -1,0 +1,134 @@
+"""Going back to a table: a remembered game address that no longer answers, a
+seat the config folder knows nothing of, and a client stopped while queued."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+
+from clients.cli import matchmaking
+from clients.cli.connection import Connection, Refused
+from clients.cli.identity import Identity, LastMatch
+from clients.cli.matchmaking import QueueChoice
+
+from .harness import Servers, Terminal, seat_with_a_bot, servers
+
+
+def closed_address() -> str:
+    """An address where nothing listens (a port just given back by the kernel)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return f"127.0.0.1:{port}"
+
+
+@pytest.fixture(autouse=True)
+def quick_guesses(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A guessed address that does not answer is given up on at once."""
+    monkeypatch.setattr(matchmaking, "LOOK_GIVE_UP_S", 0.5)
+
+
+def default_game_at(monkeypatch: pytest.MonkeyPatch, address: str) -> None:
+    """Make the default game address beside the test's matchmaker be ``address``."""
+    monkeypatch.setattr(matchmaking, "DEFAULT_GAME_PORT", int(address.rpartition(":")[2]))
+
+
+async def _signed_in(running: Servers, identity: Identity) -> Connection:
+    conn = Connection(running.address, identity.device_id(), "Sam")
+    await conn.login()
+    return conn
+
+
+async def test_a_stale_game_address_gives_way_to_the_default_one(
+    fresh_dsn: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with servers(fresh_dsn) as running:
+        table_id = await seat_with_a_bot(running, tmp_path)
+        default_game_at(monkeypatch, running.game_address)
+        identity = Identity(tmp_path)
+        identity.remember_match(LastMatch(running.address, table_id, 0, closed_address(), ""))
+        conn = await _signed_in(running, identity)
+        said: list[str] = []
+        try:
+            found = await matchmaking.resume(conn, identity, said.append)
+        finally:
+            await conn.close()
+    assert found is not None and found[1].table_id == table_id
+    assert said == [
+        f"Looking for your table at the game service {running.game_address}…",
+        f"Rejoining your table {table_id} (seat 1).",
+    ]
+    remembered = identity.last_match(running.address)
+    assert remembered is not None and remembered.game_target == running.game_address
+
+
+async def test_a_seat_with_no_known_game_address_is_found_at_the_default_one(
+    fresh_dsn: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with servers(fresh_dsn) as running:
+        table_id = await seat_with_a_bot(running, tmp_path)
+        default_game_at(monkeypatch, running.game_address)
+        identity = Identity(tmp_path)
+        conn = await _signed_in(running, identity)
+        said: list[str] = []
+        try:
+            match = await matchmaking.queue(conn, identity, QueueChoice(), said.append)
+            view = await matchmaking.open_table(conn, identity, match, said.append)
+        finally:
+            await conn.close()
+    assert view.table_id == table_id
+    assert said == [
+        f"You are already seated at table {table_id}: going back to it.",
+        f"Looking for your table at the game service {running.game_address}…",
+    ]
+
+
+async def test_a_table_nobody_serves_is_forgotten_and_ends_with_the_way_forward(
+    fresh_dsn: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before, a stale address was retried for a minute on every run, and a seat with
+    no known address was looked for at the matchmaker ("Method not found!")."""
+    async with servers(fresh_dsn) as running:
+        table_id = await seat_with_a_bot(running, tmp_path)
+        stale, nowhere = closed_address(), closed_address()
+        default_game_at(monkeypatch, nowhere)
+        identity = Identity(tmp_path)
+        identity.remember_match(LastMatch(running.address, table_id, 0, stale, ""))
+        conn = await _signed_in(running, identity)
+        said: list[str] = []
+        try:
+            assert await matchmaking.resume(conn, identity, said.append) is None
+            assert identity.last_match(running.address) is None, "the table is forgotten"
+            assert said[-1].startswith(f"Could not rejoin your last table {table_id}: ")
+            assert f"no game service answers at {stale}" in said[-1]
+            # Still seated: the matchmaker sends the player back; nowhere serves the table.
+            match = await matchmaking.queue(conn, identity, QueueChoice(), said.append)
+            assert match.table_id == table_id
+            with pytest.raises(Refused) as refused:
+                await matchmaking.open_table(conn, identity, match, said.append)
+        finally:
+            await conn.close()
+    message = str(refused.value)
+    assert f"You are seated at table {table_id}, but " in message
+    assert f"no game service answers at {nowhere}" in message
+    assert "Pass the game service's address with --game HOST:PORT." in message
+
+
+async def test_stopping_while_queued_says_there_is_no_seat_to_keep(
+    fresh_dsn: str, tmp_path: Path
+) -> None:
+    async with servers(fresh_dsn) as running:
+        term = Terminal(
+            *("play", "--server", running.address, "--players", "4"),
+            *("--config-dir", str(tmp_path)),
+        )
+        try:
+            await term.expect("Looking for a 4-player cafe table")
+            await term.send_raw("\x03")  # Ctrl-C
+            await term.expect("Stopped before a table was found")
+            assert await term.finish() == 130
+        finally:
+            term.kill()
+    assert "seat is kept" not in term.log.getvalue()

@@ -1,0 +1,118 @@
+"""`--tls`: the client talks TLS to servers behind a TLS gateway.
+
+The gateway here is a small TLS-terminating proxy in front of each real server,
+with a certificate made for the test; the client trusts it through gRPC's
+GRPC_DEFAULT_SSL_ROOTS_FILE_PATH, as it would trust a public gateway through
+the system's root certificates."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+import shutil
+import ssl
+import subprocess
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from .harness import run_cli, servers
+
+
+def certificate(folder: Path) -> tuple[Path, Path]:
+    """A self-signed certificate for localhost, and its key."""
+    openssl = shutil.which("openssl")
+    assert openssl, "openssl is needed to make the test's certificate"
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    subprocess.run(
+        [
+            *(openssl, "req", "-x509", "-nodes", "-days", "2", "-subj", "/CN=localhost"),
+            *("-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1"),
+            *("-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"),
+            *("-keyout", str(key), "-out", str(cert)),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+    return cert, key
+
+
+@dataclass
+class Gateway:
+    port: int
+    handshakes: int = 0
+
+
+async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    try:
+        while data := await reader.read(65536):
+            writer.write(data)
+            await writer.drain()
+    except (ConnectionError, ssl.SSLError):
+        pass
+    finally:
+        with contextlib.suppress(Exception):
+            writer.close()
+
+
+@asynccontextmanager
+async def tls_gateway(backend: str, cert: Path, key: Path) -> AsyncIterator[Gateway]:
+    """TLS (HTTP/2 by ALPN, as gRPC requires) in front, plaintext to ``backend``."""
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert, key)
+    context.set_alpn_protocols(["h2"])
+    host, _, port = backend.rpartition(":")
+    gateway = Gateway(0)
+    pipes: set[asyncio.Task[None]] = set()
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        gateway.handshakes += 1
+        up_reader, up_writer = await asyncio.open_connection(host, int(port))
+        both = [
+            asyncio.create_task(_pipe(reader, up_writer)),
+            asyncio.create_task(_pipe(up_reader, writer)),
+        ]
+        pipes.update(both)
+        await asyncio.gather(*both)
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0, ssl=context)
+    gateway.port = server.sockets[0].getsockname()[1]
+    try:
+        yield gateway
+    finally:
+        server.close()
+        for task in pipes:
+            task.cancel()
+        await asyncio.gather(*pipes, return_exceptions=True)
+
+
+async def test_bots_play_through_tls_gateways(fresh_dsn: str, tmp_path: Path) -> None:
+    cert, key = certificate(tmp_path)
+    async with (
+        servers(fresh_dsn) as running,
+        tls_gateway(running.address, cert, key) as matchmaker,
+        tls_gateway(running.game_address, cert, key) as game,
+    ):
+        code, out = await run_cli(
+            *("bots", "2", "--games", "1", "--tls"),
+            *("--server", f"localhost:{matchmaker.port}", "--game", f"localhost:{game.port}"),
+            env={"GRPC_DEFAULT_SSL_ROOTS_FILE_PATH": str(cert)},
+        )
+    assert code == 0, out
+    assert re.search(r"games finished\s+1\b", out) and re.search(r"errors\s+0\b", out), out
+    # Both servers were reached through their gateway: `--game` replaced the match's address.
+    assert matchmaker.handshakes > 0 and game.handshakes > 0
+
+
+@pytest.mark.parametrize("command", ["play", "host", "join", "watch", "bots"])
+def test_every_command_that_connects_takes_tls_and_game(command: str) -> None:
+    from clients.cli.main import build_parser
+
+    extra = {"join": ["CODE"], "watch": ["TABLE"], "bots": ["2"]}.get(command, [])
+    args = build_parser().parse_args([command, *extra, "--tls", "--game", "g:1"])
+    assert args.tls is True and args.game == "g:1"
