@@ -4,21 +4,36 @@ Each reads its settings from the environment (services.common.config), uses
 DATABASE_URL or starts an embedded PostgreSQL, and stops cleanly on SIGTERM or
 Ctrl-C: health turns NOT_SERVING, running calls get the grace period, streams
 end with a status clients treat as "reconnect".
+
+A database that cannot be reached at start-up is waited for (logged, with
+backoff) rather than ending the process: meanwhile a server's address answers
+gRPC health only, alive (`LIVENESS`) but not ready, so an orchestrator neither
+sends it players nor restarts it over and over. A DATABASE_URL the database
+refuses (malformed, wrong password, no such database) stops start-up with a
+message naming it, like any other bad setting.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import signal
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Protocol, TypeVar
 
+import asyncpg
+import grpc
 import structlog
+from grpc_health.v1 import health, health_pb2_grpc
 
 from services.common import metrics
 from services.common.config import ConfigError, Env
 from services.common.db import resolve_database
+from services.common.db.resolve import DATABASE_URL
+from services.common.errors import DB_ERRORS
+from services.common.health import LIVENESS, NOT_SERVING, SERVING
 from services.common.heap import keep_heap_small
 from services.common.limits import Limits
 from services.common.logs import configure
@@ -26,6 +41,13 @@ from services.game.server import GameConfig, GameServer
 from services.matchmaker.server import MatchmakerConfig, MatchmakerServer
 
 log = structlog.get_logger(__name__)
+
+FIRST_RETRY_S = 1.0
+LAST_RETRY_S = 30.0
+"""Waits between start-up attempts while the database is out of reach: doubling,
+then every 30 s, so a long outage costs a log line per half minute."""
+STOP_TIMEOUT_S = 10.0
+"""Bounds the clean-up of an attempt that failed half-way (its pool may hang)."""
 
 
 def _game_config(env: Env, dsn: str, secret: str) -> GameConfig:
@@ -56,80 +78,213 @@ def _matchmaker_config(env: Env, dsn: str, secret: str) -> MatchmakerConfig:
     )
 
 
-async def _until_signal() -> None:
+class Startable(Protocol):
+    async def start(self) -> None: ...
+
+    async def stop(self, grace: float | None = None) -> None: ...
+
+
+S = TypeVar("S", bound=Startable)
+
+
+def _stop_event() -> asyncio.Event:
+    """Set by SIGINT or SIGTERM."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    await stop.wait()
+    return stop
 
 
-async def _serve(run: Callable[[Env], Awaitable[None]]) -> None:
+def _refused_by_database(error: BaseException) -> ConfigError | None:
+    """The configuration error behind a failed start, if the database said it is one."""
+    if isinstance(error, asyncpg.ClientConfigurationError):
+        return ConfigError(f"{DATABASE_URL} cannot be used: {error}")
+    if isinstance(
+        error, asyncpg.InvalidAuthorizationSpecificationError | asyncpg.InvalidCatalogNameError
+    ):
+        return ConfigError(f"{DATABASE_URL}: PostgreSQL refused the connection: {error}")
+    return None
+
+
+async def _health_only(addresses: Sequence[str]) -> grpc.aio.Server | None:
+    """While the database is awaited: gRPC health on the servers' addresses, alive
+    (`LIVENESS`) and not ready (every other name). None when nothing can listen."""
+    if not addresses:
+        return None
+    servicer = health.aio.HealthServicer()
+    await servicer.set("", NOT_SERVING)
+    await servicer.set(LIVENESS, SERVING)
+    server = grpc.aio.server()
+    health_pb2_grpc.add_HealthServicer_to_server(servicer, server)
+    try:
+        for address in addresses:
+            server.add_insecure_port(address)
+    except RuntimeError:
+        return None  # cannot listen there: the attempts go on without it
+    await server.start()
+    return server
+
+
+async def _start(
+    make: Callable[[], S], stop: asyncio.Event, *, listen: Sequence[str] = ()
+) -> S | None:
+    """A started server (a new one from ``make`` each attempt), once the database can
+    be reached (``listen``: the addresses that answer health meanwhile); None when a
+    signal came first. A database that refuses the configuration raises ConfigError."""
+    delay = FIRST_RETRY_S
+    waiting: grpc.aio.Server | None = None
+    try:
+        while True:
+            server = make()
+            try:
+                await server.start()
+                return server
+            except (*DB_ERRORS, asyncpg.PostgresError) as error:
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(server.stop(0), STOP_TIMEOUT_S)
+                refused = _refused_by_database(error)
+                if refused is not None:
+                    raise refused from None
+                if not isinstance(error, (*DB_ERRORS, asyncpg.TooManyConnectionsError)):
+                    raise  # not an outage: a bug, or a broken migration
+                log.warning(
+                    "database_unreachable_at_start",
+                    error=str(error) or type(error).__name__,
+                    retry_in_s=delay,
+                )
+            if waiting is None:
+                waiting = await _health_only(listen)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), delay)
+                return None
+            delay = min(delay * 2, LAST_RETRY_S)
+    finally:
+        if waiting is not None:
+            await waiting.stop(0)
+
+
+Run = Callable[[str], Awaitable[None]]
+"""A server's life, given the database's DSN."""
+
+
+async def _serve(prepare: Callable[[Env], Run]) -> None:
     async with keep_heap_small():  # a server's RSS must not creep up over days
         env = Env()
         configure(
             fmt=env.choice("RUMMY_LOG_FORMAT", ("auto", "json", "console")),
             level=env.choice("RUMMY_LOG_LEVEL", ("debug", "info", "warning", "error")),
         )
-        await run(env)
+        url = env.database_url()
+        run = prepare(env)  # every other setting is checked before a database is started
+        data_dir = env.text("RUMMY_DATA_DIR")
+        async with resolve_database(environ={DATABASE_URL: url}, data_dir=data_dir) as dsn:
+            await run(dsn)
 
 
-def _main(run: Callable[[Env], Awaitable[None]]) -> int:
+def _main(prepare: Callable[[Env], Run]) -> int:
     try:
-        asyncio.run(_serve(run))
+        asyncio.run(_serve(prepare))
     except ConfigError as error:
         print(f"configuration error: {error}", file=sys.stderr)
         return 2
     return 0
 
 
-async def _game(env: Env) -> None:
-    secret = env.secret()
-    metrics.serve(env.integer("RUMMY_GAME_METRICS_PORT", high=65535))
-    async with resolve_database(data_dir=env.text("RUMMY_DATA_DIR")) as dsn:
-        server = GameServer(_game_config(env, dsn, secret))
-        await server.start()
-        await _until_signal()
-        await server.stop()
+async def _serve_until_signal(make: Callable[[], Startable], address: str) -> None:
+    stop = _stop_event()
+    server = await _start(make, stop, listen=[address])
+    if server is None:
+        return
+    await stop.wait()
+    await server.stop()
 
 
-async def _matchmaker(env: Env) -> None:
-    secret = env.secret()
-    metrics.serve(env.integer("RUMMY_MATCHMAKER_METRICS_PORT", high=65535))
-    async with resolve_database(data_dir=env.text("RUMMY_DATA_DIR")) as dsn:
-        server = MatchmakerServer(_matchmaker_config(env, dsn, secret))
-        await server.start()
-        await _until_signal()
-        await server.stop()
-
-
-async def _dev(env: Env) -> None:
-    secret = env.secret(generate=True)
+def _game(env: Env) -> Run:
+    config = _game_config(env, "", env.secret())
     metrics_port = env.integer("RUMMY_GAME_METRICS_PORT", high=65535)
-    metrics.serve(metrics_port)
-    async with resolve_database(data_dir=env.text("RUMMY_DATA_DIR")) as dsn:
-        game = GameServer(_game_config(env, dsn, secret))
-        await game.start()
-        mm_config = _matchmaker_config(env, dsn, secret)
-        host = mm_config.game_target.rpartition(":")[0]
-        mm_config = dataclasses.replace(mm_config, game_target=f"{host}:{game.port}")
-        matchmaker = MatchmakerServer(mm_config)
-        await matchmaker.start()
+
+    async def run(dsn: str) -> None:
+        metrics.serve(metrics_port)
+        with_dsn = dataclasses.replace(config, dsn=dsn)
+        await _serve_until_signal(lambda: GameServer(with_dsn), config.address)
+
+    return run
+
+
+def _matchmaker(env: Env) -> Run:
+    config = _matchmaker_config(env, "", env.secret())
+    metrics_port = env.integer("RUMMY_MATCHMAKER_METRICS_PORT", high=65535)
+
+    async def run(dsn: str) -> None:
+        metrics.serve(metrics_port)
+        with_dsn = dataclasses.replace(config, dsn=dsn)
+        await _serve_until_signal(lambda: MatchmakerServer(with_dsn), config.address)
+
+    return run
+
+
+class _DevPair:
+    """`make run`: the game server, then a matchmaker pointed at the port it got."""
+
+    def __init__(self, game: GameConfig, matchmaker: MatchmakerConfig) -> None:
+        self.game = GameServer(game)
+        self._matchmaker_config = matchmaker
+        self.matchmaker: MatchmakerServer | None = None
+
+    async def start(self) -> None:
+        await self.game.start()
+        host = self._matchmaker_config.game_target.rpartition(":")[0]
+        config = dataclasses.replace(
+            self._matchmaker_config, game_target=f"{host}:{self.game.port}"
+        )
+        self.matchmaker = MatchmakerServer(config)
+        try:
+            await self.matchmaker.start()
+        except BaseException:
+            await self.matchmaker.stop(0)
+            raise
+
+    async def stop(self, grace: float | None = None) -> None:
+        if self.matchmaker is not None:
+            await self.matchmaker.stop(grace)
+        await self.game.stop(grace)
+
+
+def _dev(env: Env) -> Run:
+    secret = env.secret(generate=True)
+    game_config = _game_config(env, "", secret)
+    matchmaker_config = _matchmaker_config(env, "", secret)
+    # One process serves both services, so one /metrics endpoint has all of it.
+    metrics_port = env.integer("RUMMY_GAME_METRICS_PORT", high=65535)
+    using = "DATABASE_URL" if env.text("DATABASE_URL") else "embedded"
+
+    async def run(dsn: str) -> None:
+        game = dataclasses.replace(game_config, dsn=dsn)
+        matchmaker = dataclasses.replace(matchmaker_config, dsn=dsn)
+        metrics.serve(metrics_port)
+        stop = _stop_event()
+        pair = await _start(lambda: _DevPair(game, matchmaker), stop)
+        if pair is None:
+            return
+        assert pair.matchmaker is not None
+        shown = f"http://127.0.0.1:{metrics_port}/metrics" if metrics_port else "off"
         print(
             f"\nRummy is running.\n"
-            f"  game service        127.0.0.1:{game.port}\n"
-            f"  matchmaker          127.0.0.1:{matchmaker.port}\n"
-            f"  database            {'DATABASE_URL' if env.text('DATABASE_URL') else 'embedded'}\n"
-            f"  metrics             http://127.0.0.1:{metrics_port}/metrics\n"
+            f"  game service        127.0.0.1:{pair.game.port}\n"
+            f"  matchmaker          127.0.0.1:{pair.matchmaker.port}\n"
+            f"  database            {using}\n"
+            f"  metrics             {shown} (both services)\n"
             f"\nPlay in another terminal:\n"
-            f"  .venv/bin/rummy play --server 127.0.0.1:{matchmaker.port} --bots\n"
+            f"  .venv/bin/rummy play --server 127.0.0.1:{pair.matchmaker.port} --bots\n"
             f"Press Ctrl-C to stop.\n",
             flush=True,
         )
-        await _until_signal()
+        await stop.wait()
         print("stopping...", flush=True)
-        await matchmaker.stop()
-        await game.stop()
+        await pair.stop()
+
+    return run
 
 
 def game_main() -> int:

@@ -1,7 +1,7 @@
 """Configuration from environment variables: every setting, its default and its check.
 
 A bad value stops start-up with a message naming the variable; the README's
-configuration table is generated from `SETTINGS` (see `rummy-config`)."""
+configuration table is `settings_table()` (tests/test_readme.py keeps them equal)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import os
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
+from urllib.parse import parse_qs, urlsplit
 
 
 class ConfigError(ValueError):
@@ -48,7 +49,8 @@ SETTINGS = (
     Setting(
         "RUMMY_MATCHMAKER_METRICS_PORT",
         "9102",
-        "Prometheus /metrics port of the matchmaker (0: off)",
+        "Prometheus /metrics port of the matchmaker (0: off); `make run` serves both"
+        " services' metrics on RUMMY_GAME_METRICS_PORT",
     ),
     Setting(
         "RUMMY_ALLOW_TEST_DECKS",
@@ -84,6 +86,9 @@ SETTINGS = (
     Setting("RUMMY_LOG_LEVEL", "info", "debug, info, warning or error"),
 )
 _DEFAULTS = {s.name: s.default for s in SETTINGS}
+DATABASE_SCHEMES = ("postgresql", "postgres")
+SSL_MODES = ("disable", "allow", "prefer", "require", "verify-ca", "verify-full")
+"""What asyncpg accepts; anything else it refuses with a traceback at the first connection."""
 
 
 class Env:
@@ -133,6 +138,34 @@ class Env:
         host, sep, port = raw.rpartition(":")
         if not sep or not host or not port.isdigit() or not 0 <= int(port) < 65536:
             raise ConfigError(f"{name}={raw!r} must look like host:port")
+        return raw
+
+    def database_url(self) -> str:
+        """DATABASE_URL ('' when unset), checked for the mistakes asyncpg would only
+        report as a traceback. The messages never repeat the URL: it holds a password."""
+        name = "DATABASE_URL"
+        raw = self.text(name)
+        if not raw:
+            return ""
+        try:
+            parts = urlsplit(raw)
+        except ValueError as error:
+            raise ConfigError(f"{name} is not a URL ({error})") from None
+        if parts.scheme not in DATABASE_SCHEMES:
+            given = f"{parts.scheme}://" if parts.scheme else "no scheme"
+            raise ConfigError(
+                f"{name} must look like postgresql://USER:PASSWORD@HOST:PORT/DATABASE"
+                f" (it starts with {given})"
+            )
+        for host in parts.netloc.rpartition("@")[2].split(","):
+            # A bracketed IPv6 address holds colons of its own.
+            port = host.rpartition("]")[2] if host.startswith("[") else host
+            port = port.rpartition(":")[2] if ":" in port else ""
+            if port and not (port.isdigit() and 0 < int(port) < 65536):
+                raise ConfigError(f"{name} has a port that is not a number from 1 to 65535")
+        for mode in parse_qs(parts.query).get("sslmode", []):
+            if mode not in SSL_MODES:
+                raise ConfigError(f"{name}: sslmode must be one of {', '.join(SSL_MODES)}")
         return raw
 
     def secret(self, *, generate: bool = False) -> str:

@@ -1,5 +1,11 @@
 """gRPC health that follows the database: NOT_SERVING while PostgreSQL is out of
-reach and during shutdown, SERVING otherwise, for every service of a server."""
+reach and during shutdown, SERVING otherwise, for every service of a server.
+
+One name does not follow the database: `LIVENESS` answers SERVING for as long as
+the process runs (until shutdown). Readiness asks the others, so a replica that
+cannot reach PostgreSQL leaves the load balancer; liveness asks `LIVENESS`, so a
+database outage, however long, never gets every replica restarted (which would
+not bring PostgreSQL back). A process too wedged to answer still fails it."""
 
 from __future__ import annotations
 
@@ -18,6 +24,8 @@ from .metrics import DB_POOL
 log = structlog.get_logger(__name__)
 SERVING = health_pb2.HealthCheckResponse.SERVING
 NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
+LIVENESS = "rummy.liveness"
+"""The health service name liveness probes ask (Kubernetes `grpc.service`)."""
 
 
 class HealthMonitor:
@@ -57,6 +65,7 @@ class HealthMonitor:
             DB_POOL.labels("max").set(self._pool.get_max_size())
 
     async def start(self) -> None:
+        await self._servicer.set(LIVENESS, SERVING)
         await self.set(await self.check())
         self._task = asyncio.create_task(self._run(), name="health")
 

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from services.common.config import SETTINGS
+from services.common.health import LIVENESS
 
 from .support import REPO, Manifest, Rendered
 
@@ -130,9 +131,13 @@ def test_servers_listen_probe_and_export_where_configured(overlay: Rendered) -> 
         grpc_port = int(config[listen].rpartition(":")[2])
         assert _port(container, "grpc") == grpc_port, name
         assert _port(container, "metrics") == int(config[metrics]), name
-        for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
-            assert container[probe]["grpc"] == {"port": grpc_port}, f"{name} {probe}"
-        # A database outage (health NOT_SERVING) must not restart every replica at once.
+        # Readiness follows the database; liveness (and start-up) only the process,
+        # so a database outage, however long, never restarts the replicas.
+        assert container["readinessProbe"]["grpc"] == {"port": grpc_port}, name
+        for probe in ("startupProbe", "livenessProbe"):
+            wanted = {"port": grpc_port, "service": LIVENESS}
+            assert container[probe]["grpc"] == wanted, f"{name} {probe}"
+        # A wedged process is restarted, not one slow for a few seconds.
         liveness = container["livenessProbe"]
         assert liveness["periodSeconds"] * liveness["failureThreshold"] >= 60, name
 
