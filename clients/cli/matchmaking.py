@@ -11,6 +11,7 @@ beside the matchmaker; the player is told which, and `--game` overrides all.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -38,6 +39,8 @@ BOTS_AFTER_MS = 300
 """With --bots, how long to wait for people before bots take the empty seats."""
 DEFAULT_GAME_PORT = 50051
 """Where a game service listens by default (RUMMY_GAME_LISTEN), beside its matchmaker."""
+MATCHING_WAIT_S = 1.0
+"""How long to let a ticket being seated finish before queueing again."""
 LOOK_GIVE_UP_S = 10.0
 """How long a game address that is only a guess (a remembered or default one) is
 tried before the next one: a stale address must not hold the player for a minute."""
@@ -263,10 +266,18 @@ async def _wait(conn: Connection, identity: Identity, wait: _Wait, say: Say) -> 
                 return LastMatch(conn.server, table, -1, known, "")
             if refused.reason == "TICKET_EXISTS" and not replaced:
                 # A ticket left by a client stopped a moment ago: this wait replaces it.
+                try:
+                    await conn.call_matchmaker(
+                        "Cancel", mm.CancelRequest(ticket_id=refused.metadata.get("ticket_id", ""))
+                    )
+                except Refused as late:
+                    if late.reason != "TICKET_MATCHING":
+                        raise
+                    # That ticket is being seated: queueing again soon finds its table.
+                    say("Your last ticket is being seated: joining that table…")
+                    await asyncio.sleep(MATCHING_WAIT_S)
+                    continue
                 replaced = True
-                await conn.call_matchmaker(
-                    "Cancel", mm.CancelRequest(ticket_id=refused.metadata.get("ticket_id", ""))
-                )
                 continue
             if refused.code == grpc.StatusCode.UNAUTHENTICATED:
                 await conn.login()

@@ -309,7 +309,7 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
                 grpc.StatusCode.FAILED_PRECONDITION,
                 "ALREADY_SEATED",
                 "You are already playing at a table: leave it to queue again.",
-                {"table_id": str(seated)},
+                {"table_id": str(seated), "game_target": self._game_target},
             )
         profile = await con.fetchrow(
             "SELECT display_name, rating FROM players WHERE id = $1", player

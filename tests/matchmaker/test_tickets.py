@@ -303,6 +303,8 @@ async def test_a_seated_player_cannot_queue_until_the_table_ends(fresh_dsn: str)
         assert code == grpc.StatusCode.FAILED_PRECONDITION
         assert info.reason == "ALREADY_SEATED"
         assert info.metadata["table_id"] == table_id
+        # Where to find that table: the address a match names.
+        assert info.metadata["game_target"] == b.game_target
         # Private tables too.
         call = stub(alice).CreatePrivateTable(
             mm.CreatePrivateTableRequest(table_size=2), metadata=alice.auth
