@@ -27,7 +27,9 @@ class MatchmakerServiceStub:
 
     Calls need `authorization: Bearer <token>` (see AuthService). A player has
     at most one live ticket, and cannot queue while seated at an unfinished
-    table (FAILED_PRECONDITION, reason ALREADY_SEATED) unless they Leave it.
+    table (FAILED_PRECONDITION, reason ALREADY_SEATED, with the table's id and
+    the game service's address in the ErrorInfo metadata keys "table_id" and
+    "game_target") unless they Leave it.
 
     The waiting calls (Enqueue, CreatePrivateTable, JoinPrivateTable) are
     server streams: first the ticket, then progress now and then, and last
@@ -75,7 +77,9 @@ class MatchmakerServiceAsyncStub(MatchmakerServiceStub):
 
     Calls need `authorization: Bearer <token>` (see AuthService). A player has
     at most one live ticket, and cannot queue while seated at an unfinished
-    table (FAILED_PRECONDITION, reason ALREADY_SEATED) unless they Leave it.
+    table (FAILED_PRECONDITION, reason ALREADY_SEATED, with the table's id and
+    the game service's address in the ErrorInfo metadata keys "table_id" and
+    "game_target") unless they Leave it.
 
     The waiting calls (Enqueue, CreatePrivateTable, JoinPrivateTable) are
     server streams: first the ticket, then progress now and then, and last
@@ -119,7 +123,9 @@ class MatchmakerServiceServicer(metaclass=abc.ABCMeta):
 
     Calls need `authorization: Bearer <token>` (see AuthService). A player has
     at most one live ticket, and cannot queue while seated at an unfinished
-    table (FAILED_PRECONDITION, reason ALREADY_SEATED) unless they Leave it.
+    table (FAILED_PRECONDITION, reason ALREADY_SEATED, with the table's id and
+    the game service's address in the ErrorInfo metadata keys "table_id" and
+    "game_target") unless they Leave it.
 
     The waiting calls (Enqueue, CreatePrivateTable, JoinPrivateTable) are
     server streams: first the ticket, then progress now and then, and last
