@@ -153,9 +153,11 @@ async def open_table(
 ) -> table_pb2.TableView:
     """The view of the table just found, from the game service that serves it.
 
-    A match names its game service; a player sent back to their table
-    (ALREADY_SEATED) may not know it, and the guesses are tried in turn."""
-    if match.game_target:
+    A match names its game service. A player sent back to their table
+    (ALREADY_SEATED: no seat known yet) tries the address the matchmaker named,
+    if any, then the guesses in turn: that address may answer only inside the
+    cluster."""
+    if match.game_target and match.seat >= 0:
         conn.use_game(match.game_target)
         try:
             return await conn.view(match.table_id)
@@ -168,7 +170,7 @@ async def open_table(
                 raise
             found: tuple[str, table_pb2.TableView] | list[str] = [why]
     else:
-        found = await _find(conn, identity, match.table_id, "", say)
+        found = await _find(conn, identity, match.table_id, match.game_target, say)
     if isinstance(found, list):
         raise Refused(
             grpc.StatusCode.FAILED_PRECONDITION,

@@ -74,16 +74,22 @@ class Servers:
 
 @asynccontextmanager
 async def servers(
-    dsn: str, *, bot_delay_ms: int = 0, limits: Limits | None = None
+    dsn: str,
+    *,
+    bot_delay_ms: int = 0,
+    limits: Limits | None = None,
+    public_game_target: str = "",
 ) -> AsyncIterator[Servers]:
     """Both servers; ``limits`` for both (else the game server's are off, as in
-    tests/game, and the matchmaker's are its defaults)."""
+    tests/game, and the matchmaker's are its defaults); ``public_game_target``:
+    the game address the matchmaker names to players (else the real one)."""
     game = await start_server(dsn, bot_delay_ms=bot_delay_ms, limits=limits or UNLIMITED)
     matchmaker = MatchmakerServer(
         MatchmakerConfig(
             dsn=dsn,
             secret=SECRET,
             game_target=f"127.0.0.1:{game.port}",
+            public_game_target=public_game_target,
             match_interval=0.02,
             limits=limits or Limits(),
         )

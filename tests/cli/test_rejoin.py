@@ -64,10 +64,28 @@ async def test_a_stale_game_address_gives_way_to_the_default_one(
     assert remembered is not None and remembered.game_target == running.game_address
 
 
-async def test_a_seat_with_no_known_game_address_is_found_at_the_default_one(
-    fresh_dsn: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+async def test_a_seat_the_config_knows_nothing_of_is_found_where_the_matchmaker_says(
+    fresh_dsn: str, tmp_path: Path
 ) -> None:
     async with servers(fresh_dsn) as running:
+        table_id = await seat_with_a_bot(running, tmp_path)
+        identity = Identity(tmp_path)
+        conn = await _signed_in(running, identity)
+        said: list[str] = []
+        try:
+            match = await matchmaking.queue(conn, identity, QueueChoice(), said.append)
+            view = await matchmaking.open_table(conn, identity, match, said.append)
+        finally:
+            await conn.close()
+    assert view.table_id == table_id
+    assert said == [f"You are already seated at table {table_id}: going back to it."]
+
+
+async def test_a_seat_at_an_address_unknown_here_is_found_at_the_default_one(
+    fresh_dsn: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The matchmaker names an address that answers only inside the cluster.
+    async with servers(fresh_dsn, public_game_target=closed_address()) as running:
         table_id = await seat_with_a_bot(running, tmp_path)
         default_game_at(monkeypatch, running.game_address)
         identity = Identity(tmp_path)
@@ -90,9 +108,9 @@ async def test_a_table_nobody_serves_is_forgotten_and_ends_with_the_way_forward(
 ) -> None:
     """Before, a stale address was retried for a minute on every run, and a seat with
     no known address was looked for at the matchmaker ("Method not found!")."""
-    async with servers(fresh_dsn) as running:
+    stale, nowhere = closed_address(), closed_address()
+    async with servers(fresh_dsn, public_game_target=stale) as running:
         table_id = await seat_with_a_bot(running, tmp_path)
-        stale, nowhere = closed_address(), closed_address()
         default_game_at(monkeypatch, nowhere)
         identity = Identity(tmp_path)
         identity.remember_match(LastMatch(running.address, table_id, 0, stale, ""))
