@@ -8,8 +8,10 @@ For each call, in this order:
 2. Limits (`services.common.limits`): the connection's and the player's rate,
    and open response streams per player. Verified service credentials and the
    health and reflection services are not limited.
-3. A request that does not decode is refused with INVALID_ARGUMENT, reason
-   ``MALFORMED_REQUEST`` (gRPC alone would answer UNKNOWN).
+3. A request over `MAX_REQUEST_BYTES` is refused unread with INVALID_ARGUMENT,
+   reason ``REQUEST_TOO_LARGE``; one that does not decode, with
+   INVALID_ARGUMENT, reason ``MALFORMED_REQUEST`` (gRPC alone would answer
+   RESOURCE_EXHAUSTED and UNKNOWN, with no reason an app can switch on).
 4. Identity: every method but ``AuthService/Login`` and the health and
    reflection services needs ``authorization: Bearer <token>``. A missing or
    bad token ends the call with UNAUTHENTICATED and an ErrorInfo reason
@@ -147,10 +149,20 @@ def is_public(method: str) -> bool:
     return method in PUBLIC_METHODS or service in PUBLIC_SERVICES
 
 
+MAX_REQUEST_BYTES = 64 * 1024
+"""Far above any player's request (a few hundred bytes); the largest calls, the
+matchmaker's CreateTables of 16 tables, stay under 12 KB. Anything bigger is
+refused before it is parsed. gRPC itself reads a little more
+(`services.common.serving.MAX_RECEIVE_BYTES`), so that such a request gets a
+reason rather than a bare status."""
+
 MALFORMED_REQUEST = "MALFORMED_REQUEST"
+REQUEST_TOO_LARGE = "REQUEST_TOO_LARGE"
 _MALFORMED = object()
 """What an undecodable request becomes, so it is refused as INVALID_ARGUMENT
 rather than failing inside gRPC with UNKNOWN."""
+_TOO_LARGE = object()
+"""What a request over `MAX_REQUEST_BYTES` becomes, unparsed."""
 
 
 def _tolerant(decode: Callable[[bytes], Any] | None) -> Callable[[bytes], Any] | None:
@@ -158,6 +170,8 @@ def _tolerant(decode: Callable[[bytes], Any] | None) -> Callable[[bytes], Any] |
         return None
 
     def tolerant(data: bytes) -> Any:
+        if len(data) > MAX_REQUEST_BYTES:
+            return _TOO_LARGE
         try:
             return decode(data)
         except DecodeError:
@@ -224,6 +238,16 @@ class _Call:
         _current.set(self)
         if self.limited:
             await quotas.admit(context, self.player)
+        if request is _TOO_LARGE:
+            # INVALID_ARGUMENT, not RESOURCE_EXHAUSTED: the same request will never
+            # pass, and apps read RESOURCE_EXHAUSTED as "wait, then retry" (RATE_LIMITED).
+            await errors.abort(
+                context,
+                grpc.StatusCode.INVALID_ARGUMENT,
+                REQUEST_TOO_LARGE,
+                "The request is too large for the game to read. Please update the app.",
+                metadata={"max_bytes": str(MAX_REQUEST_BYTES)},
+            )
         if request is _MALFORMED:
             await errors.abort(
                 context,

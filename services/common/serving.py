@@ -10,10 +10,14 @@ from grpc_reflection.v1alpha import reflection
 from services.common.auth_servicer import AuthServicer
 from services.common.db import Pool
 from services.common.health import HealthMonitor
+from services.common.interceptors import MAX_REQUEST_BYTES
 from services.common.pb.rummy.v1 import auth_pb2, auth_pb2_grpc
 
-MAX_MESSAGE_BYTES = 64 * 1024
-"""No request of ours comes near this; anything bigger is refused unread."""
+MAX_RECEIVE_BYTES = 4 * MAX_REQUEST_BYTES
+"""The hard cap: gRPC refuses a bigger request unread, with RESOURCE_EXHAUSTED
+and no reason. Above `MAX_REQUEST_BYTES` and up to this, the interceptor refuses
+it with a reason (REQUEST_TOO_LARGE) without parsing it. A small multiple, so a
+call in flight still holds at most 256 KB of request."""
 
 PENDING_CALLS = 10_000
 PENDING_CALLS_HARD = 20_000
@@ -38,7 +42,7 @@ still ends its call first."""
 
 def server_options(*extra: tuple[str, int]) -> list[tuple[str, int]]:
     return [
-        ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+        ("grpc.max_receive_message_length", MAX_RECEIVE_BYTES),
         ("grpc.server.max_pending_requests", PENDING_CALLS),
         ("grpc.server.max_pending_requests_hard_limit", PENDING_CALLS_HARD),
         ("grpc.server_max_unrequested_time_in_server", UNTAKEN_CALL_S),

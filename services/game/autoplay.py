@@ -54,7 +54,7 @@ def bot_claims(state: GameState, bots: Sequence[int], now_ms: int) -> tuple[Game
         if not _BOT.claims(state, seat):
             continue
         try:
-            state, more = apply(state, seat, Claim(), now_ms)
+            state, more = apply(state, seat, Claim(state.claim_card), now_ms)
         except RuleError:
             continue
         events.extend(more)

@@ -259,6 +259,8 @@ def table_event(
                     joker=card(deck, seen.joker),
                     replacements=cards(deck, [seen.replacement, seen.second]),
                     meld=meld_view(seen.meld, rules),
+                    # On the table, so every viewer sees where the joker went.
+                    placed_in=meld_view(seen.placed_in, rules) if seen.placed_in else None,
                 )
             )
         case ev.Discarded():

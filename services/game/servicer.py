@@ -14,7 +14,7 @@ from google.protobuf.message import Message
 from services.common import errors
 from services.common.errors import DB_ERRORS
 from services.common.interceptors import require_player, require_service
-from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc
+from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc, table_pb2
 
 from . import convert, options
 from .fanout import Fanout, read_events
@@ -22,7 +22,7 @@ from .rules import actions as act
 from .rules.cards import SUITS
 from .rules.events import GameEnded
 from .rules.finder import find_melds
-from .rules.melds import Side
+from .rules.melds import MeldKind, Side
 from .rules.opening import would_be_laid
 from .rules.scoring import meld_points
 from .rules.state import Phase
@@ -44,6 +44,11 @@ _SIDES = {
     game_pb2.SIDE_UNSPECIFIED: Side.AUTO,
     game_pb2.SIDE_LOW: Side.LOW,
     game_pb2.SIDE_HIGH: Side.HIGH,
+}
+_KINDS = {
+    table_pb2.MELD_KIND_UNSPECIFIED: None,
+    table_pb2.MELD_KIND_GROUP: MeldKind.GROUP,
+    table_pb2.MELD_KIND_RUN: MeldKind.RUN,
 }
 
 
@@ -77,7 +82,9 @@ def meld_spec(spec: game_pb2.MeldSpec) -> act.MeldSpec:
     suits = tuple((js.card_id, js.suit - 1) for js in spec.joker_suits)
     if any(not 0 <= s < len(SUITS) for _, s in suits):
         raise Malformed("SUIT_INVALID", "Name a suit for the joker, or none.")
-    return act.MeldSpec(_ids(spec.card_ids), suits)
+    if spec.kind not in _KINDS:
+        raise Malformed("MELD_KIND_INVALID", "Name the meld a group or a run, or neither.")
+    return act.MeldSpec(_ids(spec.card_ids), suits, _KINDS[spec.kind])
 
 
 def refusal_of_failure(error: Exception) -> Refusal | None:
@@ -361,7 +368,7 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
     async def Claim(
         self, request: game_pb2.ClaimRequest, context: grpc.aio.ServicerContext
     ) -> game_pb2.ClaimResponse:
-        return await self._act(request, context, act.Claim(), game_pb2.ClaimResponse)
+        return await self._act(request, context, act.Claim(request.card_id), game_pb2.ClaimResponse)
 
     async def _parsed(
         self,

@@ -85,6 +85,8 @@ _CODES = {
     Reason.ACTION_UNKNOWN: grpc.StatusCode.INVALID_ARGUMENT,
     Reason.DECK_INVALID: grpc.StatusCode.INVALID_ARGUMENT,
     Reason.MELD_NOT_FOUND: grpc.StatusCode.NOT_FOUND,
+    # A lost race with the table, as a stale version is: look again, then decide.
+    Reason.CLAIM_CARD_CHANGED: grpc.StatusCode.ABORTED,
 }
 
 

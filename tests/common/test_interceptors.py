@@ -16,6 +16,7 @@ from grpc_reflection.v1alpha import reflection, reflection_pb2, reflection_pb2_g
 from services.common.auth import issue_service_token, issue_token
 from services.common.errors import DOMAIN, error_info
 from services.common.interceptors import (
+    MAX_REQUEST_BYTES,
     Gate,
     current_player_id,
     log_context,
@@ -32,6 +33,7 @@ from services.common.pb.rummy.v1 import (
     matchmaker_pb2_grpc,
     table_pb2,
 )
+from services.common.serving import MAX_RECEIVE_BYTES, server_options
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -80,7 +82,10 @@ class Matchmaker(matchmaker_pb2_grpc.MatchmakerServiceServicer):
 
 @pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def channel() -> AsyncIterator[grpc.aio.Channel]:
-    server = grpc.aio.server(interceptors=[Gate(UNLIMITED, secret=SECRET)])
+    # The services' own options: the size limits are part of what is tested.
+    server = grpc.aio.server(
+        interceptors=[Gate(UNLIMITED, secret=SECRET)], options=server_options()
+    )
     auth_pb2_grpc.add_AuthServiceServicer_to_server(Auth(), server)
     game_pb2_grpc.add_GameServiceServicer_to_server(Game(), server)
     matchmaker_pb2_grpc.add_MatchmakerServiceServicer_to_server(Matchmaker(), server)
@@ -217,6 +222,55 @@ async def test_service_credential_for_internal_calls(channel: grpc.aio.Channel) 
         grpc.StatusCode.PERMISSION_DENIED,
         "PLAYER_CREDENTIAL_REQUIRED",
     )
+
+
+def sized(size: int) -> game_pb2.GetTableRequest:
+    """A request of exactly ``size`` bytes on the wire."""
+    framing = game_pb2.GetTableRequest(table_id="t" * size).ByteSize() - size
+    request = game_pb2.GetTableRequest(table_id="t" * (size - framing))
+    assert request.ByteSize() == size
+    return request
+
+
+async def test_requests_over_the_limit_are_refused_unread_with_a_reason(
+    channel: grpc.aio.Channel,
+) -> None:
+    game = game_pb2_grpc.GameServiceStub(channel)
+    auth = bearer(player_token("p"))
+    at_limit = await game.GetTable(sized(MAX_REQUEST_BYTES), metadata=auth, timeout=TIMEOUT_S)
+    assert at_limit.view.seats[0].player_id == "p"
+
+    too_large = (grpc.StatusCode.INVALID_ARGUMENT, "REQUEST_TOO_LARGE")
+    for size in (MAX_REQUEST_BYTES + 1, MAX_RECEIVE_BYTES):
+        unary = game.GetTable(sized(size), metadata=auth, timeout=TIMEOUT_S)
+        assert await refusal(unary) == too_large, size
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await game.GetTable(sized(MAX_REQUEST_BYTES + 1), metadata=auth, timeout=TIMEOUT_S)
+    info = error_info(caught.value)
+    assert info is not None and info.metadata["max_bytes"] == str(MAX_REQUEST_BYTES)
+
+    stream = game.Watch(
+        game_pb2.WatchRequest(table_id="t" * MAX_REQUEST_BYTES), metadata=auth, timeout=TIMEOUT_S
+    )
+    assert await refusal(stream.read()) == too_large
+    matchmaker = matchmaker_pb2_grpc.MatchmakerServiceStub(channel)
+    enqueue = matchmaker.Enqueue(
+        matchmaker_pb2.EnqueueRequest(ruleset="c" * MAX_REQUEST_BYTES),
+        metadata=auth,
+        timeout=TIMEOUT_S,
+    )
+    assert await refusal(enqueue.read()) == too_large
+
+
+async def test_requests_over_the_hard_cap_are_refused_by_grpc(channel: grpc.aio.Channel) -> None:
+    game = game_pb2_grpc.GameServiceStub(channel)
+    call = game.GetTable(
+        sized(MAX_RECEIVE_BYTES + 1), metadata=bearer(player_token("p")), timeout=TIMEOUT_S
+    )
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await call
+    assert caught.value.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert error_info(caught.value) is None, "gRPC refused it before any code of ours"
 
 
 async def test_unknown_methods_stay_unimplemented(channel: grpc.aio.Channel) -> None:

@@ -26,6 +26,7 @@ from services.common.limits import Limits
 from services.common.pb.rummy.v1 import (
     auth_pb2,
     auth_pb2_grpc,
+    cards_pb2,
     game_pb2,
     game_pb2_grpc,
     table_pb2,
@@ -38,6 +39,7 @@ from services.game.rules.actions import (
     LayOff,
     Leave,
     Meld,
+    MeldSpec,
     Reposer,
     SwapJoker,
     TakeDiscard,
@@ -106,7 +108,7 @@ def request_for(table_id: str, action: Action, **common: Any) -> tuple[str, Mess
         case TakeDiscard():
             return "TakeDiscard", game_pb2.TakeDiscardRequest(**base)
         case Meld():
-            specs = [game_pb2.MeldSpec(card_ids=m.cards) for m in action.melds]
+            specs = [meld_spec(m) for m in action.melds]
             return "Meld", game_pb2.MeldRequest(melds=specs, **base)
         case LayOff():
             return "LayOff", game_pb2.LayOffRequest(
@@ -129,7 +131,7 @@ def request_for(table_id: str, action: Action, **common: Any) -> tuple[str, Mess
                     )
                 )
             elif action.new_meld is not None:
-                request.new_meld.CopyFrom(game_pb2.MeldSpec(card_ids=action.new_meld.cards))
+                request.new_meld.CopyFrom(meld_spec(action.new_meld))
             return "SwapJoker", request
         case Discard():
             return "Discard", game_pb2.DiscardRequest(card_id=action.card, **base)
@@ -138,8 +140,20 @@ def request_for(table_id: str, action: Action, **common: Any) -> tuple[str, Mess
         case Reposer():
             return "Reposer", game_pb2.ReposerRequest(**base)
         case Claim():
-            return "Claim", game_pb2.ClaimRequest(**base)
+            return "Claim", game_pb2.ClaimRequest(card_id=action.card, **base)
     raise AssertionError(f"no RPC for {action}")
+
+
+def meld_spec(spec: MeldSpec) -> game_pb2.MeldSpec:
+    """An engine meld as a request names it (the engine's kinds number as the API's)."""
+    return game_pb2.MeldSpec(
+        card_ids=spec.cards,
+        joker_suits=[
+            game_pb2.JokerSuit(card_id=joker, suit=cards_pb2.Suit.ValueType(suit + 1))
+            for joker, suit in spec.joker_suits
+        ],
+        kind=table_pb2.MeldKind.ValueType(spec.kind or 0),
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,8 @@ from typing import Any
 import grpc
 from google.protobuf.message import Message
 
-from services.common.pb.rummy.v1 import cards_pb2, game_pb2
+from services.common.pb.rummy.v1 import cards_pb2, game_pb2, table_pb2
+from services.common.serving import MAX_RECEIVE_BYTES
 from services.game.rules.actions import DrawStock
 
 from .harness import JOKERS, Player, card, create_table, deck_order, login, refused, snapshot
@@ -202,16 +203,37 @@ ANY_PHASE = [
         "me",
         "DrawStock",
         lambda t: game_pb2.DrawStockRequest(table_id=t, request_id="r" * 70_000),
-        grpc.StatusCode.RESOURCE_EXHAUSTED,
-        None,
+        INVALID,
+        "REQUEST_TOO_LARGE",
     ),
     Case(
         "oversized meld",
         "me",
         "Meld",
         melds(meld(*range(100_000, 125_000))),
+        INVALID,
+        "REQUEST_TOO_LARGE",
+    ),
+    Case(
+        # Past the hard cap gRPC refuses it unread, before any code of ours runs.
+        "request past the hard cap",
+        "me",
+        "DrawStock",
+        lambda t: game_pb2.DrawStockRequest(table_id=t, request_id="r" * (MAX_RECEIVE_BYTES + 1)),
         grpc.StatusCode.RESOURCE_EXHAUSTED,
         None,
+    ),
+    Case(
+        "meld kind out of range",
+        "me",
+        "Meld",
+        melds(
+            game_pb2.MeldSpec(
+                card_ids=[card("2S"), card("3S"), card("4S")], kind=table_pb2.MeldKind.ValueType(7)
+            )
+        ),
+        INVALID,
+        "MELD_KIND_INVALID",
     ),
     Case(
         "claim: not in cafe",
@@ -283,6 +305,18 @@ AFTER_THE_DRAW = [
         "MELD_INVALID",
     ),
     Case("no meld named", "me", "Meld", melds(), RULES, "NOTHING_TO_MELD"),
+    Case(
+        "a run named a group",
+        "me",
+        "Meld",
+        melds(
+            game_pb2.MeldSpec(
+                card_ids=[card("2S"), card("3S"), card("4S")], kind=table_pb2.MELD_KIND_GROUP
+            )
+        ),
+        RULES,
+        "MELD_KIND_MISMATCH",
+    ),
     Case(
         "lay off before opening",
         "me",

@@ -10,7 +10,7 @@ from services.game import convert, eventlog
 from services.game.rules import events as ev
 from services.game.rules.cards import NO_SUIT
 from services.game.rules.melds import Meld, MeldKind
-from services.game.rules.ruleset import CLASSIC, CONTRACT
+from services.game.rules.ruleset import CAFE, CLASSIC, CONTRACT
 
 AT = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
@@ -65,6 +65,36 @@ def test_a_joker_swap_names_every_card_put_in_its_place() -> None:
     assert older == ev.JokerSwapped(seat=1, joker=joker, replacement=eight_d, meld=carre)
     sent = convert.table_event(12, 6, AT, older, None, CLASSIC).joker_swapped
     assert [c.id for c in sent.replacements] == [eight_d]
+
+
+def test_a_joker_swap_says_where_the_joker_went_to_every_viewer() -> None:
+    deck = CAFE.deck
+    eight_s, nine_s, ten_s, q_h, q_c = (deck.ids_of(c)[0] for c in ("8S", "9S", "TS", "QH", "QC"))
+    four_d, five_d, six_d = (deck.ids_of(c)[0] for c in ("4D", "5D", "6D"))
+    joker = deck.ids_of("JK")[0]
+    run = Meld(1, 0, MeldKind.RUN, (eight_s, nine_s, ten_s), 8, 0)
+    new_meld = Meld(3, 1, MeldKind.GROUP, (q_h, q_c, joker), 12, NO_SUIT)
+    laid_on = Meld(2, 1, MeldKind.RUN, (four_d, five_d, six_d, joker), 4, 2)
+    for placed_in in (new_meld, laid_on):
+        swapped = ev.JokerSwapped(
+            seat=1, joker=joker, replacement=ten_s, meld=run, placed_in=placed_in
+        )
+        for viewer in (0, 1, 2, None):
+            sent = convert.table_event(12, 6, AT, logged(swapped), viewer, CAFE).joker_swapped
+            assert sent.HasField("placed_in"), f"viewer {viewer}"
+            assert sent.placed_in == convert.meld_view(placed_in, CAFE)
+            assert joker in [c.id for c in sent.placed_in.cards]
+            assert [j.joker_card_id for j in sent.placed_in.jokers] == [joker]
+    # classic: the joker stayed in the hand; so did every swap logged before this field.
+    kept = ev.JokerSwapped(seat=1, joker=joker, replacement=ten_s, meld=run)
+    payload = json.loads(eventlog.encode(kept))
+    assert payload["placed_in"] is None
+    del payload["placed_in"]
+    older = eventlog.decode("JokerSwapped", json.dumps(payload).encode())
+    assert older == kept
+    for event in (logged(kept), older):
+        sent = convert.table_event(12, 6, AT, event, 0, CLASSIC).joker_swapped
+        assert not sent.HasField("placed_in")
 
 
 def logged(event: ev.Event) -> ev.Event:

@@ -137,8 +137,9 @@ async def test_a_contested_claim_from_two_replicas_goes_by_play_order(fresh_dsn:
             game_pb2.DrawStockRequest(table_id=table_id), metadata=active.auth
         )
         # The farther seat claims first, on the other replica; then both race.
-        await on_b[2].game.Claim(game_pb2.ClaimRequest(table_id=table_id), metadata=farther.auth)
-        await nearest.game.Claim(game_pb2.ClaimRequest(table_id=table_id), metadata=nearest.auth)
+        claim = game_pb2.ClaimRequest(table_id=table_id, card_id=top)
+        await on_b[2].game.Claim(claim, metadata=farther.auth)
+        await nearest.game.Claim(claim, metadata=nearest.auth)
         sizes = {p.seat: (await p.view(table_id)).seats[p.seat].card_count for p in players}
         mine = await active.view(table_id)
         loose = next(

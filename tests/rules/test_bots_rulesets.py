@@ -76,7 +76,7 @@ def play_series_game(name: str, seed: int) -> Counter[str]:
         if state.phase == Phase.DEAL:
             seat, action = SYSTEM, deal_action(state, rng)
         elif state.claim_card >= 0 and (claimer := _claimer(state, claims, players)) is not None:
-            seat, action = claimer, Claim()
+            seat, action = claimer, Claim(state.claim_card)
             seen[f"{kinds[seat]}:Claim"] += 1
         else:
             seat = state.current

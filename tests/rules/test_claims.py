@@ -50,6 +50,11 @@ def table(seats: int = 4, **options: int) -> Table:
     )
 
 
+def offered(t: Table) -> Claim:
+    """A claim for the top discard, as a claimant sees it."""
+    return Claim(t.state.discard[-1])
+
+
 def claimed(t: Table) -> Claimed:
     return next(e for e in t.events if isinstance(e, Claimed))
 
@@ -69,21 +74,40 @@ def test_claims_a_stock_draw_opens_a_window_on_the_top_discard_for_3_seconds() -
 
 def test_claims_no_window_after_taking_the_discard_or_before_the_draw() -> None:
     t = table()
-    assert t.refuse(1, Claim()).reason == Reason.CLAIM_NOT_ALLOWED  # nothing drawn yet
+    qd = offered(t)
+    assert t.refuse(1, qd).reason == Reason.CLAIM_NOT_ALLOWED  # nothing drawn yet
     t.take(0)
     assert not any(isinstance(e, ClaimWindowOpened) for e in t.events)
-    assert t.refuse(1, Claim()).reason == Reason.CLAIM_NOT_ALLOWED
+    assert t.refuse(1, qd).reason == Reason.CLAIM_NOT_ALLOWED
 
 
 def test_claims_refused_to_the_active_seat_twice_or_once_the_window_closed() -> None:
     t = table()
     t.draw(0)
-    assert t.refuse(0, Claim()).reason == Reason.CLAIM_NOT_ALLOWED
-    assert t.act(1, Claim()) == [ClaimMade(1)]
-    assert t.refuse(1, Claim()).reason == Reason.CLAIM_NOT_ALLOWED
-    assert t.refuse(7, Claim()).reason == Reason.NOT_SEATED
+    assert t.refuse(0, offered(t)).reason == Reason.CLAIM_NOT_ALLOWED
+    assert t.act(1, offered(t)) == [ClaimMade(1)]
+    assert t.refuse(1, offered(t)).reason == Reason.CLAIM_NOT_ALLOWED
+    assert t.refuse(7, offered(t)).reason == Reason.NOT_SEATED
     t.now = 3_000
-    assert t.refuse(2, Claim()).reason == Reason.CLAIM_NOT_ALLOWED
+    assert t.refuse(2, offered(t)).reason == Reason.CLAIM_NOT_ALLOWED
+
+
+def test_claims_name_the_card_on_offer_and_a_changed_card_is_refused() -> None:
+    t = table()
+    qd = offered(t)
+    t.draw(0)
+    assert t.refuse(1, Claim(t.card(1, "AH"))).reason == Reason.CLAIM_CARD_CHANGED
+    assert t.refuse(1, Claim(9_999)).reason == Reason.CARD_UNKNOWN
+    assert t.act(1, qd) == [ClaimMade(1)]
+    t.now = 1_000
+    t.discard(0, "KS")
+    # The next window offers the KS: a claim still aimed at the QD is not moved to it.
+    t.draw(1)
+    assert t.state.claim_card == t.state.discard[-1] != qd.card
+    refusal = t.refuse(2, qd)
+    assert refusal.reason == Reason.CLAIM_CARD_CHANGED
+    assert "KS" in refusal.message, "the sentence names the card on offer now"
+    assert t.act(2, offered(t)) == [ClaimMade(2)]
 
 
 def test_claims_are_a_contract_rule_only() -> None:
@@ -94,7 +118,7 @@ def test_claims_are_a_contract_rule_only() -> None:
         t = Table(hands, "QD", ruleset=ruleset)
         events = t.draw(0)
         assert not any(isinstance(e, ClaimWindowOpened) for e in events)
-        assert t.refuse(1, Claim()).reason == Reason.RULE_NOT_IN_PLAY
+        assert t.refuse(1, offered(t)).reason == Reason.RULE_NOT_IN_PLAY
 
 
 @pytest.mark.parametrize(
@@ -120,7 +144,7 @@ def test_claims_the_nearest_to_the_active_player_in_play_order_wins_whatever_the
     before = [len(h) for h in t.state.hands]
     for i, seat in enumerate(arrivals):
         t.now += 100 * (i + 1)
-        t.act(seat, Claim())
+        t.act(seat, offered(t))
     t.now = t.state.claim_deadline_ms
     events = t.act(SYSTEM, Timeout())
     assert [type(e).__name__ for e in events] == ["Claimed"]
@@ -140,7 +164,7 @@ def test_claims_the_winner_takes_the_card_and_a_penalty_card_from_the_stock() ->
     t.draw(0)  # KS
     kh = t.state.stock[-1]
     stock = len(t.state.stock)
-    t.act(2, Claim())
+    t.act(2, offered(t))
     t.now = 3_000
     t.act(SYSTEM, Timeout())
     assert claimed(t) == Claimed(2, qd, kh)
@@ -151,7 +175,7 @@ def test_claims_the_winner_takes_the_card_and_a_penalty_card_from_the_stock() ->
 def test_claims_the_penalty_card_is_hidden_from_every_other_viewer() -> None:
     t = table()
     t.draw(0)
-    t.act(1, Claim())
+    t.act(1, offered(t))
     t.now = 3_000
     t.act(SYSTEM, Timeout())
     event = claimed(t)
@@ -167,7 +191,7 @@ def test_claims_a_discard_by_the_active_player_closes_the_window_first() -> None
     qd = t.state.discard[-1]
     t.draw(0)
     t.now = 500
-    t.act(3, Claim())
+    t.act(3, offered(t))
     t.now = 1_000
     events = t.discard(0, "KS")
     assert [type(e).__name__ for e in events[:3]] == ["Claimed", "Discarded", "TurnBegan"]
@@ -179,7 +203,7 @@ def test_claims_a_discard_by_the_active_player_closes_the_window_first() -> None
 def test_claims_the_next_discard_may_be_claimed_again() -> None:
     t = table()
     t.draw(0)
-    t.act(2, Claim())
+    t.act(2, offered(t))
     t.now = 1_000
     t.discard(0, "KS")
     assert claimed(t).seat == 2
@@ -187,8 +211,8 @@ def test_claims_the_next_discard_may_be_claimed_again() -> None:
     t.draw(1)
     window = t.events[1]
     assert window == ClaimWindowOpened(ks, t.now + 3_000)
-    t.act(2, Claim())  # the same seat may claim again
-    t.act(0, Claim())
+    t.act(2, offered(t))  # the same seat may claim again
+    t.act(0, offered(t))
     t.now += 3_000
     t.act(SYSTEM, Timeout())
     assert claimed(t).seat == 2 and claimed(t).card == ks
@@ -203,7 +227,7 @@ def test_claims_a_window_nobody_claimed_closes_quietly_at_its_deadline() -> None
     assert t.act(SYSTEM, Timeout()) == []
     assert t.state.claim_card == -1 and t.state.current == 0 and t.state.phase == Phase.PLAY
     assert t.state.due_ms() == t.state.deadline_ms
-    assert t.refuse(1, Claim()).reason == Reason.CLAIM_NOT_ALLOWED
+    assert t.refuse(1, offered(t)).reason == Reason.CLAIM_NOT_ALLOWED
     t.discard(0, "KS")
     assert not any(isinstance(e, Claimed) for e in t.events)
 
@@ -211,7 +235,7 @@ def test_claims_a_window_nobody_claimed_closes_quietly_at_its_deadline() -> None
 def test_claims_are_resolved_once_the_discard_after_the_window_gives_nothing_more() -> None:
     t = table()
     t.draw(0)
-    t.act(1, Claim())
+    t.act(1, offered(t))
     t.now = 3_000
     t.act(SYSTEM, Timeout())
     hands = [len(h) for h in t.state.hands]
@@ -224,8 +248,8 @@ def test_claims_are_resolved_once_the_discard_after_the_window_gives_nothing_mor
 def test_claims_a_claimant_who_leaves_is_passed_over() -> None:
     t = table()
     t.draw(0)
-    t.act(1, Claim())
-    t.act(3, Claim())
+    t.act(1, offered(t))
+    t.act(3, offered(t))
     t.act(1, Leave())
     t.now = 3_000
     t.act(SYSTEM, Timeout())
@@ -236,9 +260,9 @@ def test_claims_legal_actions_offer_a_claim_to_the_other_seats_while_the_window_
     t = table(seats=3)
     assert legal_actions(t.state, 1) == []
     t.draw(0)
-    assert legal_actions(t.state, 1) == [Claim()] == legal_actions(t.state, 2)
-    assert Claim() not in legal_actions(t.state, 0)
-    t.act(1, Claim())
+    assert legal_actions(t.state, 1) == [offered(t)] == legal_actions(t.state, 2)
+    assert offered(t) not in legal_actions(t.state, 0)
+    t.act(1, offered(t))
     assert legal_actions(t.state, 1) == []
     t.now = 3_000
     t.act(SYSTEM, Timeout())
@@ -260,7 +284,7 @@ def test_claims_the_greedy_bot_claims_a_discard_that_completes_a_contract_meld()
     assert bot.claims(t.state, 1)
     assert not bot.claims(t.state, 2), "seat 2 holds no queen"
     assert not bot.claims(t.state, 0), "the active seat passed over the card itself"
-    t.act(1, Claim())
+    t.act(1, offered(t))
     assert not bot.claims(t.state, 1), "once is enough"
 
 

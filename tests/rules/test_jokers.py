@@ -3,8 +3,11 @@ the joker in a group, and the swap in a 4-card group."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from services.game.rules import Discard, LayOff, Meld, MeldSpec, Reason, SwapJoker
 from services.game.rules.events import JokerSwapped, LaidOff, Melded
+from services.game.rules.melds import MeldKind
 
 from .helpers import Table, assert_conserved
 
@@ -49,6 +52,7 @@ def test_joker_swap_retrieved_joker_remelded_in_the_same_action_new_meld() -> No
     swapped, melded = events
     assert isinstance(swapped, JokerSwapped) and swapped.joker == joker
     assert isinstance(melded, Melded) and joker in melded.melds[0].cards
+    assert swapped.placed_in == melded.melds[0], "the swap says where the joker went"
     assert table.meld_codes(1) == "8S 9S TS"
     assert table.meld_codes(3) == "QH QC JK"
     assert joker not in table.state.hands[1]
@@ -62,6 +66,9 @@ def test_joker_swap_retrieved_joker_laid_off_in_the_same_action() -> None:
     events = table.act(1, table.swap(1, 1, "TS", lay_off=2))
     assert isinstance(events[1], LaidOff)
     assert table.meld_codes(2) == "4D 5D 6D JK"
+    swapped = events[0]
+    assert isinstance(swapped, JokerSwapped)
+    assert swapped.placed_in == events[1].meld == table.table_meld(2), "the meld after the lay-off"
     assert table.meld_codes(1) == "8S 9S TS"
 
 
@@ -185,3 +192,25 @@ def test_swap_placing_the_retrieved_joker_twice_is_refused() -> None:
             twice = SwapJoker(1, joker, ts, lay_off=LayOff(2, (joker, joker)))
         assert table.refuse(1, twice).reason == Reason.CARD_DUPLICATED
         assert_conserved(table.state)
+
+
+def test_swap_new_meld_of_a_named_kind() -> None:
+    table = run_table()
+    table.meld(1, "4D 5D 6D")
+    as_run = table.swap(1, 1, "TS", new_meld="QH QC JK")
+    assert as_run.new_meld is not None
+    wrong = replace(as_run, new_meld=replace(as_run.new_meld, kind=MeldKind.RUN))
+    assert table.refuse(1, wrong).reason == Reason.MELD_KIND_MISMATCH
+    right = replace(as_run, new_meld=replace(as_run.new_meld, kind=MeldKind.GROUP))
+    swapped, melded = table.act(1, right)
+    assert isinstance(melded, Melded) and melded.melds[0].kind == MeldKind.GROUP
+    assert isinstance(swapped, JokerSwapped) and swapped.placed_in == melded.melds[0]
+
+
+def test_meld_of_a_named_kind() -> None:
+    table = run_table()
+    run = table.meld_action(1, "4D 5D 6D")
+    as_group = Meld((replace(run.melds[0], kind=MeldKind.GROUP),))
+    assert table.refuse(1, as_group).reason == Reason.MELD_KIND_MISMATCH
+    (melded,) = table.act(1, Meld((replace(run.melds[0], kind=MeldKind.RUN),)))
+    assert isinstance(melded, Melded) and melded.melds[0].kind == MeldKind.RUN

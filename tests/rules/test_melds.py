@@ -3,11 +3,14 @@ with the seed text's tables of valid and refused melds."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from services.game.rules import Reason, RuleError, Shape, parse_cards, validate_meld
 from services.game.rules.cards import card_label
 from services.game.rules.melds import MeldKind, check_meld, joker_targets
+from services.game.rules.ruleset import Ruleset
 
 from .helpers import CAFE, codes
 
@@ -175,6 +178,64 @@ def test_joker_limit_more_jokers_than_naturals_no() -> None:
 
 def test_all_jokers_is_no_meld() -> None:
     assert refused("JK JK JK") == Reason.MELD_JOKER_LIMIT
+
+
+# --- the kind a player names ---------------------------------------------------------
+
+
+def as_kind(text: str, kind: MeldKind, ruleset: Ruleset = CAFE) -> Shape:
+    return check_meld(parse_cards(text, ruleset), ruleset, (), kind)
+
+
+def refused_as(text: str, kind: MeldKind) -> RuleError:
+    with pytest.raises(RuleError) as caught:
+        as_kind(text, kind)
+    assert caught.value.message.endswith(".")
+    return caught.value
+
+
+def test_kind_named_reads_the_cards_only_that_way() -> None:
+    assert as_kind("7S 7H 7D", MeldKind.GROUP).kind == MeldKind.GROUP
+    assert as_kind("7S 8S 9S", MeldKind.RUN).kind == MeldKind.RUN
+    assert as_kind("8S 9S JK", MeldKind.RUN).cards == meld("8S 9S JK").cards
+    assert as_kind("QH QC JK", MeldKind.GROUP) == meld("QH QC JK")
+
+
+def test_kind_named_refuses_cards_of_the_other_kind() -> None:
+    wrong = refused_as("7S 7H 7D", MeldKind.RUN)
+    assert wrong.reason == Reason.MELD_KIND_MISMATCH
+    assert wrong.message == "These cards make a group, not a run."
+    wrong = refused_as("7S 8S JK", MeldKind.GROUP)
+    assert wrong.reason == Reason.MELD_KIND_MISMATCH
+    assert wrong.message == "These cards make a run, not a group."
+
+
+def test_kind_named_on_cards_of_no_meld_says_why_not_that_kind() -> None:
+    assert refused_as("7S 8H TD", MeldKind.RUN).reason == Reason.MELD_INVALID
+    assert refused_as("7S 8H TD", MeldKind.GROUP).reason == Reason.MELD_INVALID
+    assert refused_as("7S 7S 7D", MeldKind.GROUP).reason == Reason.MELD_INVALID
+    assert refused_as("7S JK JK", MeldKind.RUN).reason == Reason.MELD_JOKER_LIMIT
+    assert refused_as("7S 8S", MeldKind.RUN).reason == Reason.MELD_TOO_SHORT
+
+
+def test_kind_named_run_names_no_joker_suit() -> None:
+    cards = parse_cards("QH QC JK", CAFE)
+    suits = ((cards[2], 2),)
+    assert check_meld(cards, CAFE, suits, MeldKind.GROUP).joker_suits == suits
+    with pytest.raises(RuleError) as caught:
+        check_meld(cards, CAFE, suits, MeldKind.RUN)
+    assert caught.value.reason == Reason.MELD_KIND_MISMATCH
+
+
+def test_kind_decides_cards_that_make_both() -> None:
+    # No preset lets one natural card carry two jokers; a rule set that did
+    # would read 7S JK JK as a brelan of sevens or as 7S 8S 9S.
+    loose = replace(CAFE, min_naturals=1, naturals_at_least_jokers=False)
+    assert check_meld(parse_cards("7S JK JK", loose), loose).kind == MeldKind.GROUP
+    run = as_kind("7S JK JK", MeldKind.RUN, loose)
+    assert (run.kind, run.rank, run.suit) == (MeldKind.RUN, 7, 0)
+    group = as_kind("7S JK JK", MeldKind.GROUP, loose)
+    assert (group.kind, group.rank) == (MeldKind.GROUP, 7)
 
 
 # --- the seed's tables ---------------------------------------------------------------

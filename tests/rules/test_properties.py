@@ -62,7 +62,7 @@ GAMES = int(os.environ.get("RULES_GAMES", "40"))
 # field cannot slip past the leak check unclassified.
 CARD_FIELDS = {"hand", "hands", "cards", "discard", "card", "discard_top", "joker", "replacement"}
 CARD_FIELDS |= {"taken_discard", "penalty", "order", "second"}
-MELD_FIELDS = {"melds", "meld"}
+MELD_FIELDS = {"melds", "meld", "placed_in"}
 PLAIN_FIELDS = {
     "viewer",
     "seat",
@@ -114,7 +114,7 @@ def cards_shown(obj: Any) -> set[int]:
         if f.name in CARD_FIELDS:
             shown.update(c for c in _ints(value) if c != HIDDEN)
         elif f.name in MELD_FIELDS:
-            for meld in [value] if isinstance(value, TableMeld) else value:
+            for meld in [value] if isinstance(value, TableMeld) else value or ():
                 shown.update(meld.cards)
                 shown.update(j for j, _ in meld.joker_suits)
         else:

@@ -100,7 +100,7 @@ def try_illegal(state: GameState, rng: random.Random, now: int) -> None:
     deck = rules.deck
     if state.phase == Phase.GAME_OVER:
         check_refused(state, 0, DrawStock(), now, Reason.GAME_OVER)
-        check_refused(state, 0, Claim(), now, Reason.GAME_OVER)
+        check_refused(state, 0, Claim(0), now, Reason.GAME_OVER)
         return
     if state.phase == Phase.DEAL:
         check_refused(state, 0, DrawStock(), now, Reason.NO_ROUND_IN_PLAY)
@@ -153,13 +153,19 @@ def try_illegal(state: GameState, rng: random.Random, now: int) -> None:
             elif not owed or state.moved:
                 check_refused(state, seat, Reposer(), now, Reason.REPOSER_NOT_ALLOWED)
         elif kind == 9:  # claims: `contract` only, never by the active seat
+            # Any card when no window is open: the window is judged first.
+            offered = Claim(max(state.claim_card, 0))
             if not rules.claims:
                 claimer = rng.choice(playing(state))
-                check_refused(state, claimer, Claim(), now, Reason.RULE_NOT_IN_PLAY)
+                check_refused(state, claimer, offered, now, Reason.RULE_NOT_IN_PLAY)
             else:
-                check_refused(state, seat, Claim(), now, Reason.CLAIM_NOT_ALLOWED)
+                check_refused(state, seat, offered, now, Reason.CLAIM_NOT_ALLOWED)
                 for other in state.claimants:
-                    check_refused(state, other, Claim(), now, Reason.CLAIM_NOT_ALLOWED)
+                    check_refused(state, other, offered, now, Reason.CLAIM_NOT_ALLOWED)
+                waiting = [s for s in playing(state) if s != seat and s not in state.claimants]
+                if state.claim_card >= 0 and now < state.claim_deadline_ms and waiting:
+                    changed = Claim((state.claim_card + 1) % deck.size)
+                    check_refused(state, waiting[0], changed, now, Reason.CLAIM_CARD_CHANGED)
         elif kind == 10 and owed:  # the taken card must be used before any discard
             rest = [c for c in hand if c != state.taken_discard]
             if rest:
@@ -299,7 +305,7 @@ def play_checked(setup: Setup) -> set[str]:
         if state.phase == Phase.DEAL:
             seat, action = SYSTEM, deal_action(state, rng)
         elif queued:
-            seat, action = queued[0], Claim()
+            seat, action = queued[0], Claim(state.claim_card)
         elif state.claim_card >= 0 and checks.random() < 0.3:
             seat, action, now = SYSTEM, Timeout(), state.claim_deadline_ms  # the window ends
         else:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .melds import Side
+from .melds import MeldKind, Side
 
 SYSTEM = -1
 """The seat that applies chance and clock actions (deal, timeout)."""
@@ -17,6 +17,9 @@ class MeldSpec:
     """For a run, from low to high (or high to low): the order fixes each joker's card."""
     joker_suits: tuple[tuple[int, int], ...] = ()
     """For a group: (joker id, suit) where the player names the suit a joker stands for."""
+    kind: MeldKind | None = None
+    """The shape the player means; the cards are then read only that way. None lets
+    the engine read them: a group when the natural cards share a rank, else a run."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +85,11 @@ class Reposer:
 @dataclass(frozen=True, slots=True)
 class Claim:
     """`contract` "Puis-je ?": ask for the discard another seat passed over."""
+
+    card: int
+    """The discard asked for, as the claimant saw it offered. Judged against the
+    card on offer when the claim is applied: a claim for a card no longer offered
+    is refused, never turned into a claim for another card."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -77,7 +77,7 @@ def apply(state: GameState, seat: int, action: Action, now: int) -> tuple[GameSt
         case Reposer():
             _reposer(new, seat, events)
         case Claim():
-            _claim(new, seat, now, events)
+            _claim(new, seat, action, now, events)
         case Timeout():
             _timeout(new, seat, now, events)
         case Deal():
@@ -275,12 +275,23 @@ def _reposer(state: GameState, seat: int, events: Events) -> None:
 # --- "Puis-je ?" claims (contract) -------------------------------------------
 
 
-def _claim(state: GameState, seat: int, now: int, events: Events) -> None:
+def _claim(state: GameState, seat: int, action: Claim, now: int, events: Events) -> None:
     _require_seat(state, seat)
+    deck = state.ruleset.deck
     if not state.ruleset.claims:
         raise RuleError(Reason.RULE_NOT_IN_PLAY, "Claiming the discard is not in these rules.")
+    if not deck.is_card(action.card):
+        raise RuleError(Reason.CARD_UNKNOWN, f"There is no card {action.card} in this game.")
     if state.claim_card < 0 or now >= state.claim_deadline_ms:
         raise RuleError(Reason.CLAIM_NOT_ALLOWED, "No discard can be claimed right now.")
+    if action.card != state.claim_card:
+        # The claimant saw an earlier window: asking for the card on offer now
+        # would claim a card they never chose.
+        raise RuleError(
+            Reason.CLAIM_CARD_CHANGED,
+            f"The card on offer is now {deck.code(state.claim_card)}: look again before"
+            " you claim it.",
+        )
     if seat == state.current:
         raise RuleError(Reason.CLAIM_NOT_ALLOWED, "You passed over that card yourself.")
     if seat in state.claimants:
@@ -312,7 +323,7 @@ def _close_claims(state: GameState, events: Events) -> None:
 
 
 def _shape(spec: MeldSpec, state: GameState) -> M.Shape:
-    return M.check_meld(spec.cards, state.ruleset, spec.joker_suits)
+    return M.check_meld(spec.cards, state.ruleset, spec.joker_suits, spec.kind)
 
 
 def _meld(state: GameState, seat: int, action: Meld, now: int, events: Events) -> None:
@@ -399,20 +410,23 @@ def _swap_joker(state: GameState, seat: int, action: SwapJoker, now: int, events
     if placement:
         _keep_one(state, left)
     state.melds[index] = swapped
-    after: Event
+    after: Event | None = None
+    placed_in: M.Meld | None = None
     if action.new_meld is not None:
-        meld = _place(state, seat, _shape(action.new_meld, state))
-        after = Melded(seat, (meld,))
+        placed_in = _place(state, seat, _shape(action.new_meld, state))
+        after = Melded(seat, (placed_in,))
     elif action.lay_off is not None:
         target = _table_meld(state, action.lay_off.meld_id)
-        laid = M.lay_off(state.melds[target], placement, action.lay_off.side, rules)
-        state.melds[target] = laid
-        after = LaidOff(seat, placement, laid)
+        placed_in = M.lay_off(state.melds[target], placement, action.lay_off.side, rules)
+        state.melds[target] = placed_in
+        after = LaidOff(seat, placement, placed_in)
     else:
         left.append(action.joker)
     state.hands[seat] = left
-    events.append(JokerSwapped(seat, action.joker, action.replacement, swapped, action.second))
-    if placement:
+    events.append(
+        JokerSwapped(seat, action.joker, action.replacement, swapped, action.second, placed_in)
+    )
+    if after is not None:
         events.append(after)
     used = [action.replacement, action.second, *placement]
     _after_play(state, seat, used, now, events)

@@ -99,6 +99,9 @@ class JokerSwapped(Event):
     """The meld after the swap; where the joker went follows as its own event."""
     second: int = -1
     """`classic`: the second card put in, when a brelan became a carré (-1: none)."""
+    placed_in: Meld | None = None
+    """Where the joker went: the new meld, or the meld it was laid off on (after the
+    lay-off); None when it stayed in the hand."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -74,7 +74,7 @@ def legal_actions(state: GameState, seat: int) -> list[Action]:
         return []
     if seat != state.current:
         open_claim = state.claim_card >= 0 and seat not in state.claimants
-        return [Claim()] if open_claim else []
+        return [Claim(state.claim_card)] if open_claim else []
     if state.phase == Phase.DRAW:
         draws: list[Action] = []
         if can_draw_stock(state):

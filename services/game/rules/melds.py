@@ -208,14 +208,44 @@ def _named_suits(
     return tuple(sorted(named.items()))
 
 
+_KIND_NAMES = {MeldKind.GROUP: "a group", MeldKind.RUN: "a run"}
+
+
 def check_meld(
-    cards: Sequence[int], rules: Ruleset, joker_suits: Sequence[tuple[int, int]] = ()
+    cards: Sequence[int],
+    rules: Ruleset,
+    joker_suits: Sequence[tuple[int, int]] = (),
+    kind: MeldKind | None = None,
 ) -> Shape:
-    """Validate a new meld: a group when its natural cards share one rank, else a run."""
-    rank = rules.deck.rank
-    ranks = {rank[c] for c in cards}
-    ranks.discard(JOKER)
-    if len(ranks) == 1:
+    """Validate a new meld as ``kind``; without one, a group when its natural cards
+    share one rank, else a run. Cards that make the other kind instead are refused
+    with MELD_KIND_MISMATCH; cards that make neither, with the named kind's reason."""
+    if kind is None:
+        rank = rules.deck.rank
+        ranks = {rank[c] for c in cards}
+        ranks.discard(JOKER)
+        return _check_as(
+            MeldKind.GROUP if len(ranks) == 1 else MeldKind.RUN, cards, rules, joker_suits
+        )
+    try:
+        return _check_as(kind, cards, rules, joker_suits)
+    except RuleError as error:
+        asked = error
+    other = MeldKind.RUN if kind == MeldKind.GROUP else MeldKind.GROUP
+    try:
+        _check_as(other, cards, rules, joker_suits)
+    except RuleError:
+        raise asked from None  # neither kind: say why not the one asked for
+    raise _refuse(
+        f"These cards make {_KIND_NAMES[other]}, not {_KIND_NAMES[kind]}.",
+        Reason.MELD_KIND_MISMATCH,
+    )
+
+
+def _check_as(
+    kind: MeldKind, cards: Sequence[int], rules: Ruleset, joker_suits: Sequence[tuple[int, int]]
+) -> Shape:
+    if kind == MeldKind.GROUP:
         return check_group(cards, joker_suits, rules)
     if joker_suits:
         raise _refuse("A suit can only be named for a joker in a group.")

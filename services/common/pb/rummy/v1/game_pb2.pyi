@@ -411,8 +411,14 @@ class MeldSpec(google.protobuf.message.Message):
     JOKER_SUITS_FIELD_NUMBER: builtins.int
     KIND_FIELD_NUMBER: builtins.int
     kind: services.common.pb.rummy.v1.table_pb2.MeldKind.ValueType
-    """Optional: GROUP or RUN when the same cards could be read either way
-    (contract lets 7S JK JK be both); unspecified lets the server decide.
+    """Optional: GROUP or RUN, the shape the player means; the cards are then
+    read only that way. Cards that make the other shape are refused with
+    FAILED_PRECONDITION, reason MELD_KIND_MISMATCH; cards that make neither,
+    with the reason they are not that shape (MELD_INVALID...); a value
+    outside the enum with INVALID_ARGUMENT, reason MELD_KIND_INVALID.
+    Unspecified lets the server decide: a group when the natural cards share
+    a rank, else a run. (No rule set lets the same cards make both today:
+    every meld needs two natural cards.)
     """
     @property
     def card_ids(self) -> google.protobuf.internal.containers.RepeatedScalarFieldContainer[builtins.int]:
@@ -781,8 +787,12 @@ class ClaimRequest(google.protobuf.message.Message):
     request_id: builtins.str
     expected_version: builtins.int
     card_id: builtins.int
-    """The discard being claimed, as shown in the claim window. If it is no
-    longer the one on offer the claim fails with ABORTED.
+    """The discard being claimed, as shown in the claim window
+    (`TableView.claim_window.card`, or the ClaimWindowOpened event). Required:
+    0 is a card like any other. If it is no longer the one on offer the claim
+    fails with ABORTED, reason CLAIM_CARD_CHANGED, and nothing is applied; an
+    id that is no card of the game fails with INVALID_ARGUMENT, reason
+    CARD_UNKNOWN.
     """
     def __init__(
         self,

@@ -47,14 +47,18 @@ class GameServiceStub:
     Every refusal carries a `google.rpc.ErrorInfo` detail (domain "rummy.v1")
     with a stable UPPER_SNAKE `reason` to switch on, and a message a player
     can read. Status codes:
-    INVALID_ARGUMENT     malformed request (unknown card id, same card twice).
+    INVALID_ARGUMENT     malformed request (unknown card id, same card twice;
+    over 64 KB: reason REQUEST_TOO_LARGE, the limit in
+    metadata `max_bytes`. Past 256 KB gRPC itself
+    refuses it, RESOURCE_EXHAUSTED with no ErrorInfo).
     FAILED_PRECONDITION  against the rules (not your turn, meld too small,
     opening below the threshold).
     PERMISSION_DENIED    not your seat or table; internal call without the
     service credential.
     NOT_FOUND            no such table.
     ABORTED              stale `expected_version`, or lost a race with a
-    concurrent action: fetch the view and decide again.
+    concurrent action (a claim for a discard no longer
+    on offer): fetch the view and decide again.
     UNAUTHENTICATED      see AuthService.
     UNAVAILABLE          the server or its database is briefly unavailable:
     retry with the same `request_id`.
@@ -159,14 +163,18 @@ class GameServiceServicer:
     Every refusal carries a `google.rpc.ErrorInfo` detail (domain "rummy.v1")
     with a stable UPPER_SNAKE `reason` to switch on, and a message a player
     can read. Status codes:
-    INVALID_ARGUMENT     malformed request (unknown card id, same card twice).
+    INVALID_ARGUMENT     malformed request (unknown card id, same card twice;
+    over 64 KB: reason REQUEST_TOO_LARGE, the limit in
+    metadata `max_bytes`. Past 256 KB gRPC itself
+    refuses it, RESOURCE_EXHAUSTED with no ErrorInfo).
     FAILED_PRECONDITION  against the rules (not your turn, meld too small,
     opening below the threshold).
     PERMISSION_DENIED    not your seat or table; internal call without the
     service credential.
     NOT_FOUND            no such table.
     ABORTED              stale `expected_version`, or lost a race with a
-    concurrent action: fetch the view and decide again.
+    concurrent action (a claim for a discard no longer
+    on offer): fetch the view and decide again.
     UNAUTHENTICATED      see AuthService.
     UNAVAILABLE          the server or its database is briefly unavailable:
     retry with the same `request_id`.
@@ -392,14 +400,18 @@ class GameService:
     Every refusal carries a `google.rpc.ErrorInfo` detail (domain "rummy.v1")
     with a stable UPPER_SNAKE `reason` to switch on, and a message a player
     can read. Status codes:
-    INVALID_ARGUMENT     malformed request (unknown card id, same card twice).
+    INVALID_ARGUMENT     malformed request (unknown card id, same card twice;
+    over 64 KB: reason REQUEST_TOO_LARGE, the limit in
+    metadata `max_bytes`. Past 256 KB gRPC itself
+    refuses it, RESOURCE_EXHAUSTED with no ErrorInfo).
     FAILED_PRECONDITION  against the rules (not your turn, meld too small,
     opening below the threshold).
     PERMISSION_DENIED    not your seat or table; internal call without the
     service credential.
     NOT_FOUND            no such table.
     ABORTED              stale `expected_version`, or lost a race with a
-    concurrent action: fetch the view and decide again.
+    concurrent action (a claim for a discard no longer
+    on offer): fetch the view and decide again.
     UNAUTHENTICATED      see AuthService.
     UNAVAILABLE          the server or its database is briefly unavailable:
     retry with the same `request_id`.
