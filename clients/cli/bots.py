@@ -164,10 +164,14 @@ class BotPlayer:
         ):
             return
         try:
-            await self.conn.act("Claim", game_pb2.ClaimRequest(table_id=view.table_id))
+            await self.conn.act(
+                "Claim",
+                game_pb2.ClaimRequest(table_id=view.table_id, card_id=view.claim_window.card.id),
+            )
         except Refused as refused:
-            # The window may close (a discard, the clock) before the claim lands.
-            if refused.reason != "CLAIM_NOT_ALLOWED":
+            # The window may close (a discard, the clock) or move on to another
+            # discard before the claim lands.
+            if refused.reason not in ("CLAIM_NOT_ALLOWED", "CLAIM_CARD_CHANGED"):
                 self.stats.error(f"{self.conn.name}: Claim refused: {refused}")
             return
         self.stats.actions += 1

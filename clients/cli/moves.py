@@ -168,8 +168,14 @@ def request_for(view: table_pb2.TableView, command: C.Command) -> Request:
         case C.PutBack():
             return Request("Reposer", game_pb2.ReposerRequest(**common))
         case C.ClaimCommand():
-            # A claim races the window, not the table version: send none.
-            return Request("Claim", game_pb2.ClaimRequest(table_id=table))
+            if not view.HasField("claim_window"):
+                raise MoveError("No discard is on offer to claim.")
+            # A claim races the window, not the table version: it names the card
+            # on offer instead (a claim that arrives after it changed is refused).
+            return Request(
+                "Claim",
+                game_pb2.ClaimRequest(table_id=table, card_id=view.claim_window.card.id),
+            )
         case C.MeldCommand(melds=melds):
             ids = _pick(view, [code for meld in melds for code in meld])
             specs, start = [], 0
@@ -293,7 +299,7 @@ def action_request(table_id: str, version: int, action: act.Action) -> Request:
         case act.Reposer():
             return Request("Reposer", game_pb2.ReposerRequest(**common))
         case act.Claim():
-            return Request("Claim", game_pb2.ClaimRequest(table_id=table_id))
+            return Request("Claim", game_pb2.ClaimRequest(table_id=table_id, card_id=action.card))
     raise MoveError(f"{action} is not sent by a player.")
 
 

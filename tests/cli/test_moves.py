@@ -135,3 +135,15 @@ def test_classic_frees_a_brelan_joker_with_both_missing_cards() -> None:
 def test_a_meld_without_a_joker_cannot_be_swapped() -> None:
     with pytest.raises(MoveError, match=r"\[3\] has no joker"):
         swap_plan(sample_view(), C.SwapCommand(3, ("7H",)))
+
+
+def test_a_claim_names_the_card_on_offer() -> None:
+    view = sample_view(phase=table_pb2.PHASE_CLAIM, current=1)
+    with pytest.raises(MoveError, match="No discard is on offer"):
+        view.ClearField("claim_window")
+        request_for(view, C.parse("c"))
+    offered = Cards()("QS")
+    view.claim_window.card.CopyFrom(offered)
+    request = request_for(view, C.parse("c")).message
+    assert isinstance(request, game_pb2.ClaimRequest)
+    assert request.card_id == offered.id
