@@ -12,6 +12,7 @@ import grpc
 from google.protobuf.message import Message
 
 from services.common import errors
+from services.common.auth_servicer import MAX_NAME
 from services.common.errors import DB_ERRORS
 from services.common.interceptors import require_player, require_service
 from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc, table_pb2
@@ -34,8 +35,10 @@ MAX_REQUEST_ID = 64
 CREATED_BY_REQUEST = uuid.UUID("5b0e7f3c-2d61-4c9a-9f1e-6a3d8c7b4e21")
 """Namespace of the table ids CreateTable derives from its caller and request id
 when it is given no table id (UUID version 5)."""
-TABLES_PER_CALL = 100
-"""CreateTables: the most tables one call makes (each holds a pool connection a moment)."""
+TABLES_PER_CALL = 32
+"""CreateTables: the most tables one call makes (each holds a pool connection a
+moment). The largest such call still fits a request's size limit (checked by a test)."""
+MAX_PLAYER_ID = 128
 READ_BATCH = 1000
 """Events a watcher reads from the log at a time while it catches up."""
 MAX_CARDS = 32
@@ -182,8 +185,12 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
         except ValueError as error:
             raise Malformed("OPTIONS_INVALID", str(error)) from None
         players = [SeatPlayer(p.player_id, p.display_name, p.is_bot) for p in request.players]
-        if any(not p.player_id or len(p.player_id) > 128 for p in players):
+        if any(not p.player_id or len(p.player_id) > MAX_PLAYER_ID for p in players):
             raise Malformed("PLAYER_ID_INVALID", "Every seat needs a player id.")
+        if any(len(p.display_name) > MAX_NAME for p in players):
+            raise Malformed(
+                "PLAYER_NAME_INVALID", f"A player's name is at most {MAX_NAME} characters."
+            )
         if not all(p.player_id.isprintable() and p.display_name.isprintable() for p in players):
             raise Malformed("PLAYER_ID_INVALID", "Player ids and names hold printable text only.")
         check_request_id(request.request_id)

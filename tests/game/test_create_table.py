@@ -58,6 +58,13 @@ async def test_malformed_tables_are_refused(
             ),
             "PLAYER_ID_INVALID",
         ),
+        (
+            "a name longer than a player may choose",
+            with_(
+                good, players=[seat, game_pb2.SeatedPlayer(player_id="p2", display_name="n" * 33)]
+            ),
+            "PLAYER_NAME_INVALID",
+        ),
         ("unknown rule set", with_(good, ruleset="poker"), "RULESET_UNKNOWN"),
         (
             "turn timer below 100 ms",

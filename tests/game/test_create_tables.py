@@ -7,8 +7,11 @@ import uuid
 
 import grpc
 
+from services.common.auth_servicer import MAX_NAME
 from services.common.errors import error_info
-from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc
+from services.common.interceptors import MAX_REQUEST_BYTES
+from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc, table_pb2
+from services.game.servicer import MAX_PLAYER_ID, MAX_REQUEST_ID, TABLES_PER_CALL
 
 from .harness import create_request, login, refused, service_auth
 from .stored import table_db
@@ -47,7 +50,7 @@ async def test_a_batch_makes_its_tables_and_refuses_only_the_bad_one(
         assert await db.count_tables() == 2
 
 
-async def test_a_batch_needs_the_service_credential_and_1_to_100_tables(
+async def test_a_batch_needs_the_service_credential_and_1_to_32_tables(
     channel: grpc.aio.Channel,
 ) -> None:
     players = [await login(channel, f"C{i}") for i in range(2)]
@@ -58,7 +61,7 @@ async def test_a_batch_needs_the_service_credential_and_1_to_100_tables(
         grpc.StatusCode.PERMISSION_DENIED,
         "SERVICE_CREDENTIAL_REQUIRED",
     )
-    for count in (0, 101):
+    for count in (0, TABLES_PER_CALL + 1):
         many = game_pb2.CreateTablesRequest(tables=[create_request(players)] * count)
         try:
             await stub.CreateTables(many, metadata=service_auth())
@@ -68,6 +71,28 @@ async def test_a_batch_needs_the_service_credential_and_1_to_100_tables(
                 grpc.StatusCode.INVALID_ARGUMENT,
                 "TABLES_PER_CALL",
             )
-            assert "1 to 100" in (error.details() or "")
+            assert f"1 to {TABLES_PER_CALL}" in (error.details() or "")
         else:
             raise AssertionError(f"{count} tables in one call were accepted")
+
+
+def test_the_largest_batch_fits_a_request() -> None:
+    """32 four-seat tables, every field at its longest (ids, names of 4-byte
+    characters, a request id, a test deck of two packs): under the size limit."""
+    seat = game_pb2.SeatedPlayer(
+        player_id="p" * MAX_PLAYER_ID, display_name="\U0001f0a1" * MAX_NAME
+    )
+    table = game_pb2.CreateTableRequest(
+        table_id=str(uuid.uuid4()),
+        request_id="r" * MAX_REQUEST_ID,
+        ruleset="contract",
+        options=table_pb2.TableOptions(
+            turn_timer_ms=3_600_000,
+            turn_cap=1_000,
+            contracts=[table_pb2.Contract(groups=2, runs=2, no_final_discard=True)] * 10,
+        ),
+        players=[seat] * 4,
+        deck_order=range(110),
+    )
+    batch = game_pb2.CreateTablesRequest(tables=[table] * TABLES_PER_CALL)
+    assert batch.ByteSize() < MAX_REQUEST_BYTES

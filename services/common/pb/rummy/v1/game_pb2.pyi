@@ -155,7 +155,7 @@ class CreateTablesRequest(google.protobuf.message.Message):
     TABLES_FIELD_NUMBER: builtins.int
     @property
     def tables(self) -> google.protobuf.internal.containers.RepeatedCompositeFieldContainer[Global___CreateTableRequest]:
-        """1 to 100 tables; give each its `table_id`, so that the call can be retried."""
+        """1 to 32 tables; give each its `table_id`, so that the call can be retried."""
 
     def __init__(
         self,

@@ -189,7 +189,7 @@ class GameServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def CreateTables(self, request, context):
-        """Internal: creates up to 100 tables in one call (the matchmaker's batches),
+        """Internal: creates up to 32 tables in one call (the matchmaker's batches),
         each exactly as CreateTable would, with one result per table, in order:
         one table refused leaves the others made. Service credential only.
         """

@@ -68,7 +68,7 @@ class GameServiceStub:
     the service credential (the matchmaker) may call it.
     """
     CreateTables: grpc.UnaryUnaryMultiCallable[services.common.pb.rummy.v1.game_pb2.CreateTablesRequest, services.common.pb.rummy.v1.game_pb2.CreateTablesResponse]
-    """Internal: creates up to 100 tables in one call (the matchmaker's batches),
+    """Internal: creates up to 32 tables in one call (the matchmaker's batches),
     each exactly as CreateTable would, with one result per table, in order:
     one table refused leaves the others made. Service credential only.
     """
@@ -164,7 +164,7 @@ class GameServiceAsyncStub(GameServiceStub):
     the service credential (the matchmaker) may call it.
     """
     CreateTables: grpc.aio.UnaryUnaryMultiCallable[services.common.pb.rummy.v1.game_pb2.CreateTablesRequest, services.common.pb.rummy.v1.game_pb2.CreateTablesResponse]  # type: ignore[assignment]
-    """Internal: creates up to 100 tables in one call (the matchmaker's batches),
+    """Internal: creates up to 32 tables in one call (the matchmaker's batches),
     each exactly as CreateTable would, with one result per table, in order:
     one table refused leaves the others made. Service credential only.
     """
@@ -269,7 +269,7 @@ class GameServiceServicer(metaclass=abc.ABCMeta):
         request: services.common.pb.rummy.v1.game_pb2.CreateTablesRequest,
         context: _ServicerContext,
     ) -> typing.Union[services.common.pb.rummy.v1.game_pb2.CreateTablesResponse, collections.abc.Awaitable[services.common.pb.rummy.v1.game_pb2.CreateTablesResponse]]:
-        """Internal: creates up to 100 tables in one call (the matchmaker's batches),
+        """Internal: creates up to 32 tables in one call (the matchmaker's batches),
         each exactly as CreateTable would, with one result per table, in order:
         one table refused leaves the others made. Service credential only.
         """
