@@ -35,8 +35,11 @@ from services.common.db import Connection, Pool
 from services.common.errors import DB_ERRORS
 from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc
 
-from . import tickets
+from . import endings, standing
+from .claim import Place, Queue, queued
 from .matching import Group, form_tables
+from .messages import options_message
+from .wakeups import notify
 
 log = structlog.get_logger(__name__)
 
@@ -78,7 +81,7 @@ class Plan:
     seats: list[tuple[uuid.UUID, int]]
 
 
-def _plan(group: Group, queue: tickets.Queue) -> Plan:
+def _plan(group: Group, queue: Queue) -> Plan:
     table_id = uuid.uuid4()
     ruleset, options = queue.games[group.tickets[0].family]
     players = [
@@ -94,7 +97,7 @@ def _plan(group: Group, queue: tickets.Queue) -> Plan:
     request = game_pb2.CreateTableRequest(
         table_id=str(table_id),
         ruleset=ruleset,
-        options=tickets.options_message(options),
+        options=options_message(options),
         players=players,
     )
     return Plan(
@@ -121,7 +124,7 @@ class Matcher:
         self._in_flight = asyncio.Semaphore(CREATE_IN_FLIGHT)
         self._singles = asyncio.Semaphore(CREATE_IN_FLIGHT * CREATE_BATCH)
         self._batched = True
-        self._after: tickets.Place | None = None
+        self._after: Place | None = None
         """Where the next claim starts in the queue (None: at its oldest ticket)."""
 
     async def run(self) -> None:
@@ -137,7 +140,7 @@ class Matcher:
                 try:
                     if started - housekept_at >= HOUSEKEEPING_EVERY_S:
                         housekept_at = started
-                        await tickets.expire(self._pool)
+                        await endings.expire(self._pool)
                         await self.recover()
                     await slots.acquire()
                     try:
@@ -154,7 +157,7 @@ class Matcher:
                         slots.release()
                     if started - depth_at > DEPTH_EVERY_S:
                         depth_at = started
-                        await tickets.record_depth(self._pool)
+                        await standing.record_depth(self._pool)
                 except (*DB_ERRORS, asyncpg.PostgresError) as error:
                     log.warning("matching_failed", error=str(error))
                 self.last_loop_s = time.perf_counter() - started
@@ -191,7 +194,7 @@ class Matcher:
         claim takes the tickets after them, and so on to the end of the queue and
         back to its start: every ticket is looked at, however many older ones wait."""
         async with self._pool.acquire() as con, con.transaction():
-            queue = await tickets.queued(con, self._batch, self._after)
+            queue = await queued(con, self._batch, self._after)
             plans = [_plan(g, queue) for g in form_tables(queue.waiting, queue.now_ms)]
             self._after = queue.last if not plans else None
             if not plans:
@@ -249,10 +252,10 @@ class Matcher:
             rows = await con.fetch(
                 "UPDATE tickets SET state = 'matched', ended_at = clock_timestamp()"
                 " WHERE table_id = ANY($1::uuid[]) AND state = 'matching'"
-                f" RETURNING {tickets.ENDED}, table_id, seated",
+                f" RETURNING {endings.ENDED}, table_id, seated",
                 created,
             )
-            tickets.record_ended(rows, "matched")
+            endings.record_ended(rows, "matched")
             tables = {r["table_id"]: r for r in rows}
             for r in tables.values():
                 queue = metrics.queue_label(r["seated"], r["ruleset"], private=r["private"])
@@ -273,11 +276,11 @@ class Matcher:
                 " ended_at = CASE WHEN leave_requested THEN clock_timestamp() END,"
                 " end_message = CASE WHEN leave_requested THEN $2 ELSE '' END"
                 " WHERE table_id = ANY($1::uuid[]) AND state = 'matching'"
-                f" RETURNING {tickets.ENDED}, state",
+                f" RETURNING {endings.ENDED}, state",
                 failed,
-                tickets.LEFT,
+                endings.LEFT,
             )
-            tickets.record_ended([r for r in rows if r["state"] == "cancelled"], "cancelled")
+            endings.record_ended([r for r in rows if r["state"] == "cancelled"], "cancelled")
             woken += [r["id"] for r in rows]
         if given_up:
             # Not created in GIVE_UP_S: the game service may have made the table
@@ -289,17 +292,17 @@ class Matcher:
                 " ELSE 'expired' END, ended_at = clock_timestamp(),"
                 " end_message = CASE WHEN leave_requested THEN $2 ELSE $3 END"
                 " WHERE table_id = ANY($1::uuid[]) AND state = 'matching'"
-                f" RETURNING {tickets.ENDED}, state",
+                f" RETURNING {endings.ENDED}, state",
                 given_up,
-                tickets.LEFT,
+                endings.LEFT,
                 NOT_STARTED,
             )
             for outcome in ("cancelled", "expired"):
-                tickets.record_ended([r for r in rows if r["state"] == outcome], outcome)
+                endings.record_ended([r for r in rows if r["state"] == outcome], outcome)
             log.error("matches_given_up", tables=len(given_up), tickets=len(rows))
             woken += [r["id"] for r in rows]
         # RETURNING, not a lookup by table id: no index serves that one.
-        await tickets.notify(con, woken)
+        await notify(con, woken)
 
     async def _create_all(self, requests: list[game_pb2.CreateTableRequest]) -> list[bool | None]:
         """Each table: True once it exists, False if refused for good, None to retry

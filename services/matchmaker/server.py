@@ -27,9 +27,9 @@ from services.common.pb.rummy.v1 import (
 )
 from services.common.serving import serve, server_options
 
-from . import tickets
 from .matcher import Matcher
-from .servicer import MatchmakerServicer, Wakeups
+from .servicer import MatchmakerServicer
+from .wakeups import CHANNEL, Wakeups
 
 log = structlog.get_logger(__name__)
 CREDENTIAL_TTL_S = 300
@@ -133,7 +133,7 @@ class MatchmakerServer:
                 await asyncio.sleep(0.5)
                 continue
             try:
-                await con.add_listener(tickets.CHANNEL, self.wakeups.listener)
+                await con.add_listener(CHANNEL, self.wakeups.listener)
                 while not con.is_closed():
                     await asyncio.sleep(0.5)
             finally:

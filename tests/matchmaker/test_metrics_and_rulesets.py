@@ -8,7 +8,7 @@ from prometheus_client import REGISTRY
 
 from services.common.pb.rummy.v1 import matchmaker_pb2 as mm
 from services.common.pb.rummy.v1 import table_pb2
-from services.matchmaker import tickets
+from services.matchmaker import endings, standing
 
 from .harness import backend, cancel, enqueue, host, players, queue_until_match, store
 
@@ -67,7 +67,7 @@ async def test_queue_metrics_follow_tickets_and_keep_private_tables_apart(
         leaving = await enqueue(bob, table_size=2)
         await cancel(bob, leaving.ticket_id)
         hosting = await host(carol, table_size=3)
-        await tickets.record_depth(db.con)
+        await standing.record_depth(db.con)
         assert _value("rummy_queue_depth", queue="2p-cafe") == 1
         assert _value("rummy_queue_depth", queue="3p-cafe-private") == 1
         assert _value("rummy_queue_depth", queue="3p-cafe") == 0
@@ -75,7 +75,7 @@ async def test_queue_metrics_follow_tickets_and_keep_private_tables_apart(
         await first.end()
         assert ended("2p-cafe", "cancelled") == before["2p-cafe", "cancelled"] + 2
         await db.con.execute("UPDATE tickets SET expires_at = now() WHERE invite_code IS NOT NULL")
-        await tickets.expire(db.con)
+        await endings.expire(db.con)
         await hosting.end()
         assert ended("3p-cafe-private", "expired") == before["3p-cafe-private", "expired"] + 1
         assert ended("2p-cafe", "expired") == before["2p-cafe", "expired"]

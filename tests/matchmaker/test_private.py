@@ -10,8 +10,8 @@ import pytest
 
 from services.common.errors import error_info
 from services.common.pb.rummy.v1 import matchmaker_pb2 as mm
-from services.matchmaker import tickets
-from services.matchmaker.tickets import INVITE_ALPHABET
+from services.matchmaker import endings, queueing
+from services.matchmaker.queueing import INVITE_ALPHABET
 from tests.game.harness import Player
 
 from .harness import (
@@ -183,11 +183,11 @@ async def test_guests_are_told_when_the_hosts_ticket_expires(fresh_dsn: str) -> 
         await db.con.execute(
             "UPDATE tickets SET expires_at = now() WHERE id = $1", uuid.UUID(hosting.ticket_id)
         )
-        await tickets.expire(db.con)
+        await endings.expire(db.con)
         await asyncio.gather(hosting.end(), guest.end())
         assert hosting.final.state == mm.TICKET_STATE_EXPIRED
         assert guest.final.state == mm.TICKET_STATE_CANCELLED
-        assert guest.final.end_message == tickets.HOST_EXPIRED
+        assert guest.final.end_message == endings.HOST_EXPIRED
         call = stub(late).JoinPrivateTable(
             mm.JoinPrivateTableRequest(invite_code=code), metadata=late.auth
         )
@@ -204,7 +204,7 @@ async def test_a_host_queueing_again_closes_the_private_table(fresh_dsn: str) ->
         await asyncio.gather(hosting.end(), guest.end())
         assert hosting.final.state == mm.TICKET_STATE_CANCELLED
         assert guest.final.state == mm.TICKET_STATE_CANCELLED
-        assert guest.final.end_message == tickets.HOST_LEFT
+        assert guest.final.end_message == endings.HOST_LEFT
         assert await db.state(public.ticket_id) == "queued"
 
 
@@ -262,7 +262,7 @@ async def test_a_new_table_never_gets_a_code_already_waiting(
     fresh_dsn: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     draws = iter(["SAME22", "SAME22", "OTHER3"])
-    monkeypatch.setattr(tickets, "new_invite_code", lambda: next(draws))
+    monkeypatch.setattr(queueing, "new_invite_code", lambda: next(draws))
     async with backend(fresh_dsn, matching=False) as b:
         first, second = await players(b.channel(), 2)
         assert (await host(first, table_size=2)).ticket.invite_code == "SAME22"

@@ -6,7 +6,7 @@ import asyncio
 import uuid
 
 from services.common.db import migrate, open_pool
-from services.matchmaker import tickets
+from services.matchmaker import endings, queueing, tickets
 
 
 async def test_concurrent_reads_each_get_their_own_ticket(fresh_dsn: str) -> None:
@@ -16,7 +16,7 @@ async def test_concurrent_reads_each_get_their_own_ticket(fresh_dsn: str) -> Non
         made = []
         async with pool.acquire() as con:
             for i in range(30):
-                row = await tickets.queue_at_once(
+                row = await queueing.queue_at_once(
                     con,
                     player_id=f"reader-{i}",
                     table_size=2 + i % 3,
@@ -35,7 +35,7 @@ async def test_concurrent_reads_each_get_their_own_ticket(fresh_dsn: str) -> Non
         assert [g.id if g else None for g in got] == [t.id for t in made] + [made[0].id, None]
         assert [g.player_id for g in got if g] == [t.player_id for t in made] + ["reader-0"]
         # A later read is a new query: it sees what changed meanwhile.
-        await tickets.cancel(pool, made[1].id, "gone")
+        await endings.cancel(pool, made[1].id, "gone")
         later = await reads.get(made[1].id)
         assert later is not None and later.state == "cancelled"
     finally:

@@ -15,7 +15,7 @@ from services.common.pb.rummy.v1 import game_pb2, table_pb2
 from services.common.pb.rummy.v1 import matchmaker_pb2 as mm
 from services.game.rules.actions import Leave
 from services.game.rules.bots import GreedyBot
-from services.matchmaker import tickets
+from services.matchmaker import endings
 from services.matchmaker.servicer import MatchmakerServicer
 from tests.game.harness import Player, greedy_turn
 
@@ -138,7 +138,7 @@ async def test_queueing_again_while_the_closed_streams_ticket_is_cancelled_gets_
     """The player closes the stream and queues again at once, while the server is
     still cancelling the first ticket (slowly, here): the new Enqueue waits for that
     cancel instead of being refused as a second live ticket."""
-    real_cancel = tickets.cancel
+    real_cancel = endings.cancel
     cancelling = asyncio.Event()
 
     async def slow_cancel(*args: Any, **kw: Any) -> Any:
@@ -148,7 +148,7 @@ async def test_queueing_again_while_the_closed_streams_ticket_is_cancelled_gets_
 
     async with backend(fresh_dsn) as b:
         (alice,) = await players(b.channel(), 1)
-        monkeypatch.setattr(tickets, "cancel", slow_cancel)
+        monkeypatch.setattr(endings, "cancel", slow_cancel)
         first = await enqueue(alice, table_size=2)
         first.drop()
         await asyncio.wait_for(cancelling.wait(), WAIT_S)

@@ -11,13 +11,8 @@ import asyncpg
 
 from services.common.db import migrate, open_pool
 from services.common.pb.rummy.v1 import matchmaker_pb2 as mm
-from services.matchmaker import tickets
-from services.matchmaker.servicer import (
-    PROGRESS_EVERY_S,
-    PROGRESS_PER_S,
-    MatchmakerServicer,
-    Wakeups,
-)
+from services.matchmaker.streams import PROGRESS_EVERY_S, PROGRESS_PER_S, Streams
+from services.matchmaker.wakeups import CHANNEL, Wakeups, notify
 
 from .harness import backend, enqueue, players, store
 
@@ -30,11 +25,11 @@ async def test_one_notify_call_wakes_any_number_of_tickets(fresh_dsn: str) -> No
     try:
         await migrate(pool)
         wakeups = Wakeups()
-        await listener.add_listener(tickets.CHANNEL, wakeups.listener)
+        await listener.add_listener(CHANNEL, wakeups.listener)
         ids = [uuid.uuid4() for _ in range(1_000)]
         with contextlib.ExitStack() as stack:
             events = [stack.enter_context(wakeups.watch(i)) for i in ids]
-            await tickets.notify(pool, ids)
+            await notify(pool, ids)
             await asyncio.wait_for(asyncio.gather(*(e.wait() for e in events)), 10)
     finally:
         await listener.close()
@@ -58,10 +53,10 @@ async def test_a_change_without_a_notification_still_reaches_the_stream(fresh_ds
 
 def test_progress_comes_less_often_when_many_streams_wait() -> None:
     wakeups = Wakeups()
-    servicer = MatchmakerServicer(None, wakeups)  # type: ignore[arg-type]
-    assert servicer._progress_every() == PROGRESS_EVERY_S
+    streams = Streams(None, wakeups)  # type: ignore[arg-type]
+    assert streams._progress_every() == PROGRESS_EVERY_S
     with contextlib.ExitStack() as stack:
         for _ in range(5 * PROGRESS_PER_S):
             stack.enter_context(wakeups.watch(uuid.uuid4()))
         # 2,500 streams on one replica: each hears every 5 s, 500 messages a second.
-        assert servicer._progress_every() == 5.0
+        assert streams._progress_every() == 5.0

@@ -1,0 +1,71 @@
+"""The matching loop's claim: queued tickets locked for one replica, oldest first."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+
+from services.common.db import Connection
+
+from .matching import Waiting
+
+
+@dataclass(frozen=True, slots=True)
+class Queue:
+    """Queued tickets locked by this replica, and what a table needs to know of them."""
+
+    waiting: list[Waiting]
+    now_ms: int
+    names: dict[str, str]
+    """Ticket id -> display name."""
+    games: dict[str, tuple[str, dict[str, int]]]
+    """Family -> (rule set, options)."""
+    last: Place | None = None
+    """Where the claim stopped, when it took all it could (more may wait after)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    """A ticket's place in the queue: its creation time, then its id."""
+
+    created_at: datetime
+    ticket_id: uuid.UUID
+
+
+async def queued(con: Connection, limit: int, after: Place | None = None) -> Queue:
+    """Lock up to ``limit`` queued tickets, oldest first (from ``after`` on, if
+    given); others' locks are skipped. Also the database clock."""
+    rows = await con.fetch(
+        "SELECT id, player_id, display_name, family, table_size, rating, mode, invite_code,"
+        " is_host, accept_smaller_ms, fill_bots_ms, ruleset, options, created_at,"
+        " (extract(epoch from created_at) * 1000)::bigint AS created_ms"
+        " FROM tickets WHERE state = 'queued' AND expires_at > now()"
+        " AND ($2::timestamptz IS NULL OR (created_at, id) > ($2, $3::uuid))"
+        " ORDER BY created_at, id LIMIT $1 FOR UPDATE SKIP LOCKED",
+        limit,
+        after.created_at if after else None,
+        after.ticket_id if after else None,
+    )
+    now_ms: int = await con.fetchval("SELECT (extract(epoch from now()) * 1000)::bigint")
+    waiting = [
+        Waiting(
+            str(r["id"]),
+            r["player_id"],
+            r["family"],
+            r["table_size"],
+            r["created_ms"],
+            r["rating"],
+            r["mode"] == "rating",
+            r["accept_smaller_ms"],
+            r["fill_bots_ms"],
+            r["invite_code"] is not None,
+            r["is_host"],
+        )
+        for r in rows
+    ]
+    names = {str(r["id"]): r["display_name"] for r in rows}
+    games = {r["family"]: (r["ruleset"], json.loads(r["options"])) for r in rows}
+    last = Place(rows[-1]["created_at"], rows[-1]["id"]) if len(rows) == limit else None
+    return Queue(waiting, now_ms, names, games, last)

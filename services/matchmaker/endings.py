@@ -1,0 +1,88 @@
+"""Tickets ending without a table: cancelled, or expired; and the metrics of
+every ticket that ends."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+
+import asyncpg
+
+from services.common import metrics
+from services.common.db import Connection, Pool
+
+from .wakeups import notify
+
+ENDED = (
+    "id, table_size, ruleset, invite_code IS NOT NULL AS private,"
+    " extract(epoch from ended_at - created_at) AS waited"
+)
+"""What `record_ended` reads of a ticket that just ended."""
+HOST_LEFT = "The host closed the private table."
+LEFT = "You left the queue."
+HOST_EXPIRED = "The private table was not full in time: its host's ticket expired."
+
+
+async def cancel(db: Connection | Pool, ticket_id: uuid.UUID, message: str) -> bool | None:
+    """Cancel a queued ticket: True. A ticket whose table is being set up cannot
+    be taken off it; the wish is kept (see `matcher`): None. An ended one: False."""
+    done = await db.fetchrow(
+        "UPDATE tickets SET state = 'cancelled', ended_at = now(), end_message = $2"
+        f" WHERE id = $1 AND state = 'queued' RETURNING {ENDED}",
+        ticket_id,
+        message,
+    )
+    if done is not None:
+        record_ended([done], "cancelled")
+        await notify(db, [ticket_id])
+        return True
+    leaving = await db.fetchval(
+        "UPDATE tickets SET leave_requested = true WHERE id = $1 AND state = 'matching'"
+        " RETURNING true",
+        ticket_id,
+    )
+    return None if leaving else False
+
+
+async def cancel_private(db: Connection | Pool, invite_code: str, message: str) -> None:
+    await notify(db, await close_private(db, [invite_code], message))
+
+
+async def close_private(
+    db: Connection | Pool, invite_codes: list[str], message: str
+) -> list[uuid.UUID]:
+    """Cancel every queued ticket of these private tables; their ids, to notify."""
+    rows = await db.fetch(
+        "UPDATE tickets SET state = 'cancelled', ended_at = now(), end_message = $2"
+        f" WHERE invite_code = ANY($1::text[]) AND state = 'queued' RETURNING {ENDED}",
+        invite_codes,
+        message,
+    )
+    record_ended(rows, "cancelled")
+    return [r["id"] for r in rows]
+
+
+async def expire(db: Connection | Pool) -> list[uuid.UUID]:
+    """End the queued tickets past their lifetime, and the private tables whose
+    host's ticket that was (nobody could join them any more)."""
+    rows = await db.fetch(
+        "UPDATE tickets SET state = 'expired', ended_at = now(),"
+        " end_message = 'Nobody could be found in time: try again.'"
+        " WHERE state = 'queued' AND expires_at <= now()"
+        f" RETURNING {ENDED}, invite_code, is_host"
+    )
+    record_ended(rows, "expired")
+    ids = [r["id"] for r in rows]
+    hosts = [r["invite_code"] for r in rows if r["is_host"] and r["invite_code"]]
+    if hosts:
+        ids += await close_private(db, hosts, HOST_EXPIRED)
+    await notify(db, ids)
+    return ids
+
+
+def record_ended(rows: Sequence[asyncpg.Record], outcome: str) -> None:
+    """Metrics of tickets that just ended (rows as `ENDED` reads them)."""
+    for r in rows:
+        queue = metrics.queue_label(r["table_size"], r["ruleset"], private=r["private"])
+        metrics.TICKETS_ENDED.labels(queue, outcome).inc()
+        metrics.MATCH_WAIT.labels(queue, outcome).observe(float(r["waited"]))

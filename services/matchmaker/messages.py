@@ -1,0 +1,73 @@
+"""The API's messages made from stored tickets."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from services.common.pb.rummy.v1 import matchmaker_pb2 as mm
+from services.common.pb.rummy.v1 import table_pb2
+from services.game.options import TARGET_200
+
+from .tickets import TicketRow
+
+_STATES = {
+    "queued": mm.TICKET_STATE_QUEUED,
+    "matching": mm.TICKET_STATE_QUEUED,
+    "matched": mm.TICKET_STATE_MATCHED,
+    "cancelled": mm.TICKET_STATE_CANCELLED,
+    "expired": mm.TICKET_STATE_EXPIRED,
+}
+
+
+def _stamp(value: Any) -> Timestamp:
+    stamp = Timestamp()
+    stamp.FromDatetime(value)
+    return stamp
+
+
+def options_message(options: dict[str, Any]) -> table_pb2.TableOptions:
+    """The stored effective options as the API carries them."""
+    return table_pb2.TableOptions(
+        turn_timer_ms=options.get("turn_timer_ms", 0),
+        turn_cap=options.get("turn_cap", 0),
+        rounds=options.get("rounds", 0),
+        elimination_cap=options.get("elimination_cap", 0),
+        opening_threshold=options.get("opening_threshold", 0),
+        to_200=options.get("target_score", 0) == TARGET_200,
+        buy_backs=options.get("buy_backs", 0),
+        claim_window_ms=options.get("claim_window_ms", 0),
+        contracts=[
+            table_pb2.Contract(
+                groups=c["groups"], runs=c["runs"], no_final_discard=c["no_final_discard"]
+            )
+            for c in options.get("contracts", ())
+        ],
+    )
+
+
+def ticket_message(row: TicketRow, *, game_target: str) -> mm.Ticket:
+    message = mm.Ticket(
+        ticket_id=str(row.id),
+        state=_STATES[row.state],
+        table_size=row.table_size,
+        ruleset=row.ruleset,
+        options=options_message(row.options),
+        created_at=_stamp(row.created_at),
+        expires_at=_stamp(row.expires_at),
+        invite_code=row.invite_code or "",
+        end_message=row.end_message,
+    )
+    if row.state == "matched":
+        message.match.CopyFrom(match_message(row, game_target=game_target))
+    return message
+
+
+def match_message(row: TicketRow, *, game_target: str) -> mm.Match:
+    return mm.Match(
+        table_id=str(row.table_id),
+        seat=row.seat or 0,
+        table_size=row.seated or row.table_size,
+        game_target=game_target,
+    )

@@ -1,0 +1,211 @@
+"""Queueing a ticket: public queues and private tables, one live ticket a player."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import uuid
+
+import asyncpg
+
+from services.common.db import Connection, Pool
+
+from .endings import ENDED, HOST_LEFT, close_private, record_ended
+from .tickets import COLUMNS, TicketRow
+from .wakeups import notify
+
+INVITE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+"""No 0/O or 1/I: codes are read aloud and typed on phones."""
+LIVE_INVITE_INDEX = "tickets_live_invite_idx"
+"""The unique index that keeps waiting private tables' codes apart."""
+LIVE = ("queued", "matching")
+
+
+class AlreadyQueued(Exception):
+    def __init__(self, ticket_id: str) -> None:
+        super().__init__(ticket_id)
+        self.ticket_id = ticket_id
+
+
+def new_invite_code() -> str:
+    return "".join(secrets.choice(INVITE_ALPHABET) for _ in range(6))
+
+
+async def seated_at(db: Connection | Pool, player_id: str) -> uuid.UUID | None:
+    """The unfinished table this player sits at (and has not left), if any."""
+    value: uuid.UUID | None = await db.fetchval(
+        "SELECT s.table_id FROM table_seats s JOIN tables t ON t.id = s.table_id"
+        " WHERE s.player_id = $1 AND s.left_at IS NULL AND t.status = 'active' LIMIT 1",
+        player_id,
+    )
+    return value
+
+
+async def insert(
+    con: Connection,
+    *,
+    player_id: str,
+    display_name: str,
+    table_size: int,
+    ruleset: str,
+    options: dict[str, int],
+    family: str,
+    mode: str,
+    rating: float,
+    ttl_s: float,
+    invite_code: str | None = None,
+    is_host: bool = False,
+    accept_smaller_ms: int = 0,
+    fill_bots_ms: int = 0,
+    replace: bool = False,
+    ticket_id: uuid.UUID | None = None,
+) -> TicketRow:
+    """Queue a ticket; `AlreadyQueued` names the live one unless ``replace``."""
+    values = (
+        ticket_id or uuid.uuid4(),
+        player_id,
+        display_name,
+        table_size,
+        ruleset,
+        json.dumps(options),
+        family,
+        mode,
+        rating,
+        invite_code,
+        is_host,
+        accept_smaller_ms,
+        fill_bots_ms,
+        ttl_s,
+    )
+    if not replace:
+        # The common case in one statement: the unique index on live tickets
+        # decides, whatever concurrent Enqueue calls of the same player do.
+        for _ in range(3):
+            row = await con.fetchrow(
+                f"{_INSERT} ON CONFLICT (player_id) WHERE state IN ('queued', 'matching')"
+                f" DO NOTHING RETURNING {COLUMNS}",
+                *values,
+            )
+            if row is not None:
+                return TicketRow.of(row)
+            live_id = await _live(con, player_id)
+            if live_id is not None:
+                raise AlreadyQueued(str(live_id))
+            # The live ticket ended in between: try again.
+        raise AlreadyQueued("")
+    async with con.transaction():
+        live = await con.fetchrow(
+            "SELECT id, state FROM tickets WHERE player_id = $1 AND state = ANY($2::text[])"
+            " FOR UPDATE",
+            player_id,
+            list(LIVE),
+        )
+        if live is not None:
+            if live["state"] != "queued":
+                raise AlreadyQueued(str(live["id"]))
+            replaced = await con.fetchrow(
+                "UPDATE tickets SET state = 'cancelled', ended_at = now(),"
+                " end_message = 'Replaced by a new ticket.' WHERE id = $1"
+                f" RETURNING {ENDED}, invite_code, is_host",
+                live["id"],
+            )
+            assert replaced is not None  # locked above
+            record_ended([replaced], "cancelled")
+            ended = [live["id"]]
+            if replaced["is_host"] and replaced["invite_code"]:
+                ended += await close_private(con, [replaced["invite_code"]], HOST_LEFT)
+            # Delivered at commit: the replaced ticket's stream ends at once.
+            await notify(con, ended)
+        try:
+            # A savepoint: when a concurrent Enqueue of the same player wins the
+            # unique index, the lookup below still runs in this transaction.
+            async with con.transaction():
+                row = await con.fetchrow(f"{_INSERT} RETURNING {COLUMNS}", *values)
+        except asyncpg.UniqueViolationError:
+            raise AlreadyQueued(str(await _live(con, player_id))) from None
+    assert row is not None
+    return TicketRow.of(row)
+
+
+_INSERT = (
+    "INSERT INTO tickets (id, player_id, display_name, table_size, ruleset, options, family,"
+    " mode, rating, invite_code, is_host, accept_smaller_ms, fill_bots_ms, expires_at)"
+    " VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9, $10, $11, $12, $13,"
+    " now() + make_interval(secs => $14))"
+)
+
+
+_QUEUE_AT_ONCE = (
+    "INSERT INTO tickets (id, player_id, display_name, table_size, ruleset, options, family,"
+    " mode, rating, invite_code, is_host, accept_smaller_ms, fill_bots_ms, expires_at)"
+    " SELECT $1, $2, coalesce(p.display_name, ''), $3, $4, $5::jsonb, $6, $7,"
+    " coalesce(p.rating, 1500), $8, $9, $10, $11, now() + make_interval(secs => $12)"
+    " FROM (SELECT 1) AS one LEFT JOIN players p ON p.id = $2"
+    " WHERE NOT EXISTS (SELECT 1 FROM table_seats s JOIN tables t ON t.id = s.table_id"
+    " WHERE s.player_id = $2 AND s.left_at IS NULL AND t.status = 'active')"
+    " ON CONFLICT (player_id) WHERE state IN ('queued', 'matching') DO NOTHING"
+    f" RETURNING {COLUMNS}"
+)
+
+
+async def queue_at_once(
+    con: Connection,
+    *,
+    player_id: str,
+    table_size: int,
+    ruleset: str,
+    options: dict[str, int],
+    family: str,
+    mode: str,
+    ttl_s: float,
+    invite_code: str | None = None,
+    is_host: bool = False,
+    accept_smaller_ms: int = 0,
+    fill_bots_ms: int = 0,
+    ticket_id: uuid.UUID | None = None,
+) -> TicketRow | None:
+    """The common case of queueing, in one statement: the player's name and rating
+    are read in it, and no ticket is made for a player seated at an unfinished
+    table or holding a live ticket. None then: the caller finds out which."""
+    row = await con.fetchrow(
+        _QUEUE_AT_ONCE,
+        ticket_id or uuid.uuid4(),
+        player_id,
+        table_size,
+        ruleset,
+        json.dumps(options),
+        family,
+        mode,
+        invite_code,
+        is_host,
+        accept_smaller_ms,
+        fill_bots_ms,
+        ttl_s,
+    )
+    return None if row is None else TicketRow.of(row)
+
+
+async def lock_private(con: Connection, invite_code: str) -> tuple[int, int] | None:
+    """Lock the host's ticket of a waiting private table, until ``con``'s
+    transaction ends: the seats taken and the table's size; None if no table waits."""
+    size = await con.fetchval(
+        "SELECT table_size FROM tickets WHERE invite_code = $1 AND is_host AND state = 'queued'"
+        " FOR UPDATE",
+        invite_code,
+    )
+    if size is None:
+        return None
+    # A statement of its own: it sees the seats taken by whoever held the lock before.
+    taken = await con.fetchval(
+        "SELECT count(*) FROM tickets WHERE invite_code = $1 AND state = 'queued'", invite_code
+    )
+    return int(taken), int(size)
+
+
+async def _live(con: Connection, player_id: str) -> uuid.UUID | None:
+    value: uuid.UUID | None = await con.fetchval(
+        "SELECT id FROM tickets WHERE player_id = $1 AND state = ANY($2::text[])",
+        player_id,
+        list(LIVE),
+    )
+    return value

@@ -1,0 +1,64 @@
+"""What a request may ask for, checked: each refusal with its reason code and a
+sentence a player understands."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import grpc
+
+from services.common.pb.rummy.v1 import matchmaker_pb2 as mm
+from services.common.pb.rummy.v1 import table_pb2
+from services.game import options as table_options
+from services.game.rules.ruleset import PRESETS, preset
+
+
+class Refused(Exception):
+    def __init__(
+        self,
+        code: grpc.StatusCode,
+        reason: str,
+        message: str,
+        metadata: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.code, self.reason, self.message = code, reason, message
+        self.metadata = metadata or {}
+
+
+def effective_options(ruleset: str, message: table_pb2.TableOptions) -> dict[str, int]:
+    """The rule set's defaults filled in, so equal tables compare equal: the queue key."""
+    try:
+        options = table_options.effective(preset(ruleset), message)
+    except ValueError as error:
+        raise Refused(grpc.StatusCode.INVALID_ARGUMENT, "OPTIONS_INVALID", str(error)) from None
+    return dataclasses.asdict(options)
+
+
+def table_wanted(
+    request: mm.EnqueueRequest | mm.CreatePrivateTableRequest,
+) -> tuple[str, dict[str, Any]]:
+    """The rule set and effective options a queueing request asks for, checked."""
+    if request.table_size not in (2, 3, 4):
+        raise Refused(
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "TABLE_SIZE_INVALID",
+            "A table seats 2, 3 or 4 players.",
+        )
+    ruleset = request.ruleset or "cafe"
+    if ruleset not in PRESETS:
+        raise Refused(
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "RULESET_UNKNOWN",
+            f"There is no rule set called '{ruleset}'.",
+        )
+    return ruleset, effective_options(ruleset, request.options)
+
+
+def invite_not_found() -> Refused:
+    return Refused(
+        grpc.StatusCode.NOT_FOUND,
+        "INVITE_NOT_FOUND",
+        "No private table is waiting with that code.",
+    )

@@ -1,0 +1,165 @@
+"""The ticket streams open on one replica: each follows its ticket until the
+ticket ends, and a stream closed before that cancels its ticket."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+import uuid
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import asyncpg
+
+from services.common.db import Pool
+from services.common.errors import DB_ERRORS
+from services.common.pb.rummy.v1 import matchmaker_pb2 as mm
+
+from . import endings
+from .messages import match_message, ticket_message
+from .standing import Standing, standing
+from .tickets import Reads, TicketRow
+from .wakeups import Wakeups
+
+PROGRESS_EVERY_S = 1.0
+PROGRESS_PER_S = 500
+"""Progress messages a replica sends per second, at most: with more streams
+waiting than that, each hears less often than every second (10,000 waiting
+players must not cost 10,000 messages a second)."""
+FINAL = ("matched", "cancelled", "expired")
+CANCEL_WAIT_S = 5.0
+"""How long a new ticket waits for the player's previous one to be cancelled."""
+
+
+class Streams:
+    """The streams waiting for their tickets on this replica, and the tickets
+    being cancelled because their stream closed."""
+
+    def __init__(self, pool: Pool, wakeups: Wakeups, *, game_target: str = "") -> None:
+        self._pool = pool
+        self._wakeups = wakeups
+        self._reads = Reads(pool)
+        self._game_target = game_target
+        self._standing = Standing({}, {})
+        self._standing_at = -math.inf
+        self._background: set[asyncio.Task[Any]] = set()
+        self._cancelling: dict[str, asyncio.Task[None]] = {}
+        """Each player's ticket being cancelled after its stream closed here."""
+        self._sweeper: asyncio.Future[None] | None = None
+
+    async def follow(
+        self,
+        row: TicketRow,
+        wrap: Callable[..., Any],
+        *,
+        host: bool = False,
+    ) -> AsyncIterator[Any]:
+        """Progress until the ticket ends; closing the stream cancels the ticket."""
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        ended = False
+        try:
+            with self._wakeups.watch(row.id) as wake:
+                self._ensure_sweeper()
+                yield wrap(ticket=ticket_message(row, game_target=self._game_target))
+                while True:
+                    # wait_for, not asyncio.timeout: on Python 3.11 a timeout that
+                    # expires as the wake-up arrives leaves the task cancelled.
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(wake.wait(), self._progress_every())
+                    # The ticket is read only when something happened to it: a
+                    # notification, or the replica's sweep (see _sweep).
+                    if wake.is_set():
+                        wake.clear()
+                        current = await self._reads.get(row.id)
+                        if current is None:
+                            return
+                        if current.state in FINAL:
+                            ended = True
+                            yield wrap(
+                                ticket=ticket_message(current, game_target=self._game_target)
+                            )
+                            if current.state == "matched":
+                                yield wrap(
+                                    match=match_message(current, game_target=self._game_target)
+                                )
+                            return
+                    yield wrap(progress=await self._progress(row, loop.time() - started))
+        finally:
+            if not ended:
+                self.cancel_later(row.player_id, row.id, row.invite_code, host)
+
+    async def _progress(self, row: TicketRow, waited_s: float) -> mm.QueueProgress:
+        """Where the ticket stands, from a reading of every queue at most a second old."""
+        loop = asyncio.get_running_loop()
+        if loop.time() - self._standing_at > PROGRESS_EVERY_S:
+            self._standing_at = loop.time()
+            self._standing = await standing(self._pool, self._wakeups.watched())
+        progress = mm.QueueProgress(
+            players_waiting=self._standing.waiting.get((row.family, row.table_size), 0),
+            position=self._standing.positions.get(row.id, 0),
+            waited_ms=int(waited_s * 1000),
+        )
+        if row.invite_code:
+            progress.seats_taken = await self._pool.fetchval(
+                "SELECT count(*) FROM tickets WHERE invite_code = $1 AND state = 'queued'",
+                row.invite_code,
+            )
+        return progress
+
+    def _progress_every(self) -> float:
+        return max(PROGRESS_EVERY_S, self._wakeups.count() / PROGRESS_PER_S)
+
+    def _ensure_sweeper(self) -> None:
+        if self._sweeper is None or self._sweeper.done():
+            self._sweeper = asyncio.ensure_future(self._sweep())
+
+    async def _sweep(self) -> None:
+        """While streams wait here: once a second, one query for all of them wakes
+        those whose ticket ended, in case a notification was lost (a LISTEN
+        connection being re-opened). Ends when no stream is left."""
+        while self._wakeups.watched():
+            await asyncio.sleep(PROGRESS_EVERY_S)
+            ids = self._wakeups.watched()
+            with contextlib.suppress(*DB_ERRORS, asyncpg.PostgresError):
+                rows = await self._pool.fetch(
+                    "SELECT id FROM tickets WHERE id = ANY($1::uuid[]) AND state = ANY($2::text[])",
+                    ids,
+                    list(FINAL),
+                )
+                self._wakeups.wake([r["id"] for r in rows])
+
+    def cancel_later(
+        self, player: str, ticket_id: uuid.UUID, invite_code: str | None, host: bool
+    ) -> None:
+        """The stream is gone (maybe cancelled itself): cancel outside its task."""
+
+        async def work() -> None:
+            # A replica shutting down closes its pool under its streams: the
+            # ticket then stays queued (GetTicket tells its fate), no error.
+            with contextlib.suppress(*DB_ERRORS):
+                if host and invite_code:
+                    await endings.cancel_private(self._pool, invite_code, endings.HOST_LEFT)
+                # Whatever state it is in: a ticket whose table is being set up
+                # keeps the wish to leave.
+                await endings.cancel(self._pool, ticket_id, endings.LEFT)
+
+        task = asyncio.ensure_future(work())
+        self._background.add(task)
+        self._cancelling[player] = task
+
+        def done(finished: asyncio.Task[None]) -> None:
+            self._background.discard(finished)
+            if self._cancelling.get(player) is finished:
+                del self._cancelling[player]
+
+        task.add_done_callback(done)
+
+    async def cancelled_first(self, player: str) -> None:
+        """A stream the player just closed here is still cancelling its ticket: let
+        that land first, so that queueing again is not refused as a second ticket."""
+        pending = self._cancelling.get(player)
+        if pending is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(asyncio.shield(pending), CANCEL_WAIT_S)
