@@ -79,7 +79,7 @@ from services.common.limits import Limits
 from services.common.logs import configure
 from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc, table_pb2
 from services.common.serving import server_options
-from services.game import eventlog, tables
+from services.game import eventlog, statements
 from services.game.fanout import CHANNEL
 from services.game.rules import serial
 from services.game.rules.actions import (
@@ -377,7 +377,7 @@ class Child(common.Child):
 # --- ceiling (a): the action's transaction straight from asyncpg -----------
 
 # The issue's reference transaction, as the service's locked path writes it
-# (`services/game/tables.py`: `_act_locked` -> `_write`).
+# (`services/game/moves.py`: `_act_locked` -> `services/game/store.py`: `_write`).
 LOCK_SQL = (
     "SELECT state, version, last_seq, bot_seats,"
     " (extract(epoch from clock_timestamp()) * 1000)::bigint AS now_ms"
@@ -403,7 +403,7 @@ NOTIFY_MODES = {
 }
 """The last is what the service runs for a move on a table the replica knows:
 one statement (state if the version is unchanged, events, request answer) and
-a coalesced NOTIFY after it; see `services/game/tables.py`. (Each worker reads
+a coalesced NOTIFY after it; see `services/game/moves.py`. (Each worker reads
 its tables once, then keeps their versions, as a replica does.)"""
 
 
@@ -481,12 +481,12 @@ async def ceiling_run(
             started = time.perf_counter()
             if mode == "cas":
                 if table_id not in known:
-                    row = await con.fetchrow(tables.READ, table_id, "bench", "")
+                    row = await con.fetchrow(statements.READ, table_id, "bench", "")
                     assert row is not None
                     known[table_id] = (row["last_seq"], row["version"])
                 last, version = known[table_id][0], known[table_id][1] + 1
                 moved = await con.fetchval(
-                    tables.COMPARE_AND_SET,
+                    statements.COMPARE_AND_SET,
                     table_id,
                     sample.state,
                     version,

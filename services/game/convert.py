@@ -10,6 +10,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from services.common.pb.rummy.v1 import cards_pb2, table_pb2
 
 from . import options
+from .outcomes import Committed
 from .rules import events as ev
 from .rules.cards import Deck, rank_name
 from .rules.events import HIDDEN
@@ -19,7 +20,6 @@ from .rules.ruleset import Contract, Ruleset
 from .rules.state import GameState, Phase, SeatStatus
 from .rules.view import view
 from .seating import SeatPlayer
-from .tables import Committed
 
 _PHASES = {
     Phase.DEAL: table_pb2.PHASE_ROUND_OVER,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any, TypeVar, cast
 
 import asyncpg
@@ -12,124 +12,40 @@ import grpc
 from google.protobuf.message import Message
 
 from services.common import errors
-from services.common.auth_servicer import MAX_NAME
 from services.common.errors import DB_ERRORS
 from services.common.interceptors import require_player, require_service
-from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc, table_pb2
+from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc
 
 from . import convert, options
+from .failures import guard, refusal_of_failure
 from .fanout import Fanout, read_events
+from .outcomes import Committed, Refusal
+from .request_parsing import (
+    Malformed,
+    check_request_id,
+    lay_off_of,
+    meld_of,
+    seat_players,
+    swap_joker_of,
+    table_id_of,
+)
 from .rules import actions as act
-from .rules.cards import SUITS
 from .rules.events import GameEnded
 from .rules.finder import find_melds
-from .rules.melds import MeldKind, Side
 from .rules.opening import would_be_laid
 from .rules.scoring import meld_points
 from .rules.state import Phase
-from .seating import SeatPlayer
-from .tables import Committed, Refusal, Tables
+from .tables import Tables
 
 Resp = TypeVar("Resp", bound=Message)
-MAX_REQUEST_ID = 64
 CREATED_BY_REQUEST = uuid.UUID("5b0e7f3c-2d61-4c9a-9f1e-6a3d8c7b4e21")
 """Namespace of the table ids CreateTable derives from its caller and request id
 when it is given no table id (UUID version 5)."""
 TABLES_PER_CALL = 32
 """CreateTables: the most tables one call makes (each holds a pool connection a
 moment). The largest such call still fits a request's size limit (checked by a test)."""
-MAX_PLAYER_ID = 128
 READ_BATCH = 1000
 """Events a watcher reads from the log at a time while it catches up."""
-MAX_CARDS = 32
-"""No hand or meld ever holds more: anything longer is malformed, not a move."""
-_SIDES = {
-    game_pb2.SIDE_UNSPECIFIED: Side.AUTO,
-    game_pb2.SIDE_LOW: Side.LOW,
-    game_pb2.SIDE_HIGH: Side.HIGH,
-}
-_KINDS = {
-    table_pb2.MELD_KIND_UNSPECIFIED: None,
-    table_pb2.MELD_KIND_GROUP: MeldKind.GROUP,
-    table_pb2.MELD_KIND_RUN: MeldKind.RUN,
-}
-
-
-class Malformed(Refusal):
-    def __init__(self, reason: str, message: str) -> None:
-        super().__init__(grpc.StatusCode.INVALID_ARGUMENT, reason, message)
-
-
-def table_id_of(text: str) -> uuid.UUID:
-    try:
-        return uuid.UUID(text)
-    except ValueError:
-        raise Malformed("TABLE_ID_INVALID", "That is not a table id.") from None
-
-
-def check_request_id(request_id: str) -> None:
-    if len(request_id) > MAX_REQUEST_ID or not request_id.isprintable():
-        raise Malformed(
-            "REQUEST_ID_INVALID", "The request id must be at most 64 printable characters."
-        )
-
-
-def _ids(values: Any) -> tuple[int, ...]:
-    ids = tuple(int(v) for v in values)
-    if len(ids) > MAX_CARDS:
-        raise Malformed("TOO_MANY_CARDS", "Too many cards in one request.")
-    return ids
-
-
-def meld_spec(spec: game_pb2.MeldSpec) -> act.MeldSpec:
-    suits = tuple((js.card_id, js.suit - 1) for js in spec.joker_suits)
-    if any(not 0 <= s < len(SUITS) for _, s in suits):
-        raise Malformed("SUIT_INVALID", "Name a suit for the joker, or none.")
-    if spec.kind not in _KINDS:
-        raise Malformed("MELD_KIND_INVALID", "Name the meld a group or a run, or neither.")
-    return act.MeldSpec(_ids(spec.card_ids), suits, _KINDS[spec.kind])
-
-
-def refusal_of_failure(error: Exception) -> Refusal | None:
-    """The refusal a call gets for an exception from below, if it is one we expect."""
-    if isinstance(error, Refusal):
-        return error
-    if isinstance(error, asyncpg.DataError):
-        # A value the database cannot hold (a NUL in a text, say) that no check
-        # above caught: the request is at fault, not the server.
-        return Refusal(
-            grpc.StatusCode.INVALID_ARGUMENT,
-            "MALFORMED_REQUEST",
-            "The request holds a value the game cannot store.",
-        )
-    if isinstance(
-        error,
-        asyncpg.SerializationError
-        | asyncpg.DeadlockDetectedError
-        # Two creates of one table id at once: the loser retries and gets the same answer.
-        | asyncpg.UniqueViolationError,
-    ):
-        return Refusal(
-            grpc.StatusCode.ABORTED, "CONFLICT", "Another move got there first: try again."
-        )
-    if isinstance(error, DB_ERRORS):
-        return Refusal(
-            grpc.StatusCode.UNAVAILABLE,
-            "DATABASE_UNAVAILABLE",
-            "The game is briefly unavailable: try again in a moment.",
-        )
-    return None
-
-
-async def guard(context: grpc.aio.ServicerContext, call: Awaitable[Resp]) -> Resp:
-    """Run a call; refusals and outages become rich statuses."""
-    try:
-        return await call
-    except Exception as error:
-        refusal = refusal_of_failure(error)
-        if refusal is None:
-            raise
-        await errors.abort(context, refusal.code, refusal.reason, refusal.message)
 
 
 class GameServicer(game_pb2_grpc.GameServiceServicer):
@@ -184,15 +100,7 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
             table_options = options.from_message(request.options)
         except ValueError as error:
             raise Malformed("OPTIONS_INVALID", str(error)) from None
-        players = [SeatPlayer(p.player_id, p.display_name, p.is_bot) for p in request.players]
-        if any(not p.player_id or len(p.player_id) > MAX_PLAYER_ID for p in players):
-            raise Malformed("PLAYER_ID_INVALID", "Every seat needs a player id.")
-        if any(len(p.display_name) > MAX_NAME for p in players):
-            raise Malformed(
-                "PLAYER_NAME_INVALID", f"A player's name is at most {MAX_NAME} characters."
-            )
-        if not all(p.player_id.isprintable() and p.display_name.isprintable() for p in players):
-            raise Malformed("PLAYER_ID_INVALID", "Player ids and names hold printable text only.")
+        players = seat_players(request.players)
         check_request_id(request.request_id)
         table_id = None
         if request.table_id:
@@ -312,7 +220,7 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
         return await self._parsed(
             context,
             request,
-            lambda: act.Meld(tuple(meld_spec(m) for m in request.melds)),
+            lambda: meld_of(request),
             game_pb2.MeldResponse,
         )
 
@@ -322,38 +230,16 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
         return await self._parsed(
             context,
             request,
-            lambda: act.LayOff(
-                request.meld_id, _ids(request.card_ids), _SIDES.get(request.side, Side.AUTO)
-            ),
+            lambda: lay_off_of(request),
             game_pb2.LayOffResponse,
         )
 
     async def SwapJoker(
         self, request: game_pb2.SwapJokerRequest, context: grpc.aio.ServicerContext
     ) -> game_pb2.SwapJokerResponse:
-        def build() -> act.Action:
-            put_in = _ids(request.replacement_card_ids)
-            if not 1 <= len(put_in) <= 2:
-                raise Malformed(
-                    "SWAP_INVALID",
-                    "Name the card that takes the joker's place (both missing cards of a brelan"
-                    " in classic).",
-                )
-            new_meld = meld_spec(request.new_meld) if request.HasField("new_meld") else None
-            lay_off = None
-            if request.HasField("lay_off"):
-                p = request.lay_off
-                lay_off = act.LayOff(p.meld_id, _ids(p.card_ids), _SIDES.get(p.side, Side.AUTO))
-            return act.SwapJoker(
-                request.meld_id,
-                request.joker_card_id,
-                put_in[0],
-                new_meld,
-                lay_off,
-                second=put_in[1] if len(put_in) == 2 else -1,
-            )
-
-        return await self._parsed(context, request, build, game_pb2.SwapJokerResponse)
+        return await self._parsed(
+            context, request, lambda: swap_joker_of(request), game_pb2.SwapJokerResponse
+        )
 
     async def Discard(
         self, request: game_pb2.DiscardRequest, context: grpc.aio.ServicerContext

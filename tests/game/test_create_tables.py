@@ -11,7 +11,8 @@ from services.common.auth_servicer import MAX_NAME
 from services.common.errors import error_info
 from services.common.interceptors import MAX_REQUEST_BYTES
 from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc, table_pb2
-from services.game.servicer import MAX_PLAYER_ID, MAX_REQUEST_ID, TABLES_PER_CALL
+from services.game.request_parsing import MAX_PLAYER_ID, MAX_REQUEST_ID
+from services.game.servicer import TABLES_PER_CALL
 
 from .harness import create_request, login, refused, service_auth
 from .stored import table_db

@@ -14,7 +14,7 @@ import asyncpg
 import pytest
 
 from services.common.db.migrations import migrate
-from services.game.tables import CLAIM_DUE, COUNT_DUE
+from services.game.statements import CLAIM_DUE, COUNT_DUE
 
 WAITING = 2_000
 DUE = 3

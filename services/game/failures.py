@@ -1,0 +1,60 @@
+"""What a GameService call answers when the work below it fails: a refusal as
+it is, a database error as the refusal it amounts to, all as rich statuses."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable
+from typing import TypeVar
+
+import asyncpg
+import grpc
+from google.protobuf.message import Message
+
+from services.common import errors
+from services.common.errors import DB_ERRORS
+
+from .outcomes import Refusal
+
+Resp = TypeVar("Resp", bound=Message)
+
+
+def refusal_of_failure(error: Exception) -> Refusal | None:
+    """The refusal a call gets for an exception from below, if it is one we expect."""
+    if isinstance(error, Refusal):
+        return error
+    if isinstance(error, asyncpg.DataError):
+        # A value the database cannot hold (a NUL in a text, say) that no check
+        # above caught: the request is at fault, not the server.
+        return Refusal(
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "MALFORMED_REQUEST",
+            "The request holds a value the game cannot store.",
+        )
+    if isinstance(
+        error,
+        asyncpg.SerializationError
+        | asyncpg.DeadlockDetectedError
+        # Two creates of one table id at once: the loser retries and gets the same answer.
+        | asyncpg.UniqueViolationError,
+    ):
+        return Refusal(
+            grpc.StatusCode.ABORTED, "CONFLICT", "Another move got there first: try again."
+        )
+    if isinstance(error, DB_ERRORS):
+        return Refusal(
+            grpc.StatusCode.UNAVAILABLE,
+            "DATABASE_UNAVAILABLE",
+            "The game is briefly unavailable: try again in a moment.",
+        )
+    return None
+
+
+async def guard(context: grpc.aio.ServicerContext, call: Awaitable[Resp]) -> Resp:
+    """Run a call; refusals and outages become rich statuses."""
+    try:
+        return await call
+    except Exception as error:
+        refusal = refusal_of_failure(error)
+        if refusal is None:
+            raise
+        await errors.abort(context, refusal.code, refusal.reason, refusal.message)

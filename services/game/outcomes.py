@@ -1,0 +1,70 @@
+"""What a call on a table comes to: a `Refusal` (a gRPC code, a stable reason and
+a sentence for the player), or what its transaction `Committed`."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import grpc
+from google.protobuf.message import Message
+
+from .rules.errors import Reason, RuleError
+from .rules.events import Event
+from .rules.state import GameState
+from .seating import SeatPlayer
+
+
+class Refusal(Exception):
+    """A refused call: the gRPC code, a stable reason and a sentence for the player."""
+
+    def __init__(self, code: grpc.StatusCode, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.reason = reason
+        self.message = message
+
+    def to_json(self) -> str:
+        return json.dumps({"code": self.code.name, "reason": self.reason, "message": self.message})
+
+    @classmethod
+    def from_json(cls, text: str) -> Refusal:
+        doc = json.loads(text)
+        return cls(grpc.StatusCode[doc["code"]], doc["reason"], doc["message"])
+
+
+_CODES = {
+    Reason.NOT_SEATED: grpc.StatusCode.PERMISSION_DENIED,
+    Reason.CARD_UNKNOWN: grpc.StatusCode.INVALID_ARGUMENT,
+    Reason.CARD_DUPLICATED: grpc.StatusCode.INVALID_ARGUMENT,
+    Reason.ACTION_UNKNOWN: grpc.StatusCode.INVALID_ARGUMENT,
+    Reason.DECK_INVALID: grpc.StatusCode.INVALID_ARGUMENT,
+    Reason.MELD_NOT_FOUND: grpc.StatusCode.NOT_FOUND,
+    # A lost race with the table, as a stale version is: look again, then decide.
+    Reason.CLAIM_CARD_CHANGED: grpc.StatusCode.ABORTED,
+}
+
+
+def refusal_of(error: RuleError) -> Refusal:
+    code = _CODES.get(error.reason, grpc.StatusCode.FAILED_PRECONDITION)
+    return Refusal(code, error.reason.value, error.message)
+
+
+@dataclass(frozen=True, slots=True)
+class Committed:
+    """What one committed transaction left: the new state, seen by ``seat``."""
+
+    table_id: uuid.UUID
+    version: int
+    last_seq: int
+    state: GameState
+    seat: int | None
+    now_ms: int
+    events: tuple[tuple[int, Event], ...]
+    seats: tuple[SeatPlayer, ...] = ()
+    """Who sits where (index = seat), when the transaction read it."""
+
+
+Responder = Callable[[Committed], Message]

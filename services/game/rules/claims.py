@@ -1,0 +1,58 @@
+"""Claims ("Puis-je ?", in `contract`): claiming the discard the player holding
+the turn passed over, and settling the claim window."""
+
+from __future__ import annotations
+
+from .actions import Claim
+from .dealing import seats_from
+from .drawing import rebuild_stock
+from .errors import Reason, RuleError
+from .events import Claimed, ClaimMade, Event
+from .guards import require_seat
+from .state import GameState
+
+Events = list[Event]
+
+
+def claim(state: GameState, seat: int, action: Claim, now: int, events: Events) -> None:
+    require_seat(state, seat)
+    deck = state.ruleset.deck
+    if not state.ruleset.claims:
+        raise RuleError(Reason.RULE_NOT_IN_PLAY, "Claiming the discard is not in these rules.")
+    if not deck.is_card(action.card):
+        raise RuleError(Reason.CARD_UNKNOWN, f"There is no card {action.card} in this game.")
+    if state.claim_card < 0 or now >= state.claim_deadline_ms:
+        raise RuleError(Reason.CLAIM_NOT_ALLOWED, "No discard can be claimed right now.")
+    if action.card != state.claim_card:
+        # The claimant saw an earlier window: asking for the card on offer now
+        # would claim a card they never chose.
+        raise RuleError(
+            Reason.CLAIM_CARD_CHANGED,
+            f"The card on offer is now {deck.code(state.claim_card)}: look again before"
+            " you claim it.",
+        )
+    if seat == state.current:
+        raise RuleError(Reason.CLAIM_NOT_ALLOWED, "You passed over that card yourself.")
+    if seat in state.claimants:
+        raise RuleError(Reason.CLAIM_NOT_ALLOWED, "You have already claimed it.")
+    state.claimants.append(seat)
+    events.append(ClaimMade(seat))
+
+
+def close_claims(state: GameState, events: Events) -> None:
+    """Settle the window by the rule, not by arrival: the claimant nearest to the
+    active player in play order takes the card and one penalty card."""
+    if state.claim_card < 0:
+        return
+    card, claimants = state.claim_card, set(state.claimants)
+    state.claim_card, state.claimants = -1, []
+    winner = next((s for s in seats_from(state, state.current + 1) if s in claimants), None)
+    if winner is None or not state.discard or state.discard[-1] != card:
+        return
+    state.discard.pop()
+    penalty = -1
+    if state.stock or rebuild_stock(state, events):
+        penalty = state.stock.pop()
+        state.hands[winner].append(penalty)
+    state.hands[winner].append(card)
+    events.append(Claimed(winner, card, penalty))

@@ -1,0 +1,138 @@
+"""The SQL of the table actors: reading, creating, moving and sweeping tables.
+
+A statement whose row holds ``now_ms`` reads the database's clock: each such
+row is a sample for a replica's estimate of that clock (`DbClock`)."""
+
+from __future__ import annotations
+
+# --- reading a table -----------------------------------------------------------
+
+READ = (
+    "SELECT t.state, t.version, t.last_seq, t.bot_seats,"
+    " (extract(epoch from clock_timestamp()) * 1000)::bigint AS now_ms,"
+    " r.response, r.error, s.players, s.names, s.bots"
+    " FROM tables t LEFT JOIN action_requests r"
+    " ON r.table_id = t.id AND r.player_id = $2 AND r.request_id = $3"
+    " LEFT JOIN LATERAL (SELECT array_agg(player_id ORDER BY seat) AS players,"
+    " array_agg(display_name ORDER BY seat) AS names, array_agg(is_bot ORDER BY seat) AS bots"
+    " FROM table_seats WHERE table_id = t.id) AS s ON true"
+    " WHERE t.id = $1"
+)
+"""A move's read: the table, the stored answer of its request id, and the seats."""
+
+LOAD = (
+    "SELECT state, version, last_seq, bot_seats,"
+    " (extract(epoch from clock_timestamp()) * 1000)::bigint AS now_ms"
+    " FROM tables WHERE id = $1"
+)
+"""The table as it is now, to show it."""
+
+SEATS = "SELECT seat, player_id, display_name, is_bot FROM table_seats WHERE table_id = $1"
+
+CLOCK = (
+    "SELECT (extract(epoch from clock_timestamp()) * 1000)::bigint AS now_ms,"
+    " t.version, t.last_seq FROM (SELECT 1) AS one LEFT JOIN tables t ON t.id = $1"
+)
+"""The database's clock, and the table's version and last seq if it exists."""
+
+# --- creating a table ----------------------------------------------------------
+
+CREATE = (
+    "WITH made AS (INSERT INTO tables (id, ruleset, options, state, version, last_seq,"
+    " turn_deadline, bot_seats) VALUES ($1, $2, $3::jsonb, $4, 1, $6, $5, $7)"
+    " ON CONFLICT (id) DO NOTHING RETURNING id),"
+    " seated AS (INSERT INTO table_seats (table_id, seat, player_id, display_name, is_bot)"
+    " SELECT $1, s - 1, p, n, b FROM made,"
+    " unnest($8::text[], $9::text[], $10::boolean[]) WITH ORDINALITY AS x(p, n, b, s)),"
+    " logged AS (INSERT INTO table_events (table_id, seq, version, kind, payload, created_at)"
+    " SELECT $1, s, 1, k, p, $14 FROM made,"
+    " unnest($11::bigint[], $12::text[], $13::bytea[]) AS e(s, k, p))"
+    " SELECT count(*) AS made,"
+    " (extract(epoch from clock_timestamp()) * 1000)::bigint AS now_ms FROM made"
+)
+"""One statement: the table, its seats and its first events (unless the id is taken)."""
+
+MADE = (
+    "SELECT ruleset, options::text AS options, (SELECT max(seq) FROM table_events"
+    " WHERE table_id = $1 AND version = 1) AS first_seq FROM tables WHERE id = $1"
+)
+"""What a create stored, to tell a retry of it from another table under its id."""
+
+# --- a player's move -------------------------------------------------------------
+
+COMPARE_AND_SET = (
+    "WITH moved AS (UPDATE tables SET state = $2, version = $3, last_seq = $4,"
+    " turn_deadline = $5, updated_at = now() WHERE id = $1 AND version = $3 - 1"
+    " AND status = 'active' RETURNING id),"
+    " logged AS (INSERT INTO table_events (table_id, seq, version, kind, payload, created_at)"
+    " SELECT $1, s, $3, k, p, $6 FROM moved,"
+    " unnest($7::bigint[], $8::text[], $9::bytea[]) AS e(s, k, p)),"
+    " answered AS (INSERT INTO action_requests (table_id, player_id, request_id, response)"
+    " SELECT $1, $10, $11, $12 FROM moved WHERE $11 <> '')"
+    " SELECT count(*) AS moved,"
+    " (extract(epoch from clock_timestamp()) * 1000)::bigint AS now_ms FROM moved"
+)
+"""A move in one statement: the state and version (only if the version is still the
+one judged from), the events it caused and the request's answer."""
+
+REMEMBER_REFUSAL = (
+    "INSERT INTO action_requests (table_id, player_id, request_id, error)"
+    " VALUES ($1, $2, $3, $4::jsonb) ON CONFLICT DO NOTHING RETURNING true"
+)
+
+LOCK = (
+    "SELECT state, version, last_seq, bot_seats,"
+    " (extract(epoch from clock_timestamp()) * 1000)::bigint AS now_ms"
+    " FROM tables WHERE id = $1 FOR UPDATE"
+)
+"""The table's row, locked for a move that changes other rows too."""
+
+LEAVE_SEAT = "UPDATE table_seats SET left_at = now() WHERE table_id = $1 AND seat = $2"
+
+REMEMBER_ANSWER = (
+    "INSERT INTO action_requests (table_id, player_id, request_id, response)"
+    " VALUES ($1, $2, $3, $4)"
+)
+
+WRITE_LOCKED = (
+    "WITH moved AS (UPDATE tables SET state = $2, version = $3, last_seq = $4,"
+    " turn_deadline = $5, status = $6, updated_at = now(),"
+    " finished_at = CASE WHEN $6 = 'finished' THEN now() END WHERE id = $1)"
+    " INSERT INTO table_events (table_id, seq, version, kind, payload, created_at)"
+    " SELECT $1, s, $3, k, p, $10 FROM unnest($7::bigint[], $8::text[], $9::bytea[])"
+    " AS e(s, k, p)"
+)
+"""A move under the row lock, in one statement: the new state and the events it caused."""
+
+PLAYER_RATINGS = "SELECT id, rating FROM players WHERE id = ANY($1::text[])"
+
+SET_RATING = "UPDATE players SET rating = $2 WHERE id = $1"
+
+# --- the sweeper -------------------------------------------------------------------
+
+DB_NOW = "(SELECT clock_timestamp())"
+"""The database's clock, read once per statement: a bare clock_timestamp() (volatile)
+cannot bound an index scan, and a sweep would read every active table's deadline."""
+
+COUNT_DUE = (
+    "SELECT count(*)::int FROM (SELECT 1 FROM tables WHERE status = 'active'"
+    f" AND turn_deadline <= {DB_NOW} LIMIT $1) AS d"
+)
+"""The sweeper's probe: how many turns are due (at most $1)."""
+
+CLAIM_DUE = (
+    "SELECT id, state, version, last_seq, bot_seats,"
+    " (extract(epoch from clock_timestamp()) * 1000)::bigint AS now_ms"
+    f" FROM tables WHERE status = 'active' AND turn_deadline <= {DB_NOW}"
+    " ORDER BY turn_deadline LIMIT 1 FOR UPDATE SKIP LOCKED"
+)
+"""The oldest due turn, claimed (others' claims are skipped)."""
+
+SET_DEADLINE = "UPDATE tables SET turn_deadline = $2 WHERE id = $1"
+
+PUT_OFF = (
+    "UPDATE tables SET turn_deadline = clock_timestamp() + make_interval(secs => $3)"
+    " WHERE id = $1 AND version = $2 AND status = 'active'"
+)
+"""A due turn that failed to fire, moved $3 seconds on: only if nobody moved the
+table meanwhile (the claim's lock is gone)."""

@@ -1,0 +1,135 @@
+"""The sweeper's part of the tables (`TableSweeper`): fire the due turns, a bot's
+move or a timeout, exactly once across replicas, and put off a table whose turn
+cannot be fired so it never holds up the others. The server's sweep loop asks
+`due` how many are due and drains them with `sweep_once`."""
+
+from __future__ import annotations
+
+import asyncpg
+import structlog
+
+from services.common import metrics
+from services.common.db import Connection
+from services.common.errors import DB_ERRORS
+
+from . import statements
+from .autoplay import bot_turn
+from .outcomes import Committed
+from .rules.actions import SYSTEM, Timeout
+from .rules.engine import apply
+from .rules.errors import RuleError
+from .rules.events import Event
+from .store import TableStore, count_endings, turn_deadline
+
+SWEEP_RETRY_S = 1.0
+SWEEP_RETRY_MAX_S = 300.0
+"""A table whose due turn keeps failing to fire is retried after 1 s, 2 s, 4 s...
+and then every 5 minutes: each failure logs an error, and the table never blocks
+the others' timeouts meanwhile."""
+SWEEP_FAILURES_KEPT = 1024
+"""Failing tables whose count of failures a replica remembers (the oldest go)."""
+
+
+log = structlog.get_logger(__name__)
+
+
+def _table_fault(error: Exception) -> bool:
+    """Whether an error firing a table's turn is that table's own: anything but
+    the database failing (an outage, a conflict), which the sweeper waits out."""
+    if isinstance(error, asyncpg.DataError | asyncpg.IntegrityConstraintViolationError):
+        return True  # what the table's state asked the database to store
+    return not isinstance(error, (asyncpg.PostgresError, *DB_ERRORS))
+
+
+class TableSweeper(TableStore):
+    """The due turns of every table, fired by whichever replica claims each first."""
+
+    async def due(self, most: int) -> int:
+        """How many turns are due now, counting at most ``most``: one indexed read,
+        outside a transaction."""
+        due: int = await self._pool.fetchval(statements.COUNT_DUE, most)
+        return due
+
+    async def sweep_once(self) -> Committed | None:
+        """Fire the oldest due turn, if any: a bot's move or a timeout. Exactly once
+        across replicas: the row is claimed with SKIP LOCKED and the deadline moves
+        in the same commit. None when nothing fired.
+
+        A table whose turn cannot be fired (a state that does not load, a bot or
+        engine fault) is put off with a growing delay and logged, so it never holds
+        up the other tables' timeouts: being the oldest due row, every replica
+        would otherwise claim it first, and fail, forever."""
+        async with self._pool.acquire() as con:
+            claimed: asyncpg.Record | None = None
+            try:
+                async with con.transaction():
+                    claimed = row = await con.fetchrow(statements.CLAIM_DUE)
+                    if row is None:
+                        return None
+                    fired = await self._fire(con, row)
+            except Exception as error:
+                if claimed is None or not _table_fault(error):
+                    raise
+                await self._put_off(con, claimed, error)
+                return None
+        if fired is None:
+            return None
+        committed, timed_out, late_ms = fired
+        self._sweep_failures.pop(committed.table_id, None)
+        self._parsed.committed(
+            committed.table_id, committed.state, committed.version, committed.last_seq
+        )
+        self._published(committed)
+        if timed_out:
+            metrics.TIMEOUTS_FIRED.inc()
+            metrics.TIMEOUT_LATENESS.observe(late_ms / 1000)
+        else:
+            metrics.ACTIONS.labels("BotTurn", "applied").inc()
+        count_endings(committed)
+        return committed
+
+    async def _fire(
+        self, con: Connection, row: asyncpg.Record
+    ) -> tuple[Committed, bool, int] | None:
+        """The claimed table's bot move or timeout, written under its lock: what was
+        committed, whether it was a timeout, and how late (ms). None if not due."""
+        state = self._read(row["id"], row)
+        now_ms = row["now_ms"]
+        due = state.due_ms()
+        events: list[Event] = []
+        timed_out = False
+        if state.current in row["bot_seats"]:
+            state, events = bot_turn(state, state.current, now_ms)
+        if not events:
+            try:
+                state, events = apply(state, SYSTEM, Timeout(), now_ms)
+                timed_out = True
+            except RuleError:
+                # Not due yet (a stuck bot, or a column written ahead of the
+                # state): wait for the turn's own deadline.
+                await con.execute(statements.SET_DEADLINE, row["id"], turn_deadline(state))
+                return None
+        state, events = self._followed(state, events, now_ms, row["bot_seats"])
+        committed = await self._write(con, row["id"], row, state, events, None)
+        return committed, timed_out, max(0, now_ms - due)
+
+    async def _put_off(self, con: Connection, row: asyncpg.Record, error: Exception) -> None:
+        """Move a table whose due turn failed to fire out of the sweep for a while
+        (1 s, then twice as long each time, up to `SWEEP_RETRY_MAX_S`)."""
+        table_id = row["id"]
+        failures = self._sweep_failures.pop(table_id, 0) + 1
+        self._sweep_failures[table_id] = failures
+        while len(self._sweep_failures) > SWEEP_FAILURES_KEPT:
+            del self._sweep_failures[next(iter(self._sweep_failures))]
+        delay_s = min(SWEEP_RETRY_MAX_S, SWEEP_RETRY_S * 2 ** min(failures - 1, 20))
+        log.error(
+            "sweep_table_failed",
+            table_id=str(table_id),
+            version=row["version"],
+            failures=failures,
+            retry_in_s=delay_s,
+            error=repr(error),
+            exc_info=error,
+        )
+        # Only if nobody moved the table meanwhile (the claim's lock is gone).
+        await con.execute(statements.PUT_OFF, table_id, row["version"], delay_s)
