@@ -13,7 +13,6 @@ import asyncio
 import contextlib
 import os
 import signal
-import socket
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -25,6 +24,7 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from services.common.health import LIVENESS
+from tests.faults.support import GAME_LAUNCH, free_port
 
 from .support import REPO
 
@@ -32,14 +32,6 @@ SERVING = health_pb2.HealthCheckResponse.SERVING
 NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
 WAIT_S = 60.0
 """Bounds every wait for a health change, so a stuck server fails the test."""
-_LAUNCH = "import sys; from services.launch import game_main; sys.exit(game_main())"
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 class Switch:
@@ -105,7 +97,7 @@ def game_process(dsn: str, address: str, log: Path) -> Iterator[subprocess.Popen
     }
     with log.open("wb") as out:
         process = subprocess.Popen(
-            [sys.executable, "-c", _LAUNCH], cwd=REPO, env=env, stdout=out, stderr=out
+            [sys.executable, "-c", GAME_LAUNCH], cwd=REPO, env=env, stdout=out, stderr=out
         )
         try:
             yield process

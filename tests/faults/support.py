@@ -61,7 +61,32 @@ BOT_TURNS_MS = 1_000
 move (two jokers in hand, say) and then waits for its turn to time out."""
 SERVING = health_pb2.HealthCheckResponse.SERVING
 NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
-_LAUNCH = "import sys; from services.launch import game_main; sys.exit(game_main())"
+GAME_LAUNCH = "import sys; from services.launch import game_main; sys.exit(game_main())"
+MATCHMAKER_LAUNCH = (
+    "import sys; from services.launch import matchmaker_main; sys.exit(matchmaker_main())"
+)
+
+
+def server_env(dsn: str, secret: str, **settings: str) -> dict[str, str]:
+    """The environment of a server process on ``dsn``: none of this process's own
+    settings, JSON logs, and no rate limits (clients here play far faster than
+    people, and hammer on purpose); ``settings`` on top."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("RUMMY_", "PG")) and k != "DATABASE_URL"
+    }
+    env.update(
+        DATABASE_URL=dsn,
+        RUMMY_TOKEN_SECRET=secret,
+        RUMMY_LOG_FORMAT="json",
+        RUMMY_LOG_LEVEL="info",
+        RUMMY_RATE_PER_PLAYER="0",
+        RUMMY_RATE_PER_PEER="0",
+        RUMMY_STREAMS_PER_PLAYER="0",
+    )
+    env.update(settings)
+    return env
 
 
 def free_port() -> int:
@@ -103,35 +128,23 @@ class GameProcess:
         self.port = free_port()
         self.address = f"127.0.0.1:{self.port}"
         self.log_path = log_path
-        env = {
-            k: v
-            for k, v in os.environ.items()
-            if not k.startswith(("RUMMY_", "PG")) and k != "DATABASE_URL"
-        }
-        env.update(
-            DATABASE_URL=dsn,
-            RUMMY_TOKEN_SECRET=SECRET,
+        self._env = server_env(
+            dsn,
+            SECRET,
             RUMMY_GAME_LISTEN=self.address,
             RUMMY_GAME_METRICS_PORT="0",
             RUMMY_ALLOW_TEST_DECKS="true",
             RUMMY_BOT_DELAY_MS="0",
             RUMMY_SHUTDOWN_GRACE_S="1",
             RUMMY_DB_POOL_SIZE="10",
-            RUMMY_LOG_FORMAT="json",
-            RUMMY_LOG_LEVEL="info",
-            # Clients here play far faster than people, and hammer on purpose: no limits.
-            RUMMY_RATE_PER_PLAYER="0",
-            RUMMY_RATE_PER_PEER="0",
-            RUMMY_STREAMS_PER_PLAYER="0",
+            **settings,
         )
-        env.update(settings)
-        self._env = env
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
         with open(self.log_path, "ab") as log:
             self.process = subprocess.Popen(
-                [sys.executable, "-c", _LAUNCH],
+                [sys.executable, "-c", GAME_LAUNCH],
                 cwd=REPO,
                 env=self._env,
                 stdin=subprocess.DEVNULL,

@@ -6,7 +6,6 @@ dead replica planned, and no table made twice."""
 from __future__ import annotations
 
 import contextlib
-import os
 import signal
 import socket
 import subprocess
@@ -25,9 +24,8 @@ from services.matchmaker import matcher as matcher_module
 from tests.game.harness import SECRET
 from tests.matchmaker.harness import Backend, backend, enqueue, get_ticket, on, players
 
-from .support import REPO, START_TIMEOUT_S, free_port, until
+from .support import MATCHMAKER_LAUNCH, REPO, START_TIMEOUT_S, free_port, server_env, until
 
-_LAUNCH = "import sys; from services.launch import matchmaker_main; sys.exit(matchmaker_main())"
 SIZES = (2, 3, 4, 2)
 """Four tables: eleven players."""
 
@@ -48,25 +46,16 @@ def black_hole() -> Iterator[str]:
 def start_matchmaker(
     dsn: str, game_target: str, address: str, log: Path
 ) -> subprocess.Popen[bytes]:
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("RUMMY_", "PG")) and k != "DATABASE_URL"
-    }
-    env.update(
-        DATABASE_URL=dsn,
-        RUMMY_TOKEN_SECRET=SECRET,
+    env = server_env(
+        dsn,
+        SECRET,
         RUMMY_MATCHMAKER_LISTEN=address,
         RUMMY_MATCHMAKER_METRICS_PORT="0",
         RUMMY_GAME_TARGET=game_target,
-        RUMMY_LOG_FORMAT="json",
-        RUMMY_RATE_PER_PLAYER="0",
-        RUMMY_RATE_PER_PEER="0",
-        RUMMY_STREAMS_PER_PLAYER="0",
     )
     with open(log, "ab") as out:
         return subprocess.Popen(
-            [sys.executable, "-c", _LAUNCH],
+            [sys.executable, "-c", MATCHMAKER_LAUNCH],
             cwd=REPO,
             env=env,
             stdin=subprocess.DEVNULL,
