@@ -227,10 +227,12 @@ class Fanout:
         if sub.missed:
             sub.missed = False
             return False
+        # A table new to this replica starts here, not from an old seq. One that
+        # other watchers made live already may be past this watcher's last read:
+        # the events between went out before it was live, so it reads them too.
+        if self._cursor.setdefault(sub.table_id, sub.position) > sub.position:
+            return False
         sub.live = True
-        # The fan-out has delivered the table up to here, as far as this watcher
-        # knows; a table new to this replica starts here, not from an old seq.
-        self._cursor.setdefault(sub.table_id, sub.position)
         return True
 
     def unsubscribe(self, sub: Subscription) -> None:
@@ -274,6 +276,8 @@ class Fanout:
                         sub.missed = True
                     return
                 events = await read_events(self._pool, table_id, after)
+                if table_id not in self._subs:
+                    return  # the last watcher left during the read: no cursor to keep
                 if not events:
                     # The log ends there: the periodic check needs no read until it grows.
                     self._cursor[table_id] = max(after, self._cursor.get(table_id, 0))
@@ -341,5 +345,8 @@ class Fanout:
         except _DB_ERRORS:
             return
         for row in rows:
-            if row["last_seq"] > self._cursor.get(row["id"], -1):
+            # A table with no cursor has no live watcher: those catching up read
+            # the log themselves, and the first to go live sets the cursor.
+            cursor = self._cursor.get(row["id"])
+            if cursor is not None and row["last_seq"] > cursor:
                 self._kick(row["id"])
