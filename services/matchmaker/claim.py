@@ -34,14 +34,27 @@ class Place:
     ticket_id: uuid.UUID
 
 
+_STARTABLE_PRIVATE = (
+    "SELECT invite_code FROM tickets WHERE state = 'queued' AND invite_code IS NOT NULL"
+    " GROUP BY invite_code HAVING count(*) >= max(table_size) OR bool_or(is_host"
+    " AND fill_bots_ms > 0 AND created_at + make_interval(secs => fill_bots_ms / 1000.0)"
+    " <= now())"
+)
+"""Private tables that can start now: full, or their host's wait for bots is over
+(as `matching` decides). The others are left out of a claim: thousands of tables
+waiting for friends must not fill it and crowd out tickets that can be seated."""
+
+
 async def queued(con: Connection, limit: int, after: Place | None = None) -> Queue:
     """Lock up to ``limit`` queued tickets, oldest first (from ``after`` on, if
-    given); others' locks are skipped. Also the database clock."""
+    given), but for private tables that cannot start yet; others' locks are
+    skipped. Also the database clock."""
     rows = await con.fetch(
         "SELECT id, player_id, display_name, family, table_size, rating, mode, invite_code,"
         " is_host, accept_smaller_ms, fill_bots_ms, ruleset, options, created_at,"
         " (extract(epoch from created_at) * 1000)::bigint AS created_ms"
         " FROM tickets WHERE state = 'queued' AND expires_at > now()"
+        f" AND (invite_code IS NULL OR invite_code IN ({_STARTABLE_PRIVATE}))"
         " AND ($2::timestamptz IS NULL OR (created_at, id) > ($2, $3::uuid))"
         " ORDER BY created_at, id LIMIT $1 FOR UPDATE SKIP LOCKED",
         limit,

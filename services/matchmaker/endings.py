@@ -44,8 +44,17 @@ async def cancel(db: Connection | Pool, ticket_id: uuid.UUID, message: str) -> b
     return None if leaving else False
 
 
-async def cancel_private(db: Connection | Pool, invite_code: str, message: str) -> None:
-    await notify(db, await close_private(db, [invite_code], message))
+async def cancel_private(pool: Pool, invite_code: str, message: str) -> None:
+    """Close a private table. Its host's ticket is locked first, in a statement of
+    its own: a guest taking a seat at this moment (under that lock) is done by the
+    time the table's tickets are cancelled, and is cancelled with them."""
+    async with pool.acquire() as con, con.transaction():
+        await con.execute(
+            "SELECT 1 FROM tickets WHERE invite_code = $1 AND is_host AND state = 'queued'"
+            " FOR UPDATE",
+            invite_code,
+        )
+        await notify(con, await close_private(con, [invite_code], message))
 
 
 async def close_private(

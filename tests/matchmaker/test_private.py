@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from typing import Any
 
 import grpc
 import pytest
@@ -267,3 +268,62 @@ async def test_a_new_table_never_gets_a_code_already_waiting(
         first, second = await players(b.channel(), 2)
         assert (await host(first, table_size=2)).ticket.invite_code == "SAME22"
         assert (await host(second, table_size=2)).ticket.invite_code == "OTHER3"
+
+
+async def test_a_private_table_that_fills_starts_however_many_wait_for_friends(
+    fresh_dsn: str,
+) -> None:
+    async with backend(fresh_dsn, matching=False) as b, store(fresh_dsn) as db:
+        lonely = await players(b.channel(), 5, "L")
+        owner, friend = await players(b.channel(), 2, "F")
+        for h in lonely[:3]:
+            await host(h, table_size=4)
+        hosting = await host(owner, table_size=2)
+        for h in lonely[3:]:
+            await host(h, table_size=4)
+        guest = await join(friend, hosting.ticket.invite_code)
+        matcher = b.matcher()
+        # A claim as small as the tables waiting for friends: they are left out.
+        matcher._batch = 3
+        assert await matcher.match_once() == 2
+        await asyncio.gather(hosting.end(), guest.end())
+        assert hosting.match is not None and guest.match is not None
+        assert await db.count("SELECT count(*) FROM tickets WHERE state = 'queued'") == 5
+
+
+async def test_a_guest_taking_a_seat_as_the_host_closes_the_table_is_told_too(
+    fresh_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with backend(fresh_dsn, matching=False) as b, store(fresh_dsn) as db:
+        owner, ann = await players(b.channel(), 2)
+        hosting = await host(owner, table_size=3)
+        stored = asyncio.Event()
+        go_on = asyncio.Event()
+        real = queueing.queue_at_once
+
+        async def held(*args: Any, **kwargs: Any) -> Any:
+            row = await real(*args, **kwargs)
+            stored.set()
+            await go_on.wait()  # the seat is taken, not yet committed
+            return row
+
+        monkeypatch.setattr(queueing, "queue_at_once", held)
+        joining = asyncio.create_task(join(ann, hosting.ticket.invite_code))
+        await asyncio.wait_for(stored.wait(), 10)
+        closing = asyncio.create_task(cancel(owner, hosting.ticket_id))
+
+        async def waits_on_the_guest(s: Store) -> bool:
+            return bool(
+                await s.count(
+                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+                    " AND datname = current_database()"
+                )
+            )
+
+        await db.eventually(waits_on_the_guest, "the host's cancel waits for the guest's seat")
+        go_on.set()
+        guest = await joining
+        await closing
+        await guest.end()
+        assert guest.final.state == mm.TICKET_STATE_CANCELLED
+        assert guest.final.end_message == endings.HOST_LEFT
