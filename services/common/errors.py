@@ -25,6 +25,9 @@ DB_ERRORS = (
     asyncpg.PostgresConnectionError,
     asyncpg.InterfaceError,
     asyncpg.CannotConnectNowError,
+    # PostgreSQL shutting down or restarting ends its sessions with these.
+    asyncpg.AdminShutdownError,
+    asyncpg.CrashShutdownError,
     # A connection cut mid-query can surface as this (asyncpg issue 784).
     asyncpg.InternalClientError,
 )
