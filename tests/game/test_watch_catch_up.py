@@ -5,12 +5,15 @@ can. (Only a client slower than the table is told to resume.)"""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import AsyncIterator
 
+import asyncpg
 import grpc
 import pytest
 
 from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc, table_pb2
+from services.game.fanout import Fanout
 from services.game.server import GameServer
 
 from .harness import Player, address, login, service_auth, start_server
@@ -72,3 +75,26 @@ async def test_watchers_far_behind_catch_up_on_the_other_replica_and_go_live(
             watcher.cancel()
             seqs = [e.seq for e in watcher.events]
             assert seqs == list(range(after + 1, seqs[-1] + 1)), f"from {after}: gap or repeat"
+
+
+async def test_a_watcher_whose_read_ended_behind_the_fanout_reads_on(fresh_dsn: str) -> None:
+    """Two watchers of one table catch up on a replica with no live watcher of it.
+    The one whose read of the log went further goes live first, and the fan-out
+    hands out events from there; the other, whose read ended earlier, must read
+    the log on rather than go live behind the fan-out (it would never be sent
+    the events in between)."""
+    pool = await asyncpg.create_pool(fresh_dsn, min_size=1, max_size=1)
+    try:
+        fanout = Fanout(pool, fresh_dsn)
+        table_id = uuid.uuid4()
+        early, late = fanout.subscribe(table_id, 0), fanout.subscribe(table_id, 10)
+        late.position = 11
+        assert fanout.caught_up(late)
+        early.position = 10
+        assert not fanout.caught_up(early), "live behind the fan-out's cursor"
+        early.position = 11
+        assert fanout.caught_up(early)
+        for sub in (early, late):
+            fanout.unsubscribe(sub)
+    finally:
+        await pool.close()
