@@ -200,28 +200,29 @@ async def _serve_until_signal(make: Callable[[], Startable], address: str) -> No
     await server.stop()
 
 
-def _game(env: Env) -> Run:
-    config = _game_config(env, "", env.secret())
-    metrics_port = env.integer("RUMMY_GAME_METRICS_PORT", high=65535)
+C = TypeVar("C", GameConfig, MatchmakerConfig)
+
+
+def _service(config: C, metrics_port: int, make: Callable[[C], Startable]) -> Run:
+    """One server's life: its metrics, then the server on the given database."""
 
     async def run(dsn: str) -> None:
         metrics.serve(metrics_port)
         with_dsn = dataclasses.replace(config, dsn=dsn)
-        await _serve_until_signal(lambda: GameServer(with_dsn), config.address)
+        await _serve_until_signal(lambda: make(with_dsn), config.address)
 
     return run
+
+
+def _game(env: Env) -> Run:
+    config = _game_config(env, "", env.secret())
+    return _service(config, env.integer("RUMMY_GAME_METRICS_PORT", high=65535), GameServer)
 
 
 def _matchmaker(env: Env) -> Run:
     config = _matchmaker_config(env, "", env.secret())
-    metrics_port = env.integer("RUMMY_MATCHMAKER_METRICS_PORT", high=65535)
-
-    async def run(dsn: str) -> None:
-        metrics.serve(metrics_port)
-        with_dsn = dataclasses.replace(config, dsn=dsn)
-        await _serve_until_signal(lambda: MatchmakerServer(with_dsn), config.address)
-
-    return run
+    port = env.integer("RUMMY_MATCHMAKER_METRICS_PORT", high=65535)
+    return _service(config, port, MatchmakerServer)
 
 
 class _DevPair:
