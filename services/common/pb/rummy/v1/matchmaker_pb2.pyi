@@ -31,8 +31,9 @@ class _MatchModeEnumTypeWrapper(google.protobuf.internal.enum_type_wrapper._Enum
     MATCH_MODE_FIFO: _MatchMode.ValueType  # 1
     """Oldest tickets first."""
     MATCH_MODE_RATING: _MatchMode.ValueType  # 2
-    """Players of close rating; the accepted gap widens the longer a ticket
-    waits, so nobody waits for ever.
+    """Players of close rating (every two at a table within the gap the more
+    patient of them accepts); the gap widens the longer a ticket waits, so
+    nobody waits for ever.
     """
 
 class MatchMode(_MatchMode, metaclass=_MatchModeEnumTypeWrapper):
@@ -43,8 +44,9 @@ MATCH_MODE_UNSPECIFIED: MatchMode.ValueType  # 0
 MATCH_MODE_FIFO: MatchMode.ValueType  # 1
 """Oldest tickets first."""
 MATCH_MODE_RATING: MatchMode.ValueType  # 2
-"""Players of close rating; the accepted gap widens the longer a ticket
-waits, so nobody waits for ever.
+"""Players of close rating (every two at a table within the gap the more
+patient of them accepts); the gap widens the longer a ticket waits, so
+nobody waits for ever.
 """
 Global___MatchMode: typing_extensions.TypeAlias = MatchMode
 
@@ -230,7 +232,10 @@ class EnqueueRequest(google.protobuf.message.Message):
     (never fewer than 2). 0: never.
     """
     fill_with_bots_after_ms: builtins.int
-    """After this long in the queue, fill the empty seats with bots. 0: never."""
+    """After this long in the queue, fill the empty seats with bots. 0: never.
+    Such a training table seats only players who also asked for bots (at any
+    wait), and changes nobody's rating.
+    """
     @property
     def options(self) -> services.common.pb.rummy.v1.table_pb2.TableOptions:
         """Only tickets with the same effective options are matched together."""
