@@ -32,6 +32,12 @@ CANCEL_WAIT_S = 5.0
 """How long a new ticket waits for the player's previous one to be cancelled."""
 
 
+def progress_every(streams: int) -> float:
+    """Seconds between two progress messages of one stream, with ``streams``
+    waiting on this replica: at most `PROGRESS_PER_S` messages a second in all."""
+    return max(PROGRESS_EVERY_S, streams / PROGRESS_PER_S)
+
+
 class Streams:
     """The streams waiting for their tickets on this replica, and the tickets
     being cancelled because their stream closed."""
@@ -109,7 +115,7 @@ class Streams:
         return progress
 
     def _progress_every(self) -> float:
-        return max(PROGRESS_EVERY_S, self._wakeups.count() / PROGRESS_PER_S)
+        return progress_every(self._wakeups.count())
 
     def _ensure_sweeper(self) -> None:
         if self._sweeper is None or self._sweeper.done():

@@ -53,6 +53,12 @@ def test_a_lay_off_names_a_meld_on_the_table() -> None:
         request_for(view, C.parse("l 9 7S"))
 
 
+def swap(typed: str) -> C.SwapCommand:
+    command = C.parse(typed)
+    assert isinstance(command, C.SwapCommand)
+    return command
+
+
 def _codes(view: table_pb2.TableView, ids: Iterable[int]) -> list[str]:
     codes = {c.id: c.code for c in view.hand}
     return [codes.get(i, "JK") for i in ids]
@@ -64,7 +70,7 @@ def test_the_player_chooses_where_a_swapped_joker_goes() -> None:
     view = sample_view(hand="9S QH QD 2C")
     del view.melds[1:]
     view.melds[0].cards.pop()  # 7♠ 8♠ JK
-    plan = swap_plan(view, C.parse("s 1 9s"))  # type: ignore[arg-type]
+    plan = swap_plan(view, swap("s 1 9s"))
     assert [m for m, _ in plan.lay_offs] == [1]
     question = plan.question(view.hand)
     assert "it fits on [1]" in question and "a new meld" in question
@@ -91,7 +97,7 @@ def test_a_joker_that_fits_nowhere_is_placed_in_a_new_meld() -> None:
     view = sample_view(hand="9S 2C 3C KD")
     del view.melds[2]  # only the run with the joker and the full group are left
     view.melds[1].cards.add(id=CAFE.deck.ids_of("QC")[1], code="QC")  # four: no room for more
-    plan = swap_plan(view, C.parse("s 1 9S"))  # type: ignore[arg-type]
+    plan = swap_plan(view, swap("s 1 9S"))
     if plan.lay_offs:  # the completed run 7♠ 8♠ 9♠ 10♠ may still take it at an end
         assert {m for m, _ in plan.lay_offs} == {1}
     assert sorted(_codes(view, plan.new_meld)) == ["2C", "3C", "JK"]
@@ -110,7 +116,7 @@ def test_a_joker_that_fits_nowhere_is_placed_in_a_new_meld() -> None:
 
 def test_classic_may_keep_the_joker_in_hand() -> None:
     view = sample_view(hand="9S 2C KD", ruleset="classic")
-    plan = swap_plan(view, C.parse("s 1 9s"))  # type: ignore[arg-type]
+    plan = swap_plan(view, swap("s 1 9s"))
     assert plan.may_keep and "k to keep it in hand" in plan.question(view.hand)
     kept = plan.placement("k", view.hand).message
     assert isinstance(kept, game_pb2.SwapJokerRequest)
@@ -121,7 +127,7 @@ def test_classic_may_keep_the_joker_in_hand() -> None:
 def test_classic_frees_a_brelan_joker_with_both_missing_cards() -> None:
     """Q♥ Q♦ JK: the joker comes out when Q♠ and Q♣ make the carré; both go in one request."""
     view = sample_view(hand="QS QC 5S KD", ruleset="classic")
-    plan = swap_plan(view, C.parse("s 2 qs qc"))  # type: ignore[arg-type]
+    plan = swap_plan(view, swap("s 2 qs qc"))
     joker = next(c.id for c in view.melds[1].cards if c.code == "JK")
     assert plan.request.joker_card_id == joker
     assert _codes(view, plan.request.replacement_card_ids) == ["QS", "QC"]
