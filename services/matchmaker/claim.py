@@ -22,8 +22,9 @@ class Queue:
     """Ticket id -> display name."""
     games: dict[str, tuple[str, dict[str, int]]]
     """Family -> (rule set, options)."""
-    last: Place | None = None
-    """Where the claim stopped, when it took all it could (more may wait after)."""
+    resume_after: Place | None = None
+    """Where the next claim starts, when this one took all it could (more may
+    wait after): halfway through it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,5 +81,8 @@ async def queued(con: Connection, limit: int, after: Place | None = None) -> Que
     ]
     names = {str(r["id"]): r["display_name"] for r in rows}
     games = {r["family"]: (r["ruleset"], json.loads(r["options"])) for r in rows}
-    last = Place(rows[-1]["created_at"], rows[-1]["id"]) if len(rows) == limit else None
-    return Queue(waiting, now_ms, names, games, last)
+    # The next window starts halfway through this one: tickets up to half a
+    # claim apart are looked at together in one window or the next.
+    half = rows[max(0, limit // 2 - 1)] if rows and len(rows) == limit else None
+    resume_after = Place(half["created_at"], half["id"]) if half is not None else None
+    return Queue(waiting, now_ms, names, games, resume_after)

@@ -189,14 +189,16 @@ class Matcher:
     async def claim(self) -> list[Plan]:
         """Group queued tickets and record their matches (`creating`), in one commit.
 
-        A claim takes the oldest `batch` tickets. When they fill the batch and seat
-        nobody (thousands of private tables waiting for friends, say), the next
-        claim takes the tickets after them, and so on to the end of the queue and
-        back to its start: every ticket is looked at, however many older ones wait."""
+        A claim takes the oldest `batch` tickets (leaving out private tables that
+        cannot start yet). When they fill the batch and seat nobody (thousands of
+        tickets with options nobody else chose, say), the next claim starts halfway
+        through them, and so on to the end of the queue and back to its start:
+        every ticket is looked at with those up to half a batch around it, however
+        many older ones wait."""
         async with self._pool.acquire() as con, con.transaction():
             queue = await queued(con, self._batch, self._after)
             plans = [_plan(g, queue) for g in form_tables(queue.waiting, queue.now_ms)]
-            self._after = queue.last if not plans else None
+            self._after = queue.resume_after if not plans else None
             if not plans:
                 return []
             await con.executemany(

@@ -327,3 +327,19 @@ async def test_a_guest_taking_a_seat_as_the_host_closes_the_table_is_told_too(
         await guest.end()
         assert guest.final.state == mm.TICKET_STATE_CANCELLED
         assert guest.final.end_message == endings.HOST_LEFT
+
+
+async def test_tickets_in_neighbouring_claims_still_meet(fresh_dsn: str) -> None:
+    async with backend(fresh_dsn, matching=False) as b:
+        lone = await players(b.channel(), 3, "W")
+        ann, ben = await players(b.channel(), 2, "N")
+        for p in lone:
+            await enqueue(p, table_size=4)  # three of four: no table yet
+        pair = [await enqueue(ann, table_size=2), await enqueue(ben, table_size=2)]
+        matcher = b.matcher()
+        # Claims of four: Ann is the last of the first, Ben is past it.
+        matcher._batch = 4
+        assert await matcher.match_once() == 0
+        assert await matcher.match_once() == 2
+        await asyncio.gather(*(w.end() for w in pair))
+        assert pair[0].match is not None and pair[1].match is not None
