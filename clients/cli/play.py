@@ -244,7 +244,12 @@ class Game:
         while True:
             kind, item = await self.inbox.get()
             if kind == "line":
-                return item.strip() if item is not None else None
+                if item is None:
+                    # End of input (Ctrl-D): no answer, and no more lines will come.
+                    # The main loop sees it too, and quits keeping the seat.
+                    self.inbox.put_nowait((kind, item))
+                    return None
+                return str(item).strip()
             if kind == "event":
                 self.on_event(item)
             else:

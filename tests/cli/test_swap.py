@@ -133,3 +133,23 @@ async def test_classic_frees_a_brelan_joker_with_both_missing_cards(
             assert await term.finish() == 0
         finally:
             term.kill()
+
+
+async def test_end_of_input_at_a_question_quits_and_keeps_the_seat(
+    fresh_dsn: str, tmp_path: Path
+) -> None:
+    async with servers(fresh_dsn) as running:
+        await seat_with_a_bot(running, tmp_path)
+        term = Terminal(
+            *("play", "--server", running.address, "--game", running.game_address),
+            *("--config-dir", str(tmp_path)),
+        )
+        try:
+            await term.expect(SEATED)
+            await term.send("q")
+            await term.expect(r"\[y/N\]")
+            await term.send_raw("\x04")  # Ctrl-D: no more input will come
+            await term.expect("Your seat is kept")
+            assert await term.finish() == 0
+        finally:
+            term.kill()
