@@ -46,6 +46,7 @@ LOOK_GIVE_UP_S = 10.0
 tried before the next one: a stale address must not hold the player for a minute."""
 
 GAME_SERVICE_NOT_FOUND = "GAME_SERVICE_NOT_FOUND"
+PRIVATE_TABLE_OPEN = "PRIVATE_TABLE_OPEN"
 """The client's own reason: no game service it could reach serves the player's table."""
 
 Say = Callable[[str], None]
@@ -183,6 +184,20 @@ async def open_table(
     return view
 
 
+async def _not_a_private_table(conn: Connection, ticket_id: str) -> None:
+    """Refuse to replace a live ticket of this player's that waits at a private table."""
+    reply = await conn.call_matchmaker("GetTicket", mm.GetTicketRequest(ticket_id=ticket_id))
+    code = reply.ticket.invite_code
+    if code and reply.ticket.state == mm.TICKET_STATE_QUEUED:
+        raise Refused(
+            grpc.StatusCode.FAILED_PRECONDITION,
+            PRIVATE_TABLE_OPEN,
+            f"You are already waiting at private table {code} on another client. Friends join"
+            " it from their own device (or another --config-dir); stop that client first"
+            " to queue here.",
+        )
+
+
 async def _find(
     conn: Connection, identity: Identity, table_id: str, known: str, say: Say
 ) -> tuple[str, table_pb2.TableView] | list[str]:
@@ -268,10 +283,12 @@ async def _wait(conn: Connection, identity: Identity, wait: _Wait, say: Say) -> 
                 return LastMatch(conn.server, table, -1, known, "")
             if refused.reason == "TICKET_EXISTS" and not replaced:
                 # A ticket left by a client stopped a moment ago: this wait replaces it.
+                # Not a private table's: friends may be joining it, from this device's
+                # other client (a host here and a join there would close it).
+                live = refused.metadata.get("ticket_id", "")
+                await _not_a_private_table(conn, live)
                 try:
-                    await conn.call_matchmaker(
-                        "Cancel", mm.CancelRequest(ticket_id=refused.metadata.get("ticket_id", ""))
-                    )
+                    await conn.call_matchmaker("Cancel", mm.CancelRequest(ticket_id=live))
                 except Refused as late:
                     if late.reason != "TICKET_MATCHING":
                         raise

@@ -58,3 +58,34 @@ async def test_an_unknown_invite_code_says_so(fresh_dsn: str, tmp_path: Path) ->
             assert await guest.finish() == 1
         finally:
             guest.kill()
+
+
+async def test_joining_ones_own_table_from_the_same_device_leaves_it_open(
+    fresh_dsn: str, tmp_path: Path
+) -> None:
+    async with servers(fresh_dsn) as running:
+        host = Terminal(*("host", "--server", running.address, "--config-dir", str(tmp_path)))
+        same_device: Terminal | None = None
+        try:
+            await host.expect(r"Invite code: (\w+)")
+            code = host.group(1)
+            same_device = Terminal(
+                *("join", code, "--server", running.address, "--config-dir", str(tmp_path))
+            )
+            await same_device.expect(rf"already waiting at private table {code}")
+            await same_device.expect(r"\[PRIVATE_TABLE_OPEN\]")
+            assert await same_device.finish() == 1
+            # The table is still open: a friend on another device gets the seat.
+            friend = Terminal(
+                *("join", code, "--server", running.address),
+                *("--config-dir", str(tmp_path / "friend")),
+            )
+            try:
+                await friend.expect(TABLE_ID)
+                await host.expect(TABLE_ID)
+            finally:
+                friend.kill()
+        finally:
+            host.kill()
+            if same_device is not None:
+                same_device.kill()
