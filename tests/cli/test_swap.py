@@ -147,7 +147,9 @@ async def test_end_of_input_at_a_question_quits_and_keeps_the_seat(
         try:
             await term.expect(SEATED)
             await term.send("q")
-            await term.expect(r"\[y/N\]")
+            # The question, then the prompt it is answered at: only a prompt
+            # waiting for a line reads Ctrl-D as the end of input.
+            await term.expect(r"\[y/N\][^>]*> ")
             await term.send_raw("\x04")  # Ctrl-D: no more input will come
             await term.expect("Your seat is kept")
             assert await term.finish() == 0
