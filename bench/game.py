@@ -69,6 +69,7 @@ from bench.common import (
     verdict,
 )
 from clients.cli.viewstate import state_from_view
+from services.common import eventloop
 from services.common.auth import issue_service_token, issue_token
 from services.common.db import (
     Connection,
@@ -1185,9 +1186,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--port-fd", type=int, default=-1, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve:
-        asyncio.run(_serve(args.serve, args.dsn, args.port_fd))
+        eventloop.run(_serve(args.serve, args.dsn, args.port_fd))
         return
-    asyncio.run(run(args))
+    eventloop.run(run(args))
 
 
 if __name__ == "__main__":

@@ -62,6 +62,7 @@ from bench.common import (
     server_facts,
     verdict,
 )
+from services.common import eventloop
 from services.common.auth import issue_service_token, issue_token
 from services.common.db import database_name, open_pool
 from services.common.heap import keep_heap_small
@@ -772,9 +773,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--game-target", default="", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve:
-        asyncio.run(_serve(args))
+        eventloop.run(_serve(args))
         return
-    asyncio.run(run(args))
+    eventloop.run(run(args))
 
 
 if __name__ == "__main__":

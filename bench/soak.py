@@ -46,6 +46,7 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from bench.common import fresh_database
+from services.common import eventloop
 from services.common.db import database_name
 from services.game import retention
 
@@ -469,7 +470,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--interval", type=float, default=0.0, help="seconds between lines (default: 30 or less)"
     )
     args = parser.parse_args(argv)
-    asyncio.run(run(args))
+    eventloop.run(run(args))
 
 
 if __name__ == "__main__":

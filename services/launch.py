@@ -28,7 +28,7 @@ import grpc
 import structlog
 from grpc_health.v1 import health, health_pb2_grpc
 
-from services.common import metrics
+from services.common import eventloop, metrics
 from services.common.config import ConfigError, Env
 from services.common.db import resolve_database
 from services.common.db.resolve import DATABASE_URL
@@ -184,7 +184,7 @@ async def _serve(prepare: Callable[[Env], Run]) -> None:
 
 def _main(prepare: Callable[[Env], Run]) -> int:
     try:
-        asyncio.run(_serve(prepare))
+        eventloop.run(_serve(prepare))
     except ConfigError as error:
         print(f"configuration error: {error}", file=sys.stderr)
         return 2

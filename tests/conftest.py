@@ -13,13 +13,15 @@ import os
 # before it execs. Nothing here forks to run gRPC, so turn them off, before any
 # gRPC import.
 os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
+import asyncio
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 
 import asyncpg
 import pytest
 from hypothesis import settings
 
+from services.common import eventloop
 from services.common.db import EmbeddedPostgres, with_database
 
 # Property tests explore new examples on every local run; in CI they replay the
@@ -27,6 +29,13 @@ from services.common.db import EmbeddedPostgres, with_database
 settings.register_profile("ci", derandomize=True, database=None)
 if os.environ.get("CI"):
     settings.load_profile("ci")
+
+
+def pytest_asyncio_loop_factories(
+    config: pytest.Config, item: pytest.Item
+) -> dict[str, Callable[[], asyncio.AbstractEventLoop]]:
+    """Async tests run on the event loop the servers run on in production."""
+    return {"loop": eventloop.new_loop}
 
 
 @pytest.fixture(scope="session")

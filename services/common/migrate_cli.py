@@ -7,13 +7,13 @@ of a deployment (e.g. as a Kubernetes Job) and for looking.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
 import sys
 from collections.abc import Sequence
 
 import asyncpg
 
+from services.common import eventloop
 from services.common.db import (
     DEFAULT_DATA_DIR,
     MigrationError,
@@ -40,7 +40,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(message)s")
     try:
-        return asyncio.run(_run(args))
+        return eventloop.run(_run(args))
     except (MigrationError, asyncpg.PostgresError, OSError) as exc:
         print(f"migrate: {exc}", file=sys.stderr)
         return 1

@@ -7,8 +7,9 @@ replay it; only `Event.visible_to` decides what a viewer is sent.
 from __future__ import annotations
 
 import dataclasses
-import json
 from typing import Any
+
+import orjson
 
 from .rules import events as ev
 from .rules.melds import Meld, MeldKind
@@ -77,12 +78,12 @@ def _in(value: Any) -> Any:
 
 def encode(event: ev.Event) -> bytes:
     fields = {f.name: _out(getattr(event, f.name)) for f in dataclasses.fields(event)}
-    return json.dumps(fields, separators=(",", ":")).encode()
+    return orjson.dumps(fields)
 
 
 def decode(kind: str, payload: bytes) -> ev.Event:
     cls = _KINDS[kind]
-    fields = {name: _in(value) for name, value in json.loads(payload).items()}
+    fields = {name: _in(value) for name, value in orjson.loads(payload).items()}
     if cls in (ev.RoundEnded, ev.GameEnded):
         fields["reason"] = ev.EndReason(fields["reason"])
     return cls(**fields)
