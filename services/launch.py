@@ -146,8 +146,10 @@ async def _start(
                 refused = _refused_by_database(error)
                 if refused is not None:
                     raise refused from None
-                if not isinstance(error, (*DB_ERRORS, asyncpg.TooManyConnectionsError)):
-                    raise  # not an outage: a bug, or a broken migration
+                if not isinstance(error, DB_ERRORS) or isinstance(
+                    error, asyncpg.QueryCanceledError
+                ):
+                    raise  # not an outage: a bug, or a migration that ran out of time
                 log.warning(
                     "database_unreachable_at_start",
                     error=str(error) or type(error).__name__,

@@ -30,8 +30,17 @@ DB_ERRORS = (
     asyncpg.CrashShutdownError,
     # A connection cut mid-query can surface as this (asyncpg issue 784).
     asyncpg.InternalClientError,
+    # Out of connections, memory or disk: the server is there but cannot serve now.
+    asyncpg.InsufficientResourcesError,
+    # A statement cancelled by an operator or a server-side timeout.
+    asyncpg.QueryCanceledError,
+    # After a failover, a connection that still reaches the old primary (now a standby).
+    asyncpg.ReadOnlySQLTransactionError,
+    # A lock the server's lock_timeout gave up waiting for.
+    asyncpg.LockNotAvailableError,
 )
-"""What a database outage raises; callers answer UNAVAILABLE and clients retry."""
+"""What a database outage raises, or a database that cannot serve this statement
+now; callers answer UNAVAILABLE and clients retry."""
 
 
 def rich_status(

@@ -100,6 +100,11 @@ def contract_message(contract: Contract | None) -> table_pb2.Contract | None:
     return options.contract_message(contract) if contract is not None else None
 
 
+def _contract_of(contracts: tuple[Contract, ...], round_no: int) -> Contract | None:
+    """Deal ``round_no``'s contract: the list repeats (as `GameState.contract`)."""
+    return contracts[(max(round_no, 1) - 1) % len(contracts)] if contracts else None
+
+
 def _scores(
     penalties: tuple[int, ...], totals: tuple[int, ...] | list[int]
 ) -> list[table_pb2.SeatScore]:
@@ -195,9 +200,16 @@ def rule_info(state: GameState) -> table_pb2.RuleInfo:
 
 
 def table_event(
-    seq: int, version: int, at: datetime, event: ev.Event, viewer: int | None, rules: Ruleset
+    seq: int,
+    version: int,
+    at: datetime,
+    event: ev.Event,
+    viewer: int | None,
+    rules: Ruleset,
+    contracts: tuple[Contract, ...] = (),
 ) -> table_pb2.TableEvent:
-    """One logged event as ``viewer`` may see it."""
+    """One logged event as ``viewer`` may see it. ``contracts``: the table's own
+    list of contracts, when its options chose one (else the rule set's)."""
     seen = event.visible_to(viewer)
     deck = rules.deck
     out = table_pb2.TableEvent(seq=seq, version=version)
@@ -214,7 +226,9 @@ def table_event(
                     hand_sizes=[len(h) for h in seen.hands],
                     discard_top=card(deck, seen.discard_top),
                     stock_size=seen.stock_size,
-                    contract_due=contract_message(rules.contract(seen.round_no)),
+                    contract_due=contract_message(
+                        _contract_of(contracts or rules.contracts, seen.round_no)
+                    ),
                     deck_commitment=seen.commitment,
                 )
             )
@@ -308,6 +322,11 @@ def table_event(
                 table_pb2.ClaimWindowOpened(
                     card=card(deck, seen.card), closes_at=timestamp_ms(seen.closes_ms)
                 )
+            )
+        case ev.ClaimWindowClosed():
+            out.kind = table_pb2.EVENT_KIND_CLAIM_WINDOW_CLOSED
+            out.claim_window_closed.CopyFrom(
+                table_pb2.ClaimWindowClosed(card=card(deck, seen.card))
             )
         case ev.ClaimMade():
             out.kind = table_pb2.EVENT_KIND_CLAIM_MADE

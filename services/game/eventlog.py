@@ -34,6 +34,7 @@ _KINDS: dict[str, type[ev.Event]] = {
         ev.Reposed,
         ev.ClaimWindowOpened,
         ev.ClaimMade,
+        ev.ClaimWindowClosed,
         ev.Claimed,
         ev.CardAnnounced,
         ev.DeckRevealed,

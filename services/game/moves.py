@@ -220,11 +220,12 @@ class TableMoves(TableStore):
         or the request was answered meanwhile."""
         table_id, request_id = move.table_id, move.request_id
         version = before.version + 1
-        seqs = list(range(before.last_seq + 1, before.last_seq + 1 + len(events)))
+        last_seq = before.last_seq + len(events)
+        seqs = list(range(before.last_seq + 1, last_seq + 1))
         committed = Committed(
             table_id,
             version,
-            seqs[-1],
+            last_seq,
             state,
             seat,
             now_ms,
@@ -240,7 +241,7 @@ class TableMoves(TableStore):
                 table_id,
                 data,
                 version,
-                seqs[-1],
+                last_seq,
                 turn_deadline(state, before.bot_seats, now_ms, self._bot_delay_ms),
                 timestamp(now_ms),
                 seqs,
@@ -255,7 +256,7 @@ class TableMoves(TableStore):
         assert row is not None  # one row, always
         if not row["moved"]:
             return None
-        self._parsed.keep(table_id, data, state, version, seqs[-1])
+        self._parsed.keep(table_id, data, state, version, last_seq)
         return response, committed
 
     def _judged(

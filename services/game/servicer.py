@@ -302,6 +302,8 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
                 "That position is ahead of the table's events.",
             )
         seat, rules = committed.seat, committed.state.ruleset
+        contracts = committed.state.options.contracts
+        logged = committed.last_seq  # the log held at least this much when the stream began
         if committed.state.phase == Phase.GAME_OVER and request.after_seq >= committed.last_seq:
             return  # a finished table has nothing more to say
         del committed, _  # an idle stream keeps no game state alive
@@ -322,7 +324,7 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
                 for item in batch:
                     yield game_pb2.WatchResponse(
                         event=convert.table_event(
-                            item.seq, item.version, item.at, item.event, seat, rules
+                            item.seq, item.version, item.at, item.event, seat, rules, contracts
                         )
                     )
                     position = sub.position = item.seq
@@ -331,6 +333,14 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
                 if len(batch) >= READ_BATCH:
                     continue
                 del batch
+                if position < logged:
+                    # Only retention deletes events, with their (finished) table.
+                    await errors.abort(
+                        context,
+                        grpc.StatusCode.NOT_FOUND,
+                        "TABLE_NOT_FOUND",
+                        "This table has finished and its record is no longer kept.",
+                    )
                 if sub.closed:
                     await errors.abort(
                         context,
@@ -363,7 +373,7 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
                         break
                     yield game_pb2.WatchResponse(
                         event=convert.table_event(
-                            live.seq, live.version, live.at, live.event, seat, rules
+                            live.seq, live.version, live.at, live.event, seat, rules, contracts
                         )
                     )
                     position = sub.position = live.seq

@@ -29,6 +29,7 @@ from .rules import serial
 from .rules.actions import SYSTEM, Deal
 from .rules.engine import apply
 from .rules.events import ClaimWindowOpened, EndReason, Event, GameEnded, RoundEnded
+from .rules.rounds import final_places
 from .rules.ruleset import Ruleset
 from .rules.state import GameState, Phase
 from .seating import SeatPlayer
@@ -143,7 +144,8 @@ class TableStore:
         over = state.phase == Phase.GAME_OVER
         if over:
             await self._rate(con, table_id, state)
-        seqs = list(range(row["last_seq"] + 1, row["last_seq"] + 1 + len(events)))
+        last_seq = row["last_seq"] + len(events)
+        seqs = list(range(row["last_seq"] + 1, last_seq + 1))
         data = serial.dumps(state)
         if over:
             self._parsed.forget(table_id)
@@ -156,7 +158,7 @@ class TableStore:
             table_id,
             data,
             version,
-            seqs[-1],
+            last_seq,
             turn_deadline(state, row["bot_seats"], now_ms, self._bot_delay_ms),
             "finished" if over else "active",
             seqs,
@@ -164,8 +166,8 @@ class TableStore:
             [eventlog.encode(e) for e in events],
             timestamp(now_ms),
         )
-        logged = list(zip(seqs, events, strict=True))
-        return Committed(table_id, version, logged[-1][0], state, seat, now_ms, tuple(logged))
+        logged = tuple(zip(seqs, events, strict=True))
+        return Committed(table_id, version, last_seq, state, seat, now_ms, logged)
 
     async def _rate(self, con: Connection, table_id: uuid.UUID, state: GameState) -> None:
         """Update the ratings of the table's players in the same commit. A table with
@@ -179,15 +181,16 @@ class TableStore:
         known = {r["id"]: r["rating"] for r in rows}
         if len(known) != len(ids):
             return
-        order = sorted(state.playing(), key=lambda s: (s != state.winner, state.totals[s]))
-        place = {s: i for i, s in enumerate(order)}
-        worst = len(order)
-        places = [place.get(s, worst) for s in humans]
-        new = rating.updated([known[i] for i in ids], places)
+        place = final_places(state)
+        new = rating.updated([known[i] for i in ids], [place[s] for s in humans])
         await con.executemany(statements.SET_RATING, list(zip(ids, new, strict=True)))
 
     def _published(self, committed: Committed) -> None:
-        """Announce a commit: this replica's watchers now, the others by NOTIFY."""
+        """Announce a commit: this replica's watchers now, the others by NOTIFY.
+        A commit that logged no event (the engine always says what happened, but
+        a state change without news must not be announced as one) has nothing to say."""
+        if not committed.events:
+            return
         at = timestamp(committed.now_ms)
         self._fanout.published(
             committed.table_id,

@@ -99,7 +99,17 @@ class TableSweeper(TableStore):
         events: list[Event] = []
         timed_out = False
         if state.current in row["bot_seats"]:
-            state, events = bot_turn(state, state.current, now_ms)
+            try:
+                state, events = bot_turn(state, state.current, now_ms)
+            except Exception as error:  # a bot's fault must not stall its table
+                log.error(
+                    "bot_turn_failed",
+                    table_id=str(row["id"]),
+                    seat=state.current,
+                    error=repr(error),
+                    exc_info=error,
+                )
+                # The turn is then the clock's, as an absent player's would be.
         if not events:
             try:
                 state, events = apply(state, SYSTEM, Timeout(), now_ms)

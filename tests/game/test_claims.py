@@ -82,3 +82,45 @@ async def test_a_claim_names_the_card_on_offer_and_a_changed_card_is_aborted(
         assert view.claim_window.claimed_by_me and view.phase == table_pb2.PHASE_PLAY
         made = [e.seq for e in await db.log(table_id) if e.kind == table_pb2.EVENT_KIND_CLAIM_MADE]
         assert len(made) == 2, "one claim in each window, the one its claimant saw"
+
+
+async def test_a_window_nobody_claims_is_closed_by_the_table_clock_and_the_turn_goes_on(
+    channel: grpc.aio.Channel,
+) -> None:
+    """The sweeper closes the window at its deadline with an event of its own: the
+    turn stays with the active seat (its own timer is far off), the view no longer
+    offers the card, and the next discard is a plain one."""
+    players = [await login(channel, f"C{i}") for i in range(2)]
+    active, other = players
+    order = scripted_order(HANDS[:2], "QD", "KS KH KD KC QS QH", ruleset=CONTRACT)
+    table_id = await create_table(
+        channel,
+        players,
+        deck_order=order,
+        ruleset="contract",
+        turn_timer_ms=LONG_TURNS_MS,
+        claim_window_ms=500,
+    )
+    watcher = other.watch(table_id)
+    drawn = await active.call("DrawStock", game_pb2.DrawStockRequest(table_id=table_id))
+    offered = drawn.view.claim_window.card
+    assert offered.code == "QD"
+
+    closed = await watcher.until(lambda e: e.HasField("claim_window_closed"))
+    assert closed.kind == table_pb2.EVENT_KIND_CLAIM_WINDOW_CLOSED
+    assert closed.claim_window_closed.card == offered
+    assert closed.version == drawn.version + 1, "one move of the table clock"
+    view = await other.view(table_id)
+    assert not view.HasField("claim_window")
+    assert (view.current_seat, view.phase) == (0, table_pb2.PHASE_PLAY)
+    assert await refused(claim(other, table_id, offered.id)) == (
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "CLAIM_NOT_ALLOWED",
+    )
+
+    ks = next(c.id for c in (await active.view(table_id)).hand if c.code == "KS")
+    await active.call("Discard", game_pb2.DiscardRequest(table_id=table_id, card_id=ks))
+    discarded = await watcher.until(lambda e: e.HasField("discarded"))
+    assert [e.kind for e in watcher.events].count(table_pb2.EVENT_KIND_CLAIM_WINDOW_CLOSED) == 1
+    assert discarded.seq == closed.seq + 1, "nothing else happened in between"
+    watcher.call.cancel()

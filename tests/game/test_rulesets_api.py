@@ -175,6 +175,15 @@ async def test_a_contract_table_may_agree_on_its_own_contracts(channel: grpc.aio
     await play_to_end(players, table_id, max_turns=1_000)
     final = await players[0].view(table_id)
     assert [r.round for r in final.round_results] == [1, 2]
+    # Each deal's event names that deal's contract from the table's own list.
+    watcher = players[1].watch(table_id)
+    while await watcher.next() is not None:
+        pass
+    dealt = [e.dealt for e in watcher.events if e.HasField("dealt")]
+    assert [(d.round, d.contract_due.groups, d.contract_due.runs) for d in dealt] == [
+        (1, 1, 0),
+        (2, 0, 1),
+    ]
 
 
 async def test_contracts_are_refused_for_a_rule_set_without_them(

@@ -13,10 +13,19 @@ import grpc
 import pytest
 from structlog.testing import capture_logs
 
-from services.common.pb.rummy.v1 import table_pb2
+from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc, table_pb2
+from services.game import sweeper
 from services.game.server import GameServer
 
-from .harness import LONG_TURNS_MS, address, create_table, kind_is, login, start_server
+from .harness import (
+    LONG_TURNS_MS,
+    address,
+    create_table,
+    kind_is,
+    login,
+    service_auth,
+    start_server,
+)
 
 TIMED_OUT = table_pb2.TURN_PASSED_REASON_TIMED_OUT
 SHORT_TURNS_MS = 300
@@ -91,3 +100,40 @@ async def test_the_sweeper_survives_an_unexpected_error_and_the_server_still_sto
         assert any(e["event"] == "sweep_crashed" for e in logs)
     finally:
         await own_server.stop(0)  # completes, raising nothing
+
+
+async def test_a_bot_that_fails_leaves_its_turn_to_the_clock_and_the_table_goes_on(
+    channel: grpc.aio.Channel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fault in the bot (not a refused move) is logged, and the bot's turn then
+    passes at its timer as an absent player's would: the table is never stuck."""
+
+    def failing_bot(*_args: object) -> object:
+        raise RuntimeError("the bot tripped")
+
+    monkeypatch.setattr(sweeper, "bot_turn", failing_bot)
+    human = await login(channel, "Human")
+    created = await game_pb2_grpc.GameServiceStub(channel).CreateTable(
+        game_pb2.CreateTableRequest(
+            ruleset="cafe",
+            options=table_pb2.TableOptions(turn_timer_ms=SHORT_TURNS_MS),
+            players=[
+                game_pb2.SeatedPlayer(player_id=human.player_id, display_name="Human"),
+                game_pb2.SeatedPlayer(player_id="bot-1", display_name="Bot", is_bot=True),
+            ],
+        ),
+        metadata=service_auth(),
+    )
+    table_id = created.table_id
+    watcher = human.watch(table_id)
+    try:
+        with capture_logs() as logs:
+            first = await watcher.until(kind_is(table_pb2.EVENT_KIND_TURN_PASSED))
+            second = await watcher.until(kind_is(table_pb2.EVENT_KIND_TURN_PASSED))
+    finally:
+        watcher.cancel()
+    assert (first.seat, second.seat) == (0, 1), "the human's turn, then the bot's, by the clock"
+    assert second.turn_passed.reason == TIMED_OUT
+    failed = [e for e in logs if e["event"] == "bot_turn_failed"]
+    assert failed and {e["table_id"] for e in failed} == {table_id}
+    assert not [e for e in logs if e["event"] == "sweep_table_failed"]

@@ -5,6 +5,7 @@ can. (Only a client slower than the table is told to resume.)"""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncIterator
 
@@ -12,11 +13,25 @@ import asyncpg
 import grpc
 import pytest
 
+from services.common.errors import error_info
 from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc, table_pb2
+from services.game import eventlog
 from services.game.fanout import Fanout
+from services.game.retention import purge_finished
+from services.game.rules.events import TurnBegan
 from services.game.server import GameServer
+from services.game.servicer import READ_BATCH
 
-from .harness import Player, address, login, service_auth, start_server
+from .harness import (
+    LONG_TURNS_MS,
+    WAIT_S,
+    Player,
+    address,
+    create_table,
+    login,
+    service_auth,
+    start_server,
+)
 
 BACKLOG = 450
 """Events logged before the watchers start: more than a watcher's queue (256)."""
@@ -98,3 +113,48 @@ async def test_a_watcher_whose_read_ended_behind_the_fanout_reads_on(fresh_dsn: 
             fanout.unsubscribe(sub)
     finally:
         await pool.close()
+
+
+async def test_a_watcher_catching_up_on_a_table_retention_deletes_is_told_it_is_gone(
+    channel: grpc.aio.Channel, fresh_dsn: str
+) -> None:
+    """Retention may delete a finished table while a watcher still reads its log:
+    the stream ends with NOT_FOUND once the log runs out short of where the table
+    was, instead of waiting live for events that can no longer come."""
+    players = [await login(channel, f"R{i}") for i in range(2)]
+    table_id = await create_table(channel, players, turn_timer_ms=LONG_TURNS_MS)
+    key = uuid.UUID(table_id)
+    con = await asyncpg.connect(fresh_dsn)
+    try:
+        first = await con.fetchval("SELECT last_seq FROM tables WHERE id = $1", key) + 1
+        seqs = list(range(first, first + 2 * READ_BATCH + 500))
+        await con.execute(
+            "INSERT INTO table_events (table_id, seq, version, kind, payload)"
+            " SELECT $1, s, 2, 'TurnBegan', $2 FROM unnest($3::bigint[]) AS s",
+            key,
+            eventlog.encode(TurnBegan(0, 1, 0)),
+            seqs,
+        )
+        await con.execute(
+            "UPDATE tables SET last_seq = $2, status = 'finished', turn_deadline = NULL,"
+            " finished_at = now() - interval '40 days' WHERE id = $1",
+            key,
+            seqs[-1],
+        )
+        watcher = players[0].watch(table_id)
+        for _ in range(READ_BATCH // 2):
+            assert await watcher.next() is not None
+        assert await purge_finished(con, older_than_s=30 * 86_400.0) == 1
+        with pytest.raises(grpc.aio.AioRpcError) as ended:
+            async with asyncio.timeout(WAIT_S):
+                while await watcher.next() is not None:
+                    pass
+    finally:
+        await con.close()
+    info = error_info(ended.value)
+    assert (ended.value.code(), info.reason if info else None) == (
+        grpc.StatusCode.NOT_FOUND,
+        "TABLE_NOT_FOUND",
+    )
+    got = [e.seq for e in watcher.events]
+    assert got == list(range(1, len(got) + 1)) and len(got) < seqs[-1]

@@ -26,6 +26,7 @@ from services.game.rules.events import (
     HIDDEN,
     Claimed,
     ClaimMade,
+    ClaimWindowClosed,
     ClaimWindowOpened,
     Discarded,
     Drew,
@@ -218,13 +219,15 @@ def test_claims_the_next_discard_may_be_claimed_again() -> None:
     assert claimed(t).seat == 2 and claimed(t).card == ks
 
 
-def test_claims_a_window_nobody_claimed_closes_quietly_at_its_deadline() -> None:
+def test_claims_a_window_nobody_claimed_closes_at_its_deadline_and_says_so() -> None:
     t = table()
+    qd = t.state.discard[-1]
     t.draw(0)
     t.now = 2_999
     assert t.refuse(SYSTEM, Timeout()).reason == Reason.TIMEOUT_NOT_DUE
     t.now = 3_000
-    assert t.act(SYSTEM, Timeout()) == []
+    # Watchers learn the window shut; and every move the table logs says something.
+    assert t.act(SYSTEM, Timeout()) == [ClaimWindowClosed(qd)]
     assert t.state.claim_card == -1 and t.state.current == 0 and t.state.phase == Phase.PLAY
     assert t.state.due_ms() == t.state.deadline_ms
     assert t.refuse(1, offered(t)).reason == Reason.CLAIM_NOT_ALLOWED
@@ -243,6 +246,16 @@ def test_claims_are_resolved_once_the_discard_after_the_window_gives_nothing_mor
     assert not any(isinstance(e, Claimed) for e in events)
     assert isinstance(events[0], Discarded)
     assert [len(h) for h in t.state.hands] == [hands[0] - 1, *hands[1:]]
+
+
+def test_claims_a_discard_closes_a_window_nobody_claimed_before_it_is_discarded() -> None:
+    t = table()
+    qd = t.state.discard[-1]
+    t.draw(0)
+    t.now = 1_000
+    ks = t.card(0, "KS")
+    events = t.discard(0, "KS")
+    assert events[:2] == [ClaimWindowClosed(qd), Discarded(0, ks)]
 
 
 def test_claims_a_claimant_who_leaves_is_passed_over() -> None:

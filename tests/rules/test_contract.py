@@ -311,7 +311,7 @@ def test_contract_going_out_in_deals_1_to_6_by_discarding_the_last_card() -> Non
     table.meld(0, "2C 3C 4C 5C")
     assert table.refuse(0, LayOff(3, table.cards(0, "6C"))).reason == Reason.MUST_KEEP_CARD
     table.discard(0, "6C")
-    assert table.kinds()[:2] == ["Discarded", "RoundEnded"]
+    assert table.kinds()[:3] == ["ClaimWindowClosed", "Discarded", "RoundEnded"]
     assert ended(table).penalties == (0, 72)
 
 
@@ -326,7 +326,7 @@ def test_contract_deal_7_out_with_no_discard_by_laying_every_card_in_three_runs(
     refusal = table.refuse(0, table.meld_action(0, "3S 4S 5S 6S", *runs[1:]))
     assert refusal.reason == Reason.CONTRACT_UNMET and "every card" in refusal.message
     table.meld(0, *runs)
-    assert table.kinds()[:2] == ["Melded", "RoundEnded"]
+    assert table.kinds()[:3] == ["Melded", "ClaimWindowClosed", "RoundEnded"]
     assert ended(table).winner == 0 and ended(table).reason == EndReason.WENT_OUT
     game = table.events[-1]
     assert isinstance(game, GameEnded) and game.reason == EndReason.ROUNDS_PLAYED

@@ -7,7 +7,7 @@ from .actions import Claim
 from .dealing import seats_from
 from .drawing import rebuild_stock
 from .errors import Reason, RuleError
-from .events import Claimed, ClaimMade, Event
+from .events import Claimed, ClaimMade, ClaimWindowClosed, Event
 from .guards import require_seat
 from .state import GameState
 
@@ -41,13 +41,15 @@ def claim(state: GameState, seat: int, action: Claim, now: int, events: Events) 
 
 def close_claims(state: GameState, events: Events) -> None:
     """Settle the window by the rule, not by arrival: the claimant nearest to the
-    active player in play order takes the card and one penalty card."""
+    active player in play order takes the card and one penalty card. A window
+    nobody takes a card from closes with an event too: watchers learn it shut."""
     if state.claim_card < 0:
         return
     card, claimants = state.claim_card, set(state.claimants)
     state.claim_card, state.claimants = -1, []
     winner = next((s for s in seats_from(state, state.current + 1) if s in claimants), None)
     if winner is None or not state.discard or state.discard[-1] != card:
+        events.append(ClaimWindowClosed(card))
         return
     state.discard.pop()
     penalty = -1

@@ -171,6 +171,14 @@ class ClaimWindowOpened(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class ClaimWindowClosed(Event):
+    """The window closed and nobody took the card: no seat claimed it, or it was
+    no longer the top of the discard pile."""
+
+    card: int
+
+
+@dataclass(frozen=True, slots=True)
 class ClaimMade(Event):
     seat: int
 

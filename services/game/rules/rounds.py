@@ -69,10 +69,29 @@ def end_round(state: GameState, winner: int, reason: EndReason, events: Events) 
     _after_round(state, events)
 
 
+def standing(state: GameState, seat: int) -> int:
+    """How a seat's total compares: lower is better (points won count down)."""
+    total = state.totals[seat]
+    return -total if state.ruleset.scoring is Scoring.WINNER_COLLECTS else total
+
+
+def final_places(state: GameState) -> dict[int, int]:
+    """Every seat's place once the game is over: 0 for the winner, then the seats
+    still playing by their totals (equal totals share a place), then every seat
+    that left or was eliminated, all sharing the last place."""
+    playing = state.playing()
+    ahead = 1 if state.winner in playing else 0
+    others = [s for s in playing if s != state.winner]
+    places = {s: len(playing) for s in range(state.seats)}
+    if ahead:
+        places[state.winner] = 0
+    for s in others:
+        places[s] = ahead + sum(standing(state, o) < standing(state, s) for o in others)
+    return places
+
+
 def _best(state: GameState, seats: list[int]) -> int:
-    if state.ruleset.scoring is Scoring.WINNER_COLLECTS:
-        return min(seats, key=lambda s: (-state.totals[s], s))
-    return min(seats, key=lambda s: (state.totals[s], s))
+    return min(seats, key=lambda s: (standing(state, s), s))
 
 
 def _after_round(state: GameState, events: Events) -> None:

@@ -180,6 +180,7 @@ class _EventKindEnumTypeWrapper(google.protobuf.internal.enum_type_wrapper._Enum
     EVENT_KIND_CLAIM_MADE: _EventKind.ValueType  # 19
     EVENT_KIND_DECK_REVEALED: _EventKind.ValueType  # 20
     EVENT_KIND_BOUGHT_BACK: _EventKind.ValueType  # 21
+    EVENT_KIND_CLAIM_WINDOW_CLOSED: _EventKind.ValueType  # 22
 
 class EventKind(_EventKind, metaclass=_EventKindEnumTypeWrapper):
     """Kind of a `TableEvent`, one per payload. Lets a client log or skip an
@@ -208,6 +209,7 @@ EVENT_KIND_GAME_ENDED: EventKind.ValueType  # 18
 EVENT_KIND_CLAIM_MADE: EventKind.ValueType  # 19
 EVENT_KIND_DECK_REVEALED: EventKind.ValueType  # 20
 EVENT_KIND_BOUGHT_BACK: EventKind.ValueType  # 21
+EVENT_KIND_CLAIM_WINDOW_CLOSED: EventKind.ValueType  # 22
 Global___EventKind: typing_extensions.TypeAlias = EventKind
 
 class _TurnPassedReason:
@@ -810,6 +812,7 @@ class TableEvent(google.protobuf.message.Message):
     CLAIM_MADE_FIELD_NUMBER: builtins.int
     DECK_REVEALED_FIELD_NUMBER: builtins.int
     BOUGHT_BACK_FIELD_NUMBER: builtins.int
+    CLAIM_WINDOW_CLOSED_FIELD_NUMBER: builtins.int
     seq: builtins.int
     """Position in the table's event log: 1 for the first event, then +1,
     with no gaps. It is the resume cursor of Watch.
@@ -868,6 +871,8 @@ class TableEvent(google.protobuf.message.Message):
     def deck_revealed(self) -> Global___DeckRevealed: ...
     @property
     def bought_back(self) -> Global___BoughtBack: ...
+    @property
+    def claim_window_closed(self) -> Global___ClaimWindowClosed: ...
     def __init__(
         self,
         *,
@@ -897,14 +902,15 @@ class TableEvent(google.protobuf.message.Message):
         claim_made: Global___ClaimMade | None = ...,
         deck_revealed: Global___DeckRevealed | None = ...,
         bought_back: Global___BoughtBack | None = ...,
+        claim_window_closed: Global___ClaimWindowClosed | None = ...,
     ) -> None: ...
-    _HasFieldArgType: typing_extensions.TypeAlias = typing.Literal["_seat", b"_seat", "bought_back", b"bought_back", "card_announced", b"card_announced", "claim_made", b"claim_made", "claim_window_opened", b"claim_window_opened", "claimed", b"claimed", "dealt", b"dealt", "deck_revealed", b"deck_revealed", "discarded", b"discarded", "drew", b"drew", "game_ended", b"game_ended", "joker_swapped", b"joker_swapped", "laid_off", b"laid_off", "melded", b"melded", "occurred_at", b"occurred_at", "payload", b"payload", "player_eliminated", b"player_eliminated", "player_left", b"player_left", "reposed", b"reposed", "reshuffled", b"reshuffled", "round_ended", b"round_ended", "seat", b"seat", "took_discard", b"took_discard", "turn_passed", b"turn_passed", "turn_started", b"turn_started"]
+    _HasFieldArgType: typing_extensions.TypeAlias = typing.Literal["_seat", b"_seat", "bought_back", b"bought_back", "card_announced", b"card_announced", "claim_made", b"claim_made", "claim_window_closed", b"claim_window_closed", "claim_window_opened", b"claim_window_opened", "claimed", b"claimed", "dealt", b"dealt", "deck_revealed", b"deck_revealed", "discarded", b"discarded", "drew", b"drew", "game_ended", b"game_ended", "joker_swapped", b"joker_swapped", "laid_off", b"laid_off", "melded", b"melded", "occurred_at", b"occurred_at", "payload", b"payload", "player_eliminated", b"player_eliminated", "player_left", b"player_left", "reposed", b"reposed", "reshuffled", b"reshuffled", "round_ended", b"round_ended", "seat", b"seat", "took_discard", b"took_discard", "turn_passed", b"turn_passed", "turn_started", b"turn_started"]
     def HasField(self, field_name: _HasFieldArgType) -> builtins.bool: ...
-    _ClearFieldArgType: typing_extensions.TypeAlias = typing.Literal["_seat", b"_seat", "bought_back", b"bought_back", "card_announced", b"card_announced", "claim_made", b"claim_made", "claim_window_opened", b"claim_window_opened", "claimed", b"claimed", "dealt", b"dealt", "deck_revealed", b"deck_revealed", "discarded", b"discarded", "drew", b"drew", "game_ended", b"game_ended", "joker_swapped", b"joker_swapped", "kind", b"kind", "laid_off", b"laid_off", "melded", b"melded", "occurred_at", b"occurred_at", "payload", b"payload", "player_eliminated", b"player_eliminated", "player_left", b"player_left", "reposed", b"reposed", "reshuffled", b"reshuffled", "round_ended", b"round_ended", "seat", b"seat", "seq", b"seq", "took_discard", b"took_discard", "turn_passed", b"turn_passed", "turn_started", b"turn_started", "version", b"version"]
+    _ClearFieldArgType: typing_extensions.TypeAlias = typing.Literal["_seat", b"_seat", "bought_back", b"bought_back", "card_announced", b"card_announced", "claim_made", b"claim_made", "claim_window_closed", b"claim_window_closed", "claim_window_opened", b"claim_window_opened", "claimed", b"claimed", "dealt", b"dealt", "deck_revealed", b"deck_revealed", "discarded", b"discarded", "drew", b"drew", "game_ended", b"game_ended", "joker_swapped", b"joker_swapped", "kind", b"kind", "laid_off", b"laid_off", "melded", b"melded", "occurred_at", b"occurred_at", "payload", b"payload", "player_eliminated", b"player_eliminated", "player_left", b"player_left", "reposed", b"reposed", "reshuffled", b"reshuffled", "round_ended", b"round_ended", "seat", b"seat", "seq", b"seq", "took_discard", b"took_discard", "turn_passed", b"turn_passed", "turn_started", b"turn_started", "version", b"version"]
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__seat: typing_extensions.TypeAlias = typing.Literal["seat"]
     _WhichOneofArgType__seat: typing_extensions.TypeAlias = typing.Literal["_seat", b"_seat"]
-    _WhichOneofReturnType_payload: typing_extensions.TypeAlias = typing.Literal["dealt", "turn_started", "drew", "took_discard", "reposed", "melded", "laid_off", "joker_swapped", "discarded", "turn_passed", "reshuffled", "claim_window_opened", "claimed", "card_announced", "player_left", "player_eliminated", "round_ended", "game_ended", "claim_made", "deck_revealed", "bought_back"]
+    _WhichOneofReturnType_payload: typing_extensions.TypeAlias = typing.Literal["dealt", "turn_started", "drew", "took_discard", "reposed", "melded", "laid_off", "joker_swapped", "discarded", "turn_passed", "reshuffled", "claim_window_opened", "claimed", "card_announced", "player_left", "player_eliminated", "round_ended", "game_ended", "claim_made", "deck_revealed", "bought_back", "claim_window_closed"]
     _WhichOneofArgType_payload: typing_extensions.TypeAlias = typing.Literal["payload", b"payload"]
     @typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__seat) -> _WhichOneofReturnType__seat | None: ...
@@ -1267,6 +1273,29 @@ class ClaimWindowOpened(google.protobuf.message.Message):
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
 
 Global___ClaimWindowOpened: typing_extensions.TypeAlias = ClaimWindowOpened
+
+@typing.final
+class ClaimWindowClosed(google.protobuf.message.Message):
+    """contract only: the claim window closed and nobody took `card`: no seat
+    claimed it, or it was no longer the top discard when the window closed.
+    """
+
+    DESCRIPTOR: google.protobuf.descriptor.Descriptor
+
+    CARD_FIELD_NUMBER: builtins.int
+    @property
+    def card(self) -> services.common.pb.rummy.v1.cards_pb2.Card: ...
+    def __init__(
+        self,
+        *,
+        card: services.common.pb.rummy.v1.cards_pb2.Card | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: typing_extensions.TypeAlias = typing.Literal["card", b"card"]
+    def HasField(self, field_name: _HasFieldArgType) -> builtins.bool: ...
+    _ClearFieldArgType: typing_extensions.TypeAlias = typing.Literal["card", b"card"]
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+
+Global___ClaimWindowClosed: typing_extensions.TypeAlias = ClaimWindowClosed
 
 @typing.final
 class Claimed(google.protobuf.message.Message):
