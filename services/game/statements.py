@@ -104,7 +104,10 @@ WRITE_LOCKED = (
 )
 """A move under the row lock, in one statement: the new state and the events it caused."""
 
-PLAYER_RATINGS = "SELECT id, rating FROM players WHERE id = ANY($1::text[])"
+PLAYER_RATINGS = "SELECT id, rating FROM players WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE"
+"""Locked until the game's commit, in one order: two games a player ends at once
+(one they left, one they sat down at since) update the rating one after the other,
+the second from the first's result, and never deadlock on each other."""
 
 SET_RATING = "UPDATE players SET rating = $2 WHERE id = $1"
 

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import asyncpg
 import grpc
+import pytest
 
+from services.common.db import migrate
 from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc, table_pb2
 from services.common.rating import DEFAULT_RATING
+from services.game import statements
 
 from .harness import GreedyBot, create_table, greedy_turn, login, play_to_end, service_auth
 
@@ -69,3 +72,30 @@ async def test_a_table_with_bots_leaves_ratings_alone(
             await greedy_turn(human, table_id, await human.view(table_id), brain)
     assert (await humans[0].view(table_id)).phase == table_pb2.PHASE_GAME_OVER
     assert await ratings(fresh_dsn, [h.player_id for h in humans]) == [DEFAULT_RATING] * 2
+
+
+async def test_two_games_ending_at_once_update_a_shared_players_rating_in_turn(
+    fresh_dsn: str,
+) -> None:
+    """The ratings a game's end reads stay locked until its commit: a second game
+    ending meanwhile waits, then reads the first one's result (no lost update)."""
+    first, second = await asyncpg.connect(fresh_dsn), await asyncpg.connect(fresh_dsn)
+    try:
+        await migrate(first)
+        await first.execute(
+            "INSERT INTO players (id, display_name) VALUES ('a', 'A'), ('b', 'B'), ('c', 'C')"
+        )
+        async with first.transaction():
+            rows = await first.fetch(statements.PLAYER_RATINGS, ["b", "a"])
+            assert [r["id"] for r in rows] == ["a", "b"], "locked in one order"
+            await first.execute(statements.SET_RATING, "a", 1600.0)
+            async with second.transaction():
+                await second.execute("SET LOCAL lock_timeout = '200ms'")
+                with pytest.raises(asyncpg.LockNotAvailableError):
+                    await second.fetch(statements.PLAYER_RATINGS, ["a", "c"])
+        async with second.transaction():
+            rows = await second.fetch(statements.PLAYER_RATINGS, ["a", "c"])
+        assert {r["id"]: r["rating"] for r in rows}["a"] == 1600.0
+    finally:
+        await first.close()
+        await second.close()
