@@ -4,7 +4,9 @@ A bot's turn is due a moment after it begins (so people can follow it), and
 the timeout sweeper plays it: bots ride the same exactly-once claim as turn
 timeouts, on whichever replica gets there first. In `contract`, a bot claims a
 passed-over discard ("Puis-je ?") at once, in the commit that opened the window;
-the window still runs its course, and a nearer claimant still wins it.
+the window still runs its course, and a nearer claimant still wins it. Once
+the last person at a table leaves or is eliminated, the game ends (`abandoned`):
+bots do not play it out for nobody.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from .rules.actions import Action, Claim
 from .rules.bots import GreedyBot
 from .rules.engine import apply
 from .rules.errors import RuleError
-from .rules.events import Event
+from .rules.events import Event, PlayerEliminated, PlayerLeft
 from .rules.state import GameState, Phase
 
 BOT_DELAY_MS = 800
@@ -59,3 +61,13 @@ def bot_claims(state: GameState, bots: Sequence[int], now_ms: int) -> tuple[Game
             continue
         events.extend(more)
     return state, events
+
+
+def abandoned(state: GameState, events: Sequence[Event], bots: Sequence[int]) -> bool:
+    """Whether these events just took the last person out of a game that goes on
+    with bots only. (A table made of bots alone, for people to watch, plays on.)"""
+    if state.phase == Phase.GAME_OVER or not bots:
+        return False
+    if any(s not in bots for s in state.playing()):
+        return False
+    return any(isinstance(e, PlayerLeft | PlayerEliminated) and e.seat not in bots for e in events)

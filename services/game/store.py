@@ -19,14 +19,14 @@ from services.common import metrics, rating
 from services.common.db import Connection, Pool
 
 from . import eventlog, statements
-from .autoplay import BOT_DELAY_MS, bot_claims
+from .autoplay import BOT_DELAY_MS, abandoned, bot_claims
 from .dbclock import DbClock
 from .dealrng import DealRandom
 from .fanout import Fanout, LoggedEvent
 from .outcomes import Committed, Refusal
 from .parsed import ParsedStates
 from .rules import serial
-from .rules.actions import SYSTEM, Deal
+from .rules.actions import SYSTEM, Abandon, Deal
 from .rules.engine import apply
 from .rules.events import ClaimWindowOpened, EndReason, Event, GameEnded, RoundEnded
 from .rules.rounds import final_places
@@ -120,7 +120,11 @@ class TableStore:
         self, state: GameState, events: list[Event], now_ms: int, bots: Sequence[int]
     ) -> tuple[GameState, list[Event]]:
         """The next round's deal when a move ended a round; the bot seats' claims
-        when a move opened a claim window. In the move's own commit."""
+        when a move opened a claim window; the game's end when the move took the
+        last person out and only bots play on. In the move's own commit."""
+        if abandoned(state, events, bots):
+            state, more = apply(state, SYSTEM, Abandon(), now_ms)
+            return state, events + more
         if state.phase == Phase.DEAL:
             state, more = apply(state, SYSTEM, self._deal(state), now_ms)
             events = events + more

@@ -10,7 +10,7 @@ from services.game.rules.ruleset import CONTRACT
 
 from ..rules.helpers import deck_order as scripted_order
 from ..rules.test_claims import HANDS, WANTS_QD
-from .harness import LONG_TURNS_MS, GreedyBot, greedy_turn, login, service_auth
+from .harness import LONG_TURNS_MS, GreedyBot, Player, greedy_turn, kind_is, login, service_auth
 
 
 async def test_a_human_plays_a_whole_game_against_a_bot(channel: grpc.aio.Channel) -> None:
@@ -82,4 +82,43 @@ async def test_a_bot_seat_claims_a_discard_it_wants_in_the_commit_that_opened_th
     opened = [e for e in watcher.events if e.kind == table_pb2.EVENT_KIND_CLAIM_WINDOW_OPENED]
     made = [e.seat for e in watcher.events if e.kind == table_pb2.EVENT_KIND_CLAIM_MADE]
     assert len(opened) == 1 and made == [1], "seat 2 did not want the queen"
+    watcher.cancel()
+
+
+async def _bot_table(channel: grpc.aio.Channel, people: list[Player], bots: int) -> str:
+    seated = [game_pb2.SeatedPlayer(player_id=p.player_id, display_name=p.name) for p in people]
+    seated += [
+        game_pb2.SeatedPlayer(player_id=f"bot-{i}", display_name=f"Bot {i}", is_bot=True)
+        for i in range(bots)
+    ]
+    created = await game_pb2_grpc.GameServiceStub(channel).CreateTable(
+        game_pb2.CreateTableRequest(
+            ruleset="cafe",
+            options=table_pb2.TableOptions(turn_timer_ms=LONG_TURNS_MS),
+            players=seated,
+        ),
+        metadata=service_auth(),
+    )
+    return str(created.table_id)
+
+
+async def test_the_game_ends_when_its_last_person_leaves_and_only_bots_play_on(
+    channel: grpc.aio.Channel,
+) -> None:
+    """Nobody is left to play for: the game ends in the leave's own commit, won by
+    the best placed bot, instead of the bots playing it out for nobody."""
+    people = [await login(channel, "Ann"), await login(channel, "Bob")]
+    table_id = await _bot_table(channel, people, bots=2)
+    ann, bob = people
+    await bob.call("Leave", game_pb2.LeaveRequest(table_id=table_id))
+    view = await ann.view(table_id)
+    assert view.phase != table_pb2.PHASE_GAME_OVER, "a person still plays: the game goes on"
+
+    left = await ann.call("Leave", game_pb2.LeaveRequest(table_id=table_id))
+    assert left.view.phase == table_pb2.PHASE_GAME_OVER
+    watcher = ann.watch(table_id, after=view.last_seq)
+    ended = await watcher.until(kind_is(table_pb2.EVENT_KIND_GAME_ENDED))
+    assert ended.version == left.version, "ended in the leave's own commit"
+    assert ended.game_ended.reason == table_pb2.END_REASON_OTHERS_LEFT
+    assert left.view.seats[ended.game_ended.winner_seat].is_bot
     watcher.cancel()

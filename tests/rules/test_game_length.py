@@ -3,7 +3,7 @@ wins) or an elimination cap (a player reaching it is out; the last one left wins
 
 from __future__ import annotations
 
-from services.game.rules import Leave, Phase, Reason, SeatStatus, TableOptions
+from services.game.rules import SYSTEM, Abandon, Leave, Phase, Reason, SeatStatus, TableOptions
 from services.game.rules.events import EndReason, GameEnded, PlayerEliminated, RoundEnded
 
 from .helpers import Table
@@ -81,6 +81,21 @@ def test_game_length_elimination_cap_the_last_player_left_wins() -> None:
     assert ended.winner == 1 and ended.totals == (131, 94, 131)
     round_end = table.events[1]
     assert isinstance(round_end, RoundEnded) and round_end.penalties == (131, 0, 0)
+
+
+def test_an_abandoned_game_ends_won_by_the_best_placed_of_those_still_playing() -> None:
+    """The table applies Abandon once only bots play on (the engine does not know
+    who is a bot: the service does); it is the table's move, never a seat's."""
+    table = Table([RAMI, LONER, HEAVY], "KH", "KD")
+    table.state.totals = [0, 40, 25]
+    table.act(0, Leave())
+    assert table.refuse(1, Abandon()).reason == Reason.NOT_YOUR_TURN
+    table.act(SYSTEM, Abandon())
+    ended = table.events[-1]
+    assert table.kinds() == ["GameEnded"] and isinstance(ended, GameEnded)
+    assert (ended.winner, ended.reason) == (2, EndReason.OTHERS_LEFT)
+    assert table.state.phase == Phase.GAME_OVER
+    assert table.refuse(SYSTEM, Abandon()).reason == Reason.GAME_OVER
 
 
 def test_a_seat_that_leaves_plays_no_more_and_the_last_one_left_wins() -> None:

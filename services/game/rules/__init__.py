@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from .actions import (
     SYSTEM,
+    Abandon,
     Action,
     Deal,
     Discard,
@@ -72,6 +73,7 @@ def validate_meld(cards: Sequence[int], ruleset: Ruleset) -> Shape:
 __all__ = [
     "PRESETS",
     "SYSTEM",
+    "Abandon",
     "Action",
     "CardParseError",
     "Deal",

@@ -102,6 +102,13 @@ class Leave:
     """The seat resigns: it plays no more turns and cannot win."""
 
 
+@dataclass(frozen=True, slots=True)
+class Abandon:
+    """Applied by the table once every person at it has left or been eliminated
+    and only bots still play: the game ends there, won by the best placed of
+    them, rather than being played out for nobody."""
+
+
 Action = (
     Deal
     | DrawStock
@@ -114,4 +121,5 @@ Action = (
     | Claim
     | Timeout
     | Leave
+    | Abandon
 )

@@ -12,6 +12,7 @@ Rule-set differences are read from `state.ruleset`, never from its name.
 from __future__ import annotations
 
 from .actions import (
+    Abandon,
     Action,
     Claim,
     Deal,
@@ -31,7 +32,7 @@ from .discarding import discard
 from .drawing import draw_stock, reposer, take_discard
 from .errors import Reason, RuleError
 from .events import Event
-from .leaving import leave
+from .leaving import abandon, leave
 from .melding import lay_off, meld, swap_joker
 from .state import GameState, Phase
 from .timeout import no_move, timeout
@@ -66,6 +67,8 @@ def apply(state: GameState, seat: int, action: Action, now: int) -> tuple[GameSt
             deal(new, seat, action, now, events)
         case Leave():
             leave(new, seat, now, events)
+        case Abandon():
+            abandon(new, seat, events)
         case _:
             raise RuleError(Reason.ACTION_UNKNOWN, "That is not an action of this game.")
     if new.phase == Phase.PLAY and seat == new.current and no_move(new):

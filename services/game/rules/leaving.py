@@ -3,10 +3,11 @@ last one still playing wins the game."""
 
 from __future__ import annotations
 
+from .actions import SYSTEM
 from .claims import close_claims
 from .errors import Reason, RuleError
 from .events import EndReason, Event, PlayerLeft, TurnPassed
-from .rounds import end_game
+from .rounds import best_placed, end_game
 from .state import GameState, Phase, SeatStatus
 from .turns import end_turn
 
@@ -32,3 +33,11 @@ def leave(state: GameState, seat: int, now: int, events: Events) -> None:
         close_claims(state, events)
         events.append(TurnPassed(seat, "left"))
         end_turn(state, now, events)
+
+
+def abandon(state: GameState, seat: int, events: Events) -> None:
+    if seat != SYSTEM:
+        raise RuleError(Reason.NOT_YOUR_TURN, "Only the table ends an abandoned game.")
+    if state.phase == Phase.GAME_OVER:
+        raise RuleError(Reason.GAME_OVER, "The game is over.")
+    end_game(state, best_placed(state, state.playing()), EndReason.OTHERS_LEFT, events)

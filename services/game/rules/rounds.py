@@ -90,7 +90,8 @@ def final_places(state: GameState) -> dict[int, int]:
     return places
 
 
-def _best(state: GameState, seats: list[int]) -> int:
+def best_placed(state: GameState, seats: list[int]) -> int:
+    """The one of ``seats`` whose total is best (the lowest seat on equal totals)."""
     return min(seats, key=lambda s: (standing(state, s), s))
 
 
@@ -98,13 +99,13 @@ def _after_round(state: GameState, events: Events) -> None:
     options = state.options
     if options.target_score:
         if max(state.totals[s] for s in state.playing()) >= options.target_score:
-            end_game(state, _best(state, state.playing()), EndReason.TARGET_REACHED, events)
+            end_game(state, best_placed(state, state.playing()), EndReason.TARGET_REACHED, events)
             return
     elif options.elimination_cap > 0:
         if _eliminate(state, events):
             return
     elif state.round_no >= options.rounds:
-        end_game(state, _best(state, state.playing()), EndReason.ROUNDS_PLAYED, events)
+        end_game(state, best_placed(state, state.playing()), EndReason.ROUNDS_PLAYED, events)
         return
     state.phase = Phase.DEAL
     state.dealer = state.next_playing(state.dealer)
