@@ -87,9 +87,10 @@ def meld_of(request: game_pb2.MeldRequest) -> act.Meld:
 
 
 def lay_off_of(placement: game_pb2.LayOffRequest | game_pb2.LayOffPlacement) -> act.LayOff:
-    return act.LayOff(
-        placement.meld_id, _ids(placement.card_ids), _SIDES.get(placement.side, Side.AUTO)
-    )
+    side = _SIDES.get(placement.side)
+    if side is None:
+        raise Malformed("SIDE_INVALID", "Lay the cards at the low end, the high end, or either.")
+    return act.LayOff(placement.meld_id, _ids(placement.card_ids), side)
 
 
 def swap_joker_of(request: game_pb2.SwapJokerRequest) -> act.SwapJoker:

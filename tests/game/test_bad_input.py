@@ -236,6 +236,16 @@ ANY_PHASE = [
         "MELD_KIND_INVALID",
     ),
     Case(
+        "lay-off side out of range",
+        "me",
+        "LayOff",
+        lambda t: game_pb2.LayOffRequest(
+            table_id=t, meld_id=1, card_ids=[card("2S")], side=game_pb2.Side.ValueType(9)
+        ),
+        INVALID,
+        "SIDE_INVALID",
+    ),
+    Case(
         "claim: not in cafe",
         "me",
         "Claim",

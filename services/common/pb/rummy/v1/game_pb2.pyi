@@ -516,7 +516,9 @@ class LayOffRequest(google.protobuf.message.Message):
     meld_id: builtins.int
     """The table meld to add to (any player's)."""
     side: Global___Side.ValueType
-    """Runs only: the end to extend."""
+    """Runs only: the end to extend. A value outside the enum is refused with
+    INVALID_ARGUMENT, reason SIDE_INVALID.
+    """
     @property
     def card_ids(self) -> google.protobuf.internal.containers.RepeatedScalarFieldContainer[builtins.int]:
         """Cards from the caller's hand. For a run, low to high."""
