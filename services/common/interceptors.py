@@ -31,6 +31,7 @@ context: a value set while handling one call is never seen by another.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import time
@@ -379,8 +380,11 @@ class Gate(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             await call.enter(request, context, self.quotas)
             player = await self._open(call, context)
             if inspect.isasyncgenfunction(inner):
-                async for item in inner(request, context):
-                    await context.write(item)
+                # Closed here, not by the garbage collector: a stream cancelled
+                # mid-write runs its own clean-up (unsubscribing) at once.
+                async with contextlib.aclosing(inner(request, context)) as items:
+                    async for item in items:
+                        await context.write(item)
             else:
                 await inner(request, context)
         except BaseException as exc:
