@@ -22,7 +22,7 @@ from services.game.rules.bots import GreedyBot
 from services.game.rules.legal import discardable
 from services.game.rules.scoring import card_penalty
 
-from . import matchmaking
+from . import matchmaking, waiting
 from .connection import Connection, Refused
 from .identity import MemoryIdentity
 from .moves import action_request
@@ -119,7 +119,7 @@ class BotPlayer:
         played = 0
         try:
             while games is None or played < games:
-                match = await matchmaking.queue(self.conn, self.identity, self.choice, self.say)
+                match = await waiting.queue(self.conn, self.identity, self.choice, self.say)
                 await matchmaking.open_table(self.conn, self.identity, match, self.say)
                 self.table_id = match.table_id
                 self.stats.tables.add(match.table_id)

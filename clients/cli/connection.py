@@ -48,6 +48,8 @@ STREAM_RETRYABLE = (*RETRYABLE, grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOW
 RATE_LIMITED = "RATE_LIMITED"
 MIN_RATE_WAIT_S = 0.05
 """The least a rate-limited call waits before it is made again."""
+TLS_FAILED = "TLS_HANDSHAKE_FAILED"
+"""The client's own reason: a `--tls` connection whose handshake failed."""
 CHANNEL_OPTIONS = [
     # A restarted server is found again within a couple of seconds, not minutes.
     ("grpc.initial_reconnect_backoff_ms", 200),
@@ -117,6 +119,27 @@ def rate_limited_for(refused: Refused) -> float | None:
     return max(MIN_RATE_WAIT_S, after_s) * random.uniform(1.0, 1.25)
 
 
+def tls_failure(refused: Refused, target: str) -> Refused | None:
+    """A TLS handshake with ``target`` that failed, told in one sentence; None for
+    any other refusal. gRPC says so only in its message (no code or detail of its
+    own), and retrying does not help: the server speaks plaintext, or its
+    certificate is not trusted here."""
+    text = refused.message.lower()
+    if refused.code != grpc.StatusCode.UNAVAILABLE or "handshake failed" not in text:
+        return None
+    if "certificate_verify_failed" in text:
+        why = (
+            f"The TLS certificate of {target} is not trusted here (it is checked against"
+            " the system's root certificates)."
+        )
+    else:
+        why = (
+            f"The server at {target} did not answer TLS: if it is a plaintext server"
+            " (one on this machine, say), run without --tls."
+        )
+    return Refused(grpc.StatusCode.FAILED_PRECONDITION, TLS_FAILED, why)
+
+
 class Backoff:
     """Exponential delays with jitter: 0.2 s doubling up to 5 s."""
 
@@ -167,6 +190,8 @@ class Connection:
         self._owns_channels = channels is None
         self._channels: dict[str, grpc.aio.Channel] = {} if channels is None else channels
         self._refresher: asyncio.Task[None] | None = None
+        self._reached: set[str] = set()
+        """Targets that answered a call (a TLS failure there is an outage, not a mistake)."""
 
     # --- channels and sign-in ---------------------------------------------------
 
@@ -194,7 +219,7 @@ class Connection:
     async def login(self) -> None:
         stub = auth_pb2_grpc.AuthServiceStub(self.channel(self.server))
         request = auth_pb2.LoginRequest(device_id=self.device_id, display_name=self.name)
-        reply = await self._retry(lambda: stub.Login(request, timeout=CALL_TIMEOUT_S))
+        reply = await self._retry(lambda: stub.Login(request, timeout=CALL_TIMEOUT_S), self.server)
         self._signed_in(reply)
         if self._refresher is None:
             self._refresher = asyncio.create_task(self._keep_token_fresh())
@@ -244,8 +269,9 @@ class Connection:
         await asyncio.sleep(pause)  # not an outage: no warning
         return True
 
-    async def _retry(self, attempt: Callable[[], Any]) -> Any:
-        """Run a call that is safe to repeat until it answers or the outage lasts too long."""
+    async def _retry(self, attempt: Callable[[], Any], target: str) -> Any:
+        """Run a call to ``target`` that is safe to repeat until it answers or the
+        outage lasts too long."""
         backoff = Backoff()
         started = time.monotonic()
         warned = renewed = False
@@ -254,6 +280,11 @@ class Connection:
                 reply = await attempt()
             except grpc.aio.AioRpcError as error:
                 refused = refusal(error)
+                # A server that answered before is away; one never reached may not speak TLS.
+                if self.tls and target not in self._reached:
+                    failed = tls_failure(refused, target)
+                    if failed is not None:
+                        raise failed from None
                 if refused.code == grpc.StatusCode.UNAUTHENTICATED and self.token and not renewed:
                     # TOKEN_EXPIRED or TOKEN_INVALID: sign in again, once, and retry.
                     renewed = True
@@ -272,16 +303,21 @@ class Connection:
                 continue
             if warned:
                 self.notify("Connection back.")
+            self._reached.add(target)
             return reply
 
     async def call(self, method: str, request: Message) -> Any:
         """A game-service call; retried on outages (reads, or actions with a request id)."""
         stub = getattr(self.game, method)
-        return await self._retry(lambda: stub(request, metadata=self.auth, timeout=CALL_TIMEOUT_S))
+        return await self._retry(
+            lambda: stub(request, metadata=self.auth, timeout=CALL_TIMEOUT_S), self.game_target
+        )
 
     async def call_matchmaker(self, method: str, request: Message) -> Any:
         stub = getattr(self.matchmaker, method)
-        return await self._retry(lambda: stub(request, metadata=self.auth, timeout=CALL_TIMEOUT_S))
+        return await self._retry(
+            lambda: stub(request, metadata=self.auth, timeout=CALL_TIMEOUT_S), self.server
+        )
 
     async def act(self, method: str, request: Any) -> Any:
         """One player action, made idempotent by a fresh request id kept across retries."""

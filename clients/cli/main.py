@@ -17,17 +17,24 @@ TLS (system root certificates) to servers behind a TLS gateway.
 
 from __future__ import annotations
 
+import os
+
+# gRPC's C core logs failed connection attempts on stderr, line after line (a TLS
+# handshake with a plaintext server, say); the client tells what went wrong in a
+# sentence of its own. Set before grpc is imported; a level the user set is kept.
+os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
+
 import argparse
 import asyncio
-import os
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
-from . import load, matchmaking, rules_cmd
+from . import load, matchmaking, rules_cmd, waiting
 from .cards import Style, colour_wanted
 from .connection import Connection, Refused
 from .identity import Identity, LastMatch
+from .invocation import DEFAULT_SERVER
 from .options import (
     RULESETS,
     add_table_options,
@@ -40,7 +47,6 @@ from .options import (
 from .play import Seek, play
 from .watch import watch
 
-DEFAULT_SERVER = "127.0.0.1:50052"
 MAX_BOTS = 100_000
 EXAMPLES = """examples:
   rummy play --server 127.0.0.1:50052 --bots          a 2-player game against a bot
@@ -208,14 +214,18 @@ async def _closing(conn: Connection, work: Callable[[], Awaitable[int]]) -> int:
 def _seek(args: argparse.Namespace) -> Seek:
     """How `play`, `host` or `join` finds a table when there is none to go back to."""
     if args.command == "join":
-        return lambda conn, identity, say: matchmaking.join(conn, identity, args.code, say)
+        return Seek(
+            lambda conn, identity, say: waiting.join(conn, identity, args.code, say),
+            instead=waiting.joining(args.code),
+        )
     choice = _choice(args)
     if args.command == "host":
         bots_after_ms = round(args.bots_after * 1000)
-        return lambda conn, identity, say: matchmaking.host(
-            conn, identity, choice, bots_after_ms, say
+        return Seek(
+            lambda conn, identity, say: waiting.host(conn, identity, choice, bots_after_ms, say),
+            instead=waiting.HOSTING,
         )
-    return lambda conn, identity, say: matchmaking.queue(conn, identity, choice, say)
+    return Seek(lambda conn, identity, say: waiting.queue(conn, identity, choice, say))
 
 
 def _run(args: argparse.Namespace) -> int:

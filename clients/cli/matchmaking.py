@@ -1,53 +1,43 @@
-"""Finding a seat: rejoin the table this device was playing at, or wait for one
-(a quick-match queue, or a private table hosted or joined with an invite code).
+"""Finding a seat: the table this device keeps a seat at, or the one a match
+names (waiting for a match is `waiting`'s job).
 
 A client that was stopped mid-game comes back to the same table: the config
 folder remembers the last ticket and table, `GetTicket` says what became of a
 ticket whose stream was cut, and a player the matchmaker still sees seated
-(ALREADY_SEATED) is sent back to that table. Where the game service is comes
+(ALREADY_SEATED) is sent back to that table. A game that ended meanwhile is
+told, with its result, before anything else. Where the game service is comes
 from the match; failing that, from the config folder, then the default address
 beside the matchmaker; the player is told which, and `--game` overrides all.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
 
 import grpc
 
 from services.common.pb.rummy.v1 import matchmaker_pb2 as mm
 from services.common.pb.rummy.v1 import table_pb2
 
-from .connection import (
-    RETRYABLE,
-    STREAM_RETRYABLE,
-    Backoff,
-    Connection,
-    Refused,
-    rate_limited_for,
-    refusal,
-)
-from .identity import Identity, LastMatch
+from .connection import RETRYABLE, Connection, Refused
+from .identity import Identity, LastMatch, default_config_dir
+from .invocation import command_line
 from .options import describe
+from .render import game_text
 
-BOTS_AFTER_MS = 300
-"""With --bots, how long to wait for people before bots take the empty seats."""
 DEFAULT_GAME_PORT = 50051
 """Where a game service listens by default (RUMMY_GAME_LISTEN), beside its matchmaker."""
-MATCHING_WAIT_S = 1.0
-"""How long to let a ticket being seated finish before queueing again."""
 LOOK_GIVE_UP_S = 10.0
 """How long a game address that is only a guess (a remembered or default one) is
 tried before the next one: a stale address must not hold the player for a minute."""
 
 GAME_SERVICE_NOT_FOUND = "GAME_SERVICE_NOT_FOUND"
-PRIVATE_TABLE_OPEN = "PRIVATE_TABLE_OPEN"
 """The client's own reason: no game service it could reach serves the player's table."""
+ALREADY_SEATED = "ALREADY_SEATED"
+"""The matchmaker's reason (the client's too): the player keeps a seat at a table
+still in play, so no other table can be found for them."""
 
 Say = Callable[[str], None]
 
@@ -116,11 +106,12 @@ def _guesses(conn: Connection, identity: Identity, known: str) -> list[str]:
     return list(dict.fromkeys(t for t in found if t))
 
 
-async def resume(
+async def kept_table(
     conn: Connection, identity: Identity, say: Say
 ) -> tuple[LastMatch, table_pb2.TableView] | None:
-    """The unfinished table this device was seated at through this server, if any.
-    A table that cannot be reached is forgotten, and the player told."""
+    """The unfinished table this device keeps a seat at through this server, if any.
+    A table that cannot be reached is forgotten, and the player told; so is one the
+    player is done with, with its final result when its game is over."""
     last = identity.last_match(conn.server)
     if last is None:
         return None
@@ -134,7 +125,7 @@ async def resume(
         if reply is None or reply.ticket.state != mm.TICKET_STATE_MATCHED:
             identity.forget_match()
             return None
-        last = _remember(identity, conn, reply.ticket.match, last.ticket_id)
+        last = remember(identity, conn, reply.ticket.match, last.ticket_id)
     found = await _find(conn, identity, last.table_id, last.game_target, say)
     if isinstance(found, list):
         identity.forget_match()
@@ -143,10 +134,58 @@ async def resume(
     target, view = found
     if not still_playing(view):
         identity.forget_match()
+        gone = done_with(view)
+        if gone:
+            say(gone)
         return None
-    last = _remember(identity, conn, _match(view, target), last.ticket_id)
-    say(f"Rejoining your table {last.table_id} (seat {view.my_seat + 1}).")
-    return last, view
+    return remember(identity, conn, _match(view, target), last.ticket_id), view
+
+
+def done_with(view: table_pb2.TableView) -> str:
+    """What became of a table the player no longer plays at: the game's result
+    when it is over, else how they came to be out of it (empty: never seated)."""
+    if view.phase == table_pb2.PHASE_GAME_OVER:
+        return f"While you were away, your game at table {view.table_id} ended.\n{game_text(view)}"
+    if not view.HasField("my_seat"):
+        return ""
+    seat = view.seats[view.my_seat]
+    if seat.status == table_pb2.SEAT_STATUS_ELIMINATED:
+        how = f"you were eliminated with {seat.score_total} points"
+    else:
+        how = "you left it"
+    return f"Your last table {view.table_id} plays on without you: {how}."
+
+
+async def resume(
+    conn: Connection, identity: Identity, say: Say
+) -> tuple[LastMatch, table_pb2.TableView] | None:
+    """The kept table (see `kept_table`), the player told they are going back to it."""
+    found = await kept_table(conn, identity, say)
+    if found is not None:
+        last, view = found
+        say(f"Rejoining your table {last.table_id} (seat {view.my_seat + 1}).")
+    return found
+
+
+def seat_kept(conn: Connection, identity: Identity, table_id: str, instead: str) -> Refused:
+    """The refusal of `host` or `join` (``instead``: what was asked, "host a new
+    table") while the player keeps a seat at a table still in play: the matchmaker
+    seats nobody twice, and going back there unasked is not what they wanted."""
+    config_dir = identity.folder if identity.folder != default_config_dir() else None
+    back = command_line(
+        "play",
+        server=conn.server,
+        tls=conn.tls,
+        game=conn.game_override,
+        config_dir=config_dir,
+    )
+    return Refused(
+        grpc.StatusCode.FAILED_PRECONDITION,
+        ALREADY_SEATED,
+        f"You already have a seat at table {table_id}, and its game is still in play:"
+        f" finish it, or leave it, before you {instead}.\n"
+        f"  Go back to it with `{back}`, and type q there to leave it for good.",
+    )
 
 
 async def open_table(
@@ -180,22 +219,8 @@ async def open_table(
             "Pass the game service's address with --game HOST:PORT.",
         )
     target, view = found
-    _remember(identity, conn, _match(view, target), match.ticket_id)
+    remember(identity, conn, _match(view, target), match.ticket_id)
     return view
-
-
-async def _not_a_private_table(conn: Connection, ticket_id: str) -> None:
-    """Refuse to replace a live ticket of this player's that waits at a private table."""
-    reply = await conn.call_matchmaker("GetTicket", mm.GetTicketRequest(ticket_id=ticket_id))
-    code = reply.ticket.invite_code
-    if code and reply.ticket.state == mm.TICKET_STATE_QUEUED:
-        raise Refused(
-            grpc.StatusCode.FAILED_PRECONDITION,
-            PRIVATE_TABLE_OPEN,
-            f"You are already waiting at private table {code} on another client. Friends join"
-            " it from their own device (or another --config-dir); stop that client first"
-            " to queue here.",
-        )
 
 
 async def _find(
@@ -219,179 +244,9 @@ def _match(view: table_pb2.TableView, target: str) -> mm.Match:
     return mm.Match(table_id=view.table_id, seat=view.my_seat, game_target=target)
 
 
-def _remember(identity: Identity, conn: Connection, match: mm.Match, ticket: str) -> LastMatch:
+def remember(identity: Identity, conn: Connection, match: mm.Match, ticket: str) -> LastMatch:
+    """Keep the match in the config folder (the seat, and where its game is served)."""
     target = match.game_target or conn.server
     found = LastMatch(conn.server, match.table_id, match.seat, target, ticket)
     identity.remember_match(found)
     return found
-
-
-# --- waiting for a table ------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class _Wait:
-    """One kind of waiting stream: how it is opened, and what the player is told."""
-
-    stream: Callable[[], AsyncIterator[Any]]
-    """Opens the stream (again after a drop)."""
-    queued: Callable[[mm.Ticket], str]
-    """The sentence when the ticket is first queued."""
-    progress: Callable[[mm.QueueProgress], int]
-    """The number worth telling the player again when it changes."""
-    progress_text: Callable[[int], str]
-    again: bool = True
-    """A dropped stream is opened again; otherwise (a hosted table, which closes
-    with its stream) the wait ends with an error once the ticket was made."""
-
-
-async def _wait(conn: Connection, identity: Identity, wait: _Wait, say: Say) -> LastMatch:
-    """Follow a waiting stream to its match; survives a dropped stream if `wait.again`."""
-    backoff = Backoff()
-    ticket_id = ""
-    told = -1
-    replaced = False
-    limited_at: float | None = None
-    while True:
-        try:
-            async for update in wait.stream():
-                backoff.reset()
-                limited_at = None
-                which = update.WhichOneof("update")
-                if which == "ticket" and update.ticket.state == mm.TICKET_STATE_QUEUED:
-                    if not ticket_id:
-                        ticket_id = update.ticket.ticket_id
-                        identity.remember_match(LastMatch(conn.server, "", -1, "", ticket_id))
-                        say(wait.queued(update.ticket))
-                elif which == "ticket" and update.ticket.state != mm.TICKET_STATE_MATCHED:
-                    raise Refused(
-                        grpc.StatusCode.ABORTED,
-                        "TICKET_ENDED",
-                        update.ticket.end_message or "The matchmaker gave up on this ticket.",
-                    )
-                elif which == "progress" and wait.progress(update.progress) != told:
-                    told = wait.progress(update.progress)
-                    say(wait.progress_text(told))
-                elif which == "match":
-                    return _remember(identity, conn, update.match, ticket_id)
-        except grpc.aio.AioRpcError as error:
-            refused = refusal(error)
-            if refused.reason == "ALREADY_SEATED" and refused.metadata.get("table_id"):
-                table = refused.metadata["table_id"]
-                say(f"You are already seated at table {table}: going back to it.")
-                known = refused.metadata.get("game_target", "")
-                return LastMatch(conn.server, table, -1, known, "")
-            if refused.reason == "TICKET_EXISTS" and not replaced:
-                # A ticket left by a client stopped a moment ago: this wait replaces it.
-                # Not a private table's: friends may be joining it, from this device's
-                # other client (a host here and a join there would close it).
-                live = refused.metadata.get("ticket_id", "")
-                await _not_a_private_table(conn, live)
-                try:
-                    await conn.call_matchmaker("Cancel", mm.CancelRequest(ticket_id=live))
-                except Refused as late:
-                    if late.reason != "TICKET_MATCHING":
-                        raise
-                    # That ticket is being seated: queueing again soon finds its table.
-                    say("Your last ticket is being seated: joining that table…")
-                    await asyncio.sleep(MATCHING_WAIT_S)
-                    continue
-                replaced = True
-                continue
-            if refused.code == grpc.StatusCode.UNAUTHENTICATED:
-                await conn.login()
-                continue
-            if rate_limited_for(refused) is not None:
-                limited_at = limited_at or time.monotonic()
-                if await conn.waited_out(refused, limited_at):
-                    continue  # turned away before any ticket was made
-            if refused.code not in STREAM_RETRYABLE:
-                raise refused from None
-        # The stream dropped: the ticket may have been matched in the meantime.
-        if ticket_id:
-            try:
-                reply = await conn.call_matchmaker(
-                    "GetTicket", mm.GetTicketRequest(ticket_id=ticket_id)
-                )
-                if reply.ticket.state == mm.TICKET_STATE_MATCHED:
-                    return _remember(identity, conn, reply.ticket.match, ticket_id)
-            except Refused:
-                pass
-        if ticket_id and not wait.again:
-            identity.forget_match()
-            raise Refused(
-                grpc.StatusCode.UNAVAILABLE,
-                "TABLE_CLOSED",
-                "Lost the matchmaker, and with it the private table: host a new one.",
-            )
-        say("Lost the matchmaker: waiting again…")
-        await backoff.wait()
-
-
-async def queue(
-    conn: Connection,
-    identity: Identity,
-    choice: QueueChoice,
-    say: Say,
-) -> LastMatch:
-    """Queue for a quick match and wait for it; survives a dropped stream."""
-    request = mm.EnqueueRequest(
-        table_size=choice.players,
-        ruleset=choice.ruleset,
-        options=choice.options,
-        replace_existing=True,
-        fill_with_bots_after_ms=BOTS_AFTER_MS if choice.bots else 0,
-    )
-    with_bots = " (bots fill the empty seats)" if choice.bots else ""
-    wait = _Wait(
-        stream=lambda: conn.matchmaker.Enqueue(request, metadata=conn.auth),
-        queued=lambda _ticket: f"Looking for a {choice.words()}{with_bots}…",
-        progress=lambda progress: progress.players_waiting,
-        progress_text=lambda waiting: f"  {waiting} waiting in this queue…",
-    )
-    return await _wait(conn, identity, wait, say)
-
-
-async def host(
-    conn: Connection, identity: Identity, choice: QueueChoice, bots_after_ms: int, say: Say
-) -> LastMatch:
-    """Open a private table, tell the invite code, and wait until every seat is taken."""
-    request = mm.CreatePrivateTableRequest(
-        table_size=choice.players,
-        ruleset=choice.ruleset,
-        options=choice.options,
-        fill_with_bots_after_ms=bots_after_ms,
-    )
-
-    def queued(ticket: mm.Ticket) -> str:
-        return (
-            f"Private {choice.words()} open. Invite code: {ticket.invite_code}\n"
-            f"  Friends join with: rummy join {ticket.invite_code}\n"
-            "  Keep this running: stopping it closes the table."
-        )
-
-    wait = _Wait(
-        stream=lambda: conn.matchmaker.CreatePrivateTable(request, metadata=conn.auth),
-        queued=queued,
-        progress=lambda progress: progress.seats_taken,
-        progress_text=lambda taken: f"  {taken} of {choice.players} seats taken…",
-        again=False,
-    )
-    return await _wait(conn, identity, wait, say)
-
-
-async def join(conn: Connection, identity: Identity, code: str, say: Say) -> LastMatch:
-    """Take a seat at a friend's private table and wait for it to fill."""
-    request = mm.JoinPrivateTableRequest(invite_code=code)
-
-    def queued(ticket: mm.Ticket) -> str:
-        size = ticket.table_size
-        return f"Seated at the private {size}-player {ticket.ruleset} table {code.upper()}…"
-
-    wait = _Wait(
-        stream=lambda: conn.matchmaker.JoinPrivateTable(request, metadata=conn.auth),
-        queued=queued,
-        progress=lambda progress: progress.seats_taken,
-        progress_text=lambda taken: f"  {taken} seats taken…",
-    )
-    return await _wait(conn, identity, wait, say)

@@ -15,14 +15,16 @@ from google.protobuf.message import Message
 
 from services.common.pb.rummy.v1 import cards_pb2, game_pb2, table_pb2
 from services.game.rules import actions as act
-from services.game.rules.errors import RuleError
+from services.game.rules.errors import Reason, RuleError
 from services.game.rules.finder import find_melds
+from services.game.rules.guards import require_turn
 from services.game.rules.melds import Meld, Side, complete_group, fits, swap_joker
 from services.game.rules.ruleset import Ruleset, preset
+from services.game.rules.state import Phase
 
 from . import commands as C
 from .cards import CardError, Style, normalize, pick
-from .viewstate import meld_from_view
+from .viewstate import meld_from_view, state_from_view
 
 _SIDE = {"": game_pb2.SIDE_UNSPECIFIED, "low": game_pb2.SIDE_LOW, "high": game_pb2.SIDE_HIGH}
 _ENGINE_SIDE = {
@@ -206,6 +208,22 @@ def _stands_for(meld: table_pb2.MeldView, joker: int, code: str) -> bool:
         return "?SHDC"[role.suit] == code[1]
     taken = {c.code[1] for c in meld.cards if c.code != "JK"}
     return code[1] not in taken
+
+
+def swap_refused(view: table_pb2.TableView) -> RuleError | None:
+    """Why the server would refuse any joker swap from this seat now, in the engine's
+    own words and order: not this seat's turn, nothing drawn yet, not opened. None
+    when a swap may be tried: checked before the player is asked where the joker goes."""
+    seat = view.my_seat if view.HasField("my_seat") else -1
+    try:
+        require_turn(state_from_view(view), seat, Phase.PLAY)
+    except RuleError as error:
+        return error
+    if not view.seats[seat].has_opened:
+        # Every rule set: a joker comes off the table only once its taker has opened.
+        first = "your contract" if preset(view.ruleset).contracts else "a meld of your own"
+        return RuleError(Reason.NOT_OPENED, f"Lay down {first} before you swap a joker.")
+    return None
 
 
 def swap_plan(view: table_pb2.TableView, command: C.SwapCommand) -> SwapPlan:

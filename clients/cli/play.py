@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 import grpc
@@ -23,8 +24,8 @@ from .cards import Style, colour_wanted
 from .connection import Connection, Refused
 from .deckcheck import DeckCheck
 from .identity import Identity, LastMatch
-from .moves import MoveError, Request, hint_text, request_for, swap_plan
-from .narrate import narrate
+from .moves import MoveError, Request, hint_text, request_for, swap_plan, swap_refused
+from .narrate import Narrator
 from .render import Clock, game_text, hand_line, my_turn, table_text, turn_status
 from .terminal import Terminal
 
@@ -40,6 +41,7 @@ class Game:
         self.view = view
         self.style = style
         self.decks = DeckCheck()
+        self.narrator = Narrator(style)
         self.clock = Clock()
         self.clock.sync(view)
         self.inbox: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
@@ -152,8 +154,8 @@ class Game:
         if kind == "game_ended":
             self.finished = True
             self.term.set_prompt("")
-        text = None if quiet else narrate(item, self.view, self.style)
-        if text:
+        text = self.narrator.tell(item, self.view)  # every event: it follows the story
+        if text and not quiet:
             self.say(text)
         self.decks.adopt(self.view)
         checked = self.decks.see(item)
@@ -273,6 +275,12 @@ class Game:
         return True
 
     async def swap(self, command: C.SwapCommand) -> None:
+        # Whose turn, which phase, opened or not: said before any question is asked.
+        refused = swap_refused(self.view)
+        if refused is not None:
+            said = f"Refused: {refused.message} [{refused.reason.value}]"
+            self.say(f"{said}\n{hand_line(self.view.hand, self.style)}")
+            return
         try:
             plan = swap_plan(self.view, command)
         except MoveError as error:
@@ -290,17 +298,29 @@ class Game:
         await self.send(request)
 
 
-Seek = Callable[[Connection, Identity, Callable[[str], None]], Awaitable[LastMatch]]
-"""How a table is found when the player has none to go back to: queue, host, join."""
+@dataclass(frozen=True, slots=True)
+class Seek:
+    """How a table is found when the player has none to go back to: queue, host, join."""
+
+    find: Callable[[Connection, Identity, Callable[[str], None]], Awaitable[LastMatch]]
+    instead: str = ""
+    """What `host` or `join` asks for ("host a new table"): refused while the player
+    keeps a seat at a table still in play. Empty (`play`): back to that seat."""
 
 
 async def play(conn: Connection, identity: Identity, seek: Seek) -> int:
     """Sign in, find a table (the last one, or a new one), and play it to the end."""
     style = Style(colour_wanted())
     await conn.login()
-    found = await matchmaking.resume(conn, identity, print)
+    if seek.instead:
+        kept = await matchmaking.kept_table(conn, identity, print)
+        if kept is not None:
+            raise matchmaking.seat_kept(conn, identity, kept[0].table_id, seek.instead)
+        found = None
+    else:
+        found = await matchmaking.resume(conn, identity, print)
     if found is None:
-        match = await seek(conn, identity, print)
+        match = await seek.find(conn, identity, print)
         view = await matchmaking.open_table(conn, identity, match, print)
         seated = f"seat {view.my_seat + 1}" if view.HasField("my_seat") else "no seat"
         print(f"Table {match.table_id} found: you play {seated}.")

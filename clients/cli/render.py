@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from services.common.pb.rummy.v1 import cards_pb2, table_pb2
+from services.game.rules.ruleset import PRESETS, Scoring
 
 from .cards import Style, group_hand
 
@@ -79,8 +80,8 @@ def joker_label(meld: table_pb2.MeldView, role: table_pb2.JokerRole, style: Styl
     return "/".join(style.card(rank + s) for s in free) or rank
 
 
-def meld_line(view: table_pb2.TableView, meld: table_pb2.MeldView, style: Style) -> str:
-    """`[3] Bob: 7♠ 8♠ JK(9♠) 10♠`: numbered by id, as `l` and `s` name them."""
+def meld_cards(meld: table_pb2.MeldView, style: Style) -> str:
+    """`7♠ 8♠ JK(9♠) 10♠`: a meld's cards, each joker with what it stands for."""
     roles = {r.joker_card_id: r for r in meld.jokers}
     shown = []
     for card in meld.cards:
@@ -88,8 +89,13 @@ def meld_line(view: table_pb2.TableView, meld: table_pb2.MeldView, style: Style)
         if card.id in roles:
             text += f"({joker_label(meld, roles[card.id], style)})"
         shown.append(text)
+    return " ".join(shown)
+
+
+def meld_line(view: table_pb2.TableView, meld: table_pb2.MeldView, style: Style) -> str:
+    """`[3] Bob: 7♠ 8♠ JK(9♠) 10♠`: numbered by id, as `l` and `s` name them."""
     owner = seat_name(view, meld.owner_seat)
-    return f"  [{meld.id}] {owner}: {' '.join(shown)}"
+    return f"  [{meld.id}] {owner}: {meld_cards(meld, style)}"
 
 
 def hand_line(hand: Sequence[cards_pb2.Card], style: Style) -> str:
@@ -172,6 +178,16 @@ def round_text(view: table_pb2.TableView, result: table_pb2.RoundResult) -> str:
     return f"Round {result.round} over: {why}.\n  Scores: {scores}"
 
 
+def _leader(view: table_pb2.TableView, seats: Sequence[table_pb2.SeatView]) -> int | None:
+    """The seat ahead on totals, as the engine picks a game's winner: the highest
+    total where the winner collects (`rami51`), else the lowest; ties to the first."""
+    if not seats:
+        return None
+    collects = view.ruleset in PRESETS and PRESETS[view.ruleset].scoring is Scoring.WINNER_COLLECTS
+    sign = -1 if collects else 1
+    return min(seats, key=lambda s: (sign * s.score_total, s.seat)).seat
+
+
 def game_text(view: table_pb2.TableView, ended: table_pb2.GameEnded | None = None) -> str:
     """The final result, from the GameEnded event or, failing that, the view."""
     if ended is not None:
@@ -182,8 +198,7 @@ def game_text(view: table_pb2.TableView, ended: table_pb2.GameEnded | None = Non
         totals = [(s.seat, s.score_total) for s in view.seats]
         last = view.round_results[-1] if view.round_results else None
         playing = [s for s in view.seats if s.status == table_pb2.SEAT_STATUS_PLAYING]
-        best = min(playing or view.seats, key=lambda s: (s.score_total, s.seat), default=None)
-        winner = best.seat if best is not None else None
+        winner = _leader(view, playing or list(view.seats))
         reason = last.end_reason if last is not None else table_pb2.END_REASON_UNSPECIFIED
         if len(playing) == 1 and any(s.status == table_pb2.SEAT_STATUS_LEFT for s in view.seats):
             reason = table_pb2.END_REASON_OTHERS_LEFT

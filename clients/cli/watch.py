@@ -14,7 +14,7 @@ from services.common.pb.rummy.v1 import table_pb2
 from .cards import Style, colour_wanted
 from .connection import RETRYABLE, Connection, Refused
 from .deckcheck import DeckCheck
-from .narrate import narrate
+from .narrate import Narrator
 from .render import Clock, game_text, table_text, turn_status
 
 
@@ -53,12 +53,13 @@ async def watch(conn: Connection, table_id: str) -> int:
         return 0
     decks = DeckCheck()
     decks.adopt(view)
+    narrator = Narrator(style)
     async for item in conn.watch(table_id, view.last_seq):
         if isinstance(item, table_pb2.TableView):
             view = item
             show(view)
             continue
-        text = narrate(item, view, style)
+        text = narrator.tell(item, view)
         if text:
             print(text, flush=True)
         decks.adopt(view)

@@ -103,6 +103,15 @@ async def servers(
         await running.game.stop(0)
 
 
+async def sign_in(running: Servers, device: str, name: str) -> auth_pb2.LoginResponse:
+    """The player behind ``device``, signed in at the matchmaker."""
+    async with grpc.aio.insecure_channel(running.address) as channel:
+        reply: auth_pb2.LoginResponse = await auth_pb2_grpc.AuthServiceStub(channel).Login(
+            auth_pb2.LoginRequest(device_id=device, display_name=name)
+        )
+    return reply
+
+
 async def seat_with_a_bot(
     running: Servers,
     config_dir: Path,
@@ -110,22 +119,21 @@ async def seat_with_a_bot(
     order: Sequence[int] = (),
     *,
     device: str = "device-cli-test-0001",
+    opponent: auth_pb2.LoginResponse | None = None,
 ) -> str:
-    """A table where the device kept in ``config_dir`` sits first, against a bot,
-    made as the matchmaker makes one (dealt from ``order`` when given); its id.
-    The client knows nothing of it until the matchmaker says ALREADY_SEATED."""
+    """A table where the device kept in ``config_dir`` sits first, against a bot
+    (or the ``opponent`` signed in), made as the matchmaker makes one (dealt from
+    ``order`` when given); its id. The client knows nothing of it until the
+    matchmaker says ALREADY_SEATED."""
     config_dir.mkdir(parents=True, exist_ok=True)
     (config_dir / "device_id").write_text(device)
-    async with grpc.aio.insecure_channel(running.address) as channel:
-        reply = await auth_pb2_grpc.AuthServiceStub(channel).Login(
-            auth_pb2.LoginRequest(device_id=device, display_name="Sam")
-        )
+    reply = await sign_in(running, device, "Sam")
+    other = game_pb2.SeatedPlayer(player_id="bot-cli", display_name="Bot", is_bot=True)
+    if opponent is not None:
+        other = game_pb2.SeatedPlayer(player_id=opponent.player_id, display_name="Pia")
     request = game_pb2.CreateTableRequest(
         ruleset=ruleset,
-        players=[
-            game_pb2.SeatedPlayer(player_id=reply.player_id, display_name="Sam"),
-            game_pb2.SeatedPlayer(player_id="bot-cli", display_name="Bot", is_bot=True),
-        ],
+        players=[game_pb2.SeatedPlayer(player_id=reply.player_id, display_name="Sam"), other],
         deck_order=order,
     )
     async with grpc.aio.insecure_channel(running.game_address) as channel:
@@ -219,9 +227,10 @@ def spawn_on_pty(argv: Sequence[str], env: dict[str, str], rows: int, cols: int)
 class Terminal:
     """`rummy ARGS` on a pseudo-terminal, driven like a person would."""
 
-    def __init__(self, *args: str) -> None:
+    def __init__(self, *args: str, env: dict[str, str] | None = None) -> None:
+        """``env``: variables added to the client's environment."""
         self.log = io.StringIO()
-        self.pid, master = spawn_on_pty(cli(*args), cli_env(), 60, 220)
+        self.pid, master = spawn_on_pty(cli(*args), cli_env() | (env or {}), 60, 220)
         self.child = fdpexpect.fdspawn(master, encoding="utf-8", timeout=WAIT_S)
         self.child.logfile_read = self.log
         self.status: int | None = None

@@ -8,7 +8,7 @@ import pytest
 
 from clients.cli import commands as C
 from clients.cli.cards import CardError, pick
-from clients.cli.moves import MoveError, request_for, swap_plan
+from clients.cli.moves import MoveError, request_for, swap_plan, swap_refused
 from services.common.pb.rummy.v1 import game_pb2, table_pb2
 
 from .views import CAFE, Cards, sample_view
@@ -153,3 +153,33 @@ def test_a_claim_names_the_card_on_offer() -> None:
     request = request_for(view, C.parse("c")).message
     assert isinstance(request, game_pb2.ClaimRequest)
     assert request.card_id == offered.id
+
+
+def test_a_swap_is_refused_at_once_when_no_swap_is_allowed_yet() -> None:
+    """Checked before the player is asked where the joker goes, in the server's words."""
+    view = sample_view(phase=table_pb2.PHASE_PLAY, current=1)
+    view.seats[0].has_opened = True
+    refused = swap_refused(view)
+    assert refused is not None and refused.reason.value == "NOT_YOUR_TURN"
+    assert refused.message == "It is not your turn."
+
+    view = sample_view(phase=table_pb2.PHASE_DRAW)
+    view.seats[0].has_opened = True
+    refused = swap_refused(view)
+    assert refused is not None and refused.reason.value == "MUST_DRAW_FIRST"
+
+    view = sample_view(phase=table_pb2.PHASE_PLAY)
+    refused = swap_refused(view)
+    assert refused is not None and refused.reason.value == "NOT_OPENED"
+    assert refused.message == "Lay down a meld of your own before you swap a joker."
+    contract = sample_view(phase=table_pb2.PHASE_PLAY, hand="7S TS 2H 9S")
+    del contract.melds[:]  # cafe's cards: only the rule set's name matters here
+    contract.ruleset = "contract"
+    refused = swap_refused(contract)
+    assert refused is not None and "Lay down your contract" in refused.message
+
+    view.seats[0].has_opened = True
+    assert swap_refused(view) is None
+    over = sample_view(phase=table_pb2.PHASE_GAME_OVER)
+    refused = swap_refused(over)
+    assert refused is not None and refused.reason.value == "GAME_OVER"

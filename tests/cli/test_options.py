@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from clients.cli import main as cli_main
-from clients.cli import matchmaking
+from clients.cli import matchmaking, waiting
 from clients.cli.connection import Connection
 from clients.cli.identity import MemoryIdentity
 
@@ -46,6 +46,24 @@ def test_a_bad_turn_timer_is_refused_with_a_message(
         (("play", "--rules", "cafe", "--buy-backs", "2"), "cafe has no buy-backs"),
         (("play", "--rules", "classic", "--buy-backs", "4"), "--buy-backs: 4: give a number"),
         (("host", "--claim-window", "2"), "only contract has a claim window"),
+        # --rounds where the number of deals is not what ends the game.
+        (
+            ("play", "--rules", "classic", "--rounds", "3"),
+            "do not fit classic: classic is played until players reach the elimination"
+            " cap (100), not for a number of rounds: leave out --rounds",
+        ),
+        (
+            ("host", "--rules", "contract", "--rounds", "2"),
+            "contract is played over its 7 deals, not for a number of rounds",
+        ),
+        (
+            ("play", "--rules", "cafe", "--elimination-cap", "200", "--rounds", "3"),
+            "cafe with an elimination cap is played until players reach 200",
+        ),
+        (
+            ("bots", "2", "--rules", "rami51", "--to-200", "--rounds", "2"),
+            "rami51 to 200 is played until a deal's winner reaches it",
+        ),
     ],
 )
 def test_bad_options_are_refused_before_any_connection(
@@ -53,6 +71,19 @@ def test_bad_options_are_refused_before_any_connection(
 ) -> None:
     said = refused_with(capsys, *argv)
     assert says in said, said
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("play", "--rounds", "3"),
+        ("host", "--rules", "rami51", "--rounds", "2", "--opening", "51"),
+        ("bots", "2", "--rules", "cafe", "--rounds", "100"),
+    ],
+)
+def test_rounds_are_taken_where_they_end_the_game(argv: tuple[str, ...]) -> None:
+    args = cli_main.build_parser().parse_args(list(argv))
+    assert cli_main._choice(args).options.rounds == int(argv[argv.index("--rounds") + 1])
 
 
 def test_the_table_options_become_the_queue_request() -> None:
@@ -83,7 +114,7 @@ async def test_a_chosen_rule_set_option_reaches_the_table(fresh_dsn: str) -> Non
         conn = Connection(running.address, identity.device_id(), "Opal")
         try:
             await conn.login()
-            match = await matchmaking.queue(conn, identity, choice, said.append)
+            match = await waiting.queue(conn, identity, choice, said.append)
             view = await matchmaking.open_table(conn, identity, match, said.append)
         finally:
             await conn.close()

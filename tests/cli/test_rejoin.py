@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from clients.cli import matchmaking
+from clients.cli import matchmaking, waiting
 from clients.cli.connection import Connection, Refused
 from clients.cli.identity import Identity, LastMatch
 from clients.cli.matchmaking import QueueChoice
@@ -73,7 +73,7 @@ async def test_a_seat_the_config_knows_nothing_of_is_found_where_the_matchmaker_
         conn = await _signed_in(running, identity)
         said: list[str] = []
         try:
-            match = await matchmaking.queue(conn, identity, QueueChoice(), said.append)
+            match = await waiting.queue(conn, identity, QueueChoice(), said.append)
             view = await matchmaking.open_table(conn, identity, match, said.append)
         finally:
             await conn.close()
@@ -92,7 +92,7 @@ async def test_a_seat_at_an_address_unknown_here_is_found_at_the_default_one(
         conn = await _signed_in(running, identity)
         said: list[str] = []
         try:
-            match = await matchmaking.queue(conn, identity, QueueChoice(), said.append)
+            match = await waiting.queue(conn, identity, QueueChoice(), said.append)
             view = await matchmaking.open_table(conn, identity, match, said.append)
         finally:
             await conn.close()
@@ -122,7 +122,7 @@ async def test_a_table_nobody_serves_is_forgotten_and_ends_with_the_way_forward(
             assert said[-1].startswith(f"Could not rejoin your last table {table_id}: ")
             assert f"no game service answers at {stale}" in said[-1]
             # Still seated: the matchmaker sends the player back; nowhere serves the table.
-            match = await matchmaking.queue(conn, identity, QueueChoice(), said.append)
+            match = await waiting.queue(conn, identity, QueueChoice(), said.append)
             assert match.table_id == table_id
             with pytest.raises(Refused) as refused:
                 await matchmaking.open_table(conn, identity, match, said.append)

@@ -155,3 +155,94 @@ async def test_end_of_input_at_a_question_quits_and_keeps_the_seat(
             assert await term.finish() == 0
         finally:
             term.kill()
+
+
+async def test_a_swap_out_of_turn_is_refused_before_any_question(
+    fresh_dsn: str, tmp_path: Path
+) -> None:
+    """Before, the player was asked where the joker goes, and only then refused."""
+    # The bot takes its time: its turn lasts for the whole test.
+    async with servers(fresh_dsn, bot_delay_ms=600_000) as running:
+        order = deck_order(2, {0: [card(c) for c in HAND.split()]}, stock=[card("4D")])
+        await seat_with_a_bot(running, tmp_path, "cafe", order)
+        term = Terminal(
+            *("play", "--server", running.address, "--game", running.game_address),
+            *("--config-dir", str(tmp_path)),
+        )
+        try:
+            await term.expect(SEATED)
+            assert await term.next_turn()
+            await term.send("d")
+            await term.expect("You drew 4♦")
+            await term.send("m QH QD QC JK")
+            await term.expect(r"\[1\] you: Q♥ Q♦ Q♣ JK\(Q♠\)")
+            await term.send("x kd")
+            await term.expect("You discarded K♦")
+            await term.send("s 1 qs")
+            refused = r"Refused: It is not your turn\. \[NOT_YOUR_TURN\]"
+            assert await term.expect([refused, "Where does the joker go"]) == 0, term.transcript()
+            await term.expect(r"Your hand \(9\): ")
+            await term.send("q")
+            await term.expect(r"\[y/N\]")
+            await term.send("y")
+            await term.expect("You left the table")
+            assert await term.finish() == 0
+        finally:
+            term.kill()
+        assert "Where does the joker go" not in term.log.getvalue()
+
+
+async def test_a_spectator_is_told_where_a_swapped_joker_went(
+    fresh_dsn: str, tmp_path: Path
+) -> None:
+    """Before, the commentary said only which meld the joker came from."""
+    async with servers(fresh_dsn, bot_delay_ms=600_000) as running:
+        order = deck_order(2, {0: [card(c) for c in HAND.split()]}, stock=[card("4D")])
+        table_id = await seat_with_a_bot(running, tmp_path / "sam", "cafe", order)
+        term = Terminal(
+            *("play", "--server", running.address, "--game", running.game_address),
+            *("--config-dir", str(tmp_path / "sam")),
+        )
+        spectator = Terminal(
+            *("watch", table_id, "--server", running.address, "--game", running.game_address),
+            *("--config-dir", str(tmp_path / "spectator")),
+        )
+        try:
+            await spectator.expect("as a spectator")
+            await term.expect(SEATED)
+            assert await term.next_turn()
+            await term.send("d")
+            await term.expect("You drew 4♦")
+            await term.send("m QH QD QC JK")
+            await term.expect(r"\[1\] you: Q♥ Q♦ Q♣ JK\(Q♠\)")
+            await term.send("s 1 QS")
+            await term.expect("Where does the joker go?")
+            await term.send("2C 3C")
+            await term.expect(r"\[2\] you: 2♣ 3♣ JK\(4♣\)")
+            await spectator.expect(
+                r"Sam took the joker from \[1\], putting in Q♠, and laid it down in a new"
+                r" meld: \[2\] 2♣ 3♣ JK\(4♣\)\."
+            )
+            await term.send("m 7s 8s 9s")
+            await term.expect(r"\[3\] you: 7♠ 8♠ 9♠")
+            await term.send("s 2 4c")
+            await term.expect(r"it fits on \[2\] \[3\]")
+            await term.send("3")
+            await term.expect(r"\[3\] you: [^\r\n]*JK")
+            await spectator.expect(
+                r"Sam took the joker from \[2\], putting in 4♣, and laid it off on \[3\]:"
+                r" (JK\(6♠\) 7♠ 8♠ 9♠|7♠ 8♠ 9♠ JK\(10♠\))\."
+            )
+            await term.send("q")
+            await term.expect(r"\[y/N\]")
+            await term.send("y")
+            await term.expect("You left the table")
+            assert await term.finish() == 0
+            await spectator.expect("Game over")
+            assert await spectator.finish() == 0
+        finally:
+            term.kill()
+            spectator.kill()
+        told = spectator.log.getvalue()
+        # The lay-off and the meld that placed the joker are not told a second time.
+        assert "Sam laid down [2]" not in told and "Sam laid off JK" not in told, told

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
+import shlex
 import shutil
 import ssl
 import subprocess
@@ -20,7 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from .harness import run_cli, servers
+from .harness import Terminal, run_cli, servers
+
+TABLE_ID = r"Table ([0-9a-f-]{36}) found"
 
 
 def certificate(folder: Path) -> tuple[Path, Path]:
@@ -116,3 +119,99 @@ def test_every_command_that_connects_takes_tls_and_game(command: str) -> None:
     extra = {"join": ["CODE"], "watch": ["TABLE"], "bots": ["2"]}.get(command, [])
     args = build_parser().parse_args([command, *extra, "--tls", "--game", "g:1"])
     assert args.tls is True and args.game == "g:1"
+
+
+async def test_the_hosts_invite_is_a_command_that_reaches_the_same_servers(
+    fresh_dsn: str, tmp_path: Path
+) -> None:
+    """Before, the hint was `rummy join CODE` whatever --server, --game and --tls the
+    host needed: a friend who typed it reached no table."""
+    cert, key = certificate(tmp_path)
+    trust = {"GRPC_DEFAULT_SSL_ROOTS_FILE_PATH": str(cert)}
+    async with (
+        servers(fresh_dsn) as running,
+        tls_gateway(running.address, cert, key) as matchmaker,
+        tls_gateway(running.game_address, cert, key) as game,
+    ):
+        reach = (
+            *("--server", f"localhost:{matchmaker.port}"),
+            *("--game", f"localhost:{game.port}", "--tls"),
+        )
+        host = Terminal("host", *reach, "--config-dir", str(tmp_path / "host"), env=trust)
+        friend: Terminal | None = None
+        try:
+            await host.expect(r"Invite code: (\w+)")
+            code = host.group(1)
+            await host.expect(r"Friends join with: (rummy [^\r\n]*)\r")
+            told = host.group(1)
+            assert told == f"rummy join {code} {' '.join(reach)}"
+            # The friend types exactly that (on their own device).
+            words = shlex.split(told)[1:]
+            friend = Terminal(*words, "--config-dir", str(tmp_path / "friend"), env=trust)
+            await friend.expect(TABLE_ID)
+            table_id = friend.group(1)
+            await host.expect(TABLE_ID)
+            assert host.group(1) == table_id
+        finally:
+            host.kill()
+            if friend is not None:
+                friend.kill()
+
+
+@pytest.mark.parametrize("command", ["play", "host", "watch"])
+async def test_tls_to_a_plaintext_server_is_told_in_one_sentence(
+    fresh_dsn: str, tmp_path: Path, command: str
+) -> None:
+    """Before, gRPC's own log lines filled the screen for a minute of retries, and
+    the error that ended it was gRPC's too."""
+    extra = ["00000000-0000-0000-0000-000000000001"] if command == "watch" else []
+    async with servers(fresh_dsn) as running:
+        code, out = await run_cli(
+            *(command, *extra, "--server", running.address, "--tls"),
+            *("--config-dir", str(tmp_path)),
+        )
+    assert code == 1, out
+    assert out.splitlines() == [
+        f"Error: The server at {running.address} did not answer TLS: if it is a plaintext"
+        " server (one on this machine, say), run without --tls. [TLS_HANDSHAKE_FAILED]"
+    ], out
+
+
+async def test_a_plaintext_game_service_behind_tls_flags_is_named(
+    fresh_dsn: str, tmp_path: Path
+) -> None:
+    """The matchmaker answers TLS (through its gateway), the game service named by
+    --game does not: the sentence names the game service."""
+    cert, key = certificate(tmp_path)
+    async with (
+        servers(fresh_dsn) as running,
+        tls_gateway(running.address, cert, key) as matchmaker,
+    ):
+        code, out = await run_cli(
+            *("watch", "00000000-0000-0000-0000-000000000001", "--tls"),
+            *("--server", f"localhost:{matchmaker.port}", "--game", running.game_address),
+            *("--config-dir", str(tmp_path)),
+            env={"GRPC_DEFAULT_SSL_ROOTS_FILE_PATH": str(cert)},
+        )
+    assert code == 1, out
+    assert out.splitlines() == [
+        f"Cannot watch this table: The server at {running.game_address} did not answer TLS:"
+        " if it is a plaintext server (one on this machine, say), run without --tls."
+        " [TLS_HANDSHAKE_FAILED]"
+    ], out
+
+
+async def test_a_certificate_not_trusted_here_is_told_in_one_sentence(
+    fresh_dsn: str, tmp_path: Path
+) -> None:
+    cert, key = certificate(tmp_path)  # and not made trusted for the client
+    async with servers(fresh_dsn) as running, tls_gateway(running.address, cert, key) as gateway:
+        code, out = await run_cli(
+            *("play", "--server", f"localhost:{gateway.port}", "--tls"),
+            *("--config-dir", str(tmp_path)),
+        )
+    assert code == 1, out
+    assert out.splitlines() == [
+        f"Error: The TLS certificate of localhost:{gateway.port} is not trusted here (it is"
+        " checked against the system's root certificates). [TLS_HANDSHAKE_FAILED]"
+    ], out

@@ -1,0 +1,239 @@
+"""Waiting for a table: a quick-match queue, or a private table hosted or joined
+with an invite code. Each wait follows its stream to the match, across a
+dropped stream where that makes sense.
+
+A player the matchmaker still sees seated (ALREADY_SEATED) is sent back to that
+table when they queue (`rummy play`); `host` and `join` stop instead, saying so,
+since that is not what was asked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+
+from services.common.pb.rummy.v1 import matchmaker_pb2 as mm
+
+from .connection import (
+    STREAM_RETRYABLE,
+    Backoff,
+    Connection,
+    Refused,
+    rate_limited_for,
+    refusal,
+)
+from .identity import Identity, LastMatch
+from .invocation import command_line
+from .matchmaking import ALREADY_SEATED, QueueChoice, Say, remember, seat_kept
+
+BOTS_AFTER_MS = 300
+"""With --bots, how long to wait for people before bots take the empty seats."""
+MATCHING_WAIT_S = 1.0
+"""How long to let a ticket being seated finish before queueing again."""
+PRIVATE_TABLE_OPEN = "PRIVATE_TABLE_OPEN"
+"""The client's own reason: this player already waits at a private table."""
+HOSTING = "host a new table"
+"""What `rummy host` asks for, as a seat kept elsewhere refuses it (`seat_kept`)."""
+
+
+def joining(code: str) -> str:
+    """What `rummy join CODE` asks for (see `HOSTING`)."""
+    return f"join table {code.strip().upper()}"
+
+
+async def _not_a_private_table(conn: Connection, ticket_id: str) -> None:
+    """Refuse to replace a live ticket of this player's that waits at a private table."""
+    reply = await conn.call_matchmaker("GetTicket", mm.GetTicketRequest(ticket_id=ticket_id))
+    code = reply.ticket.invite_code
+    if code and reply.ticket.state == mm.TICKET_STATE_QUEUED:
+        raise Refused(
+            grpc.StatusCode.FAILED_PRECONDITION,
+            PRIVATE_TABLE_OPEN,
+            f"You are already waiting at private table {code} on another client. Friends join"
+            " it from their own device (or another --config-dir); stop that client first"
+            " to queue here.",
+        )
+
+
+@dataclass(slots=True)
+class _Wait:
+    """One kind of waiting stream: how it is opened, and what the player is told."""
+
+    stream: Callable[[], AsyncIterator[Any]]
+    """Opens the stream (again after a drop)."""
+    queued: Callable[[mm.Ticket], str]
+    """The sentence when the ticket is first queued."""
+    progress: Callable[[mm.QueueProgress], int]
+    """The number worth telling the player again when it changes."""
+    progress_text: Callable[[int], str]
+    again: bool = True
+    """A dropped stream is opened again; otherwise (a hosted table, which closes
+    with its stream) the wait ends with an error once the ticket was made."""
+    instead: str = ""
+    """What `host` or `join` asks for, refused while the player keeps a seat at a
+    table still in play; empty (a quick match): the player goes back to that seat."""
+
+
+async def _wait(conn: Connection, identity: Identity, wait: _Wait, say: Say) -> LastMatch:
+    """Follow a waiting stream to its match; survives a dropped stream if `wait.again`."""
+    backoff = Backoff()
+    ticket_id = ""
+    told = -1
+    replaced = False
+    limited_at: float | None = None
+    while True:
+        try:
+            async for update in wait.stream():
+                backoff.reset()
+                limited_at = None
+                which = update.WhichOneof("update")
+                if which == "ticket" and update.ticket.state == mm.TICKET_STATE_QUEUED:
+                    if not ticket_id:
+                        ticket_id = update.ticket.ticket_id
+                        identity.remember_match(LastMatch(conn.server, "", -1, "", ticket_id))
+                        say(wait.queued(update.ticket))
+                elif which == "ticket" and update.ticket.state != mm.TICKET_STATE_MATCHED:
+                    raise Refused(
+                        grpc.StatusCode.ABORTED,
+                        "TICKET_ENDED",
+                        update.ticket.end_message or "The matchmaker gave up on this ticket.",
+                    )
+                elif which == "progress" and wait.progress(update.progress) != told:
+                    told = wait.progress(update.progress)
+                    say(wait.progress_text(told))
+                elif which == "match":
+                    return remember(identity, conn, update.match, ticket_id)
+        except grpc.aio.AioRpcError as error:
+            refused = refusal(error)
+            if refused.reason == ALREADY_SEATED and refused.metadata.get("table_id"):
+                table = refused.metadata["table_id"]
+                if wait.instead:
+                    raise seat_kept(conn, identity, table, wait.instead) from None
+                say(f"You are already seated at table {table}: going back to it.")
+                known = refused.metadata.get("game_target", "")
+                return LastMatch(conn.server, table, -1, known, "")
+            if refused.reason == "TICKET_EXISTS" and not replaced:
+                # A ticket left by a client stopped a moment ago: this wait replaces it.
+                # Not a private table's: friends may be joining it, from this device's
+                # other client (a host here and a join there would close it).
+                live = refused.metadata.get("ticket_id", "")
+                await _not_a_private_table(conn, live)
+                try:
+                    await conn.call_matchmaker("Cancel", mm.CancelRequest(ticket_id=live))
+                except Refused as late:
+                    if late.reason != "TICKET_MATCHING":
+                        raise
+                    # That ticket is being seated: queueing again soon finds its table.
+                    say("Your last ticket is being seated: joining that table…")
+                    await asyncio.sleep(MATCHING_WAIT_S)
+                    continue
+                replaced = True
+                continue
+            if refused.code == grpc.StatusCode.UNAUTHENTICATED:
+                await conn.login()
+                continue
+            if rate_limited_for(refused) is not None:
+                limited_at = limited_at or time.monotonic()
+                if await conn.waited_out(refused, limited_at):
+                    continue  # turned away before any ticket was made
+            if refused.code not in STREAM_RETRYABLE:
+                raise refused from None
+        # The stream dropped: the ticket may have been matched in the meantime.
+        if ticket_id:
+            try:
+                reply = await conn.call_matchmaker(
+                    "GetTicket", mm.GetTicketRequest(ticket_id=ticket_id)
+                )
+                if reply.ticket.state == mm.TICKET_STATE_MATCHED:
+                    return remember(identity, conn, reply.ticket.match, ticket_id)
+            except Refused:
+                pass
+        if ticket_id and not wait.again:
+            identity.forget_match()
+            raise Refused(
+                grpc.StatusCode.UNAVAILABLE,
+                "TABLE_CLOSED",
+                "Lost the matchmaker, and with it the private table: host a new one.",
+            )
+        say("Lost the matchmaker: waiting again…")
+        await backoff.wait()
+
+
+async def queue(
+    conn: Connection,
+    identity: Identity,
+    choice: QueueChoice,
+    say: Say,
+) -> LastMatch:
+    """Queue for a quick match and wait for it; survives a dropped stream."""
+    request = mm.EnqueueRequest(
+        table_size=choice.players,
+        ruleset=choice.ruleset,
+        options=choice.options,
+        replace_existing=True,
+        fill_with_bots_after_ms=BOTS_AFTER_MS if choice.bots else 0,
+    )
+    with_bots = " (bots fill the empty seats)" if choice.bots else ""
+    wait = _Wait(
+        stream=lambda: conn.matchmaker.Enqueue(request, metadata=conn.auth),
+        queued=lambda _ticket: f"Looking for a {choice.words()}{with_bots}…",
+        progress=lambda progress: progress.players_waiting,
+        progress_text=lambda waiting: f"  {waiting} waiting in this queue…",
+    )
+    return await _wait(conn, identity, wait, say)
+
+
+async def host(
+    conn: Connection, identity: Identity, choice: QueueChoice, bots_after_ms: int, say: Say
+) -> LastMatch:
+    """Open a private table, tell the invite code, and wait until every seat is taken."""
+    request = mm.CreatePrivateTableRequest(
+        table_size=choice.players,
+        ruleset=choice.ruleset,
+        options=choice.options,
+        fill_with_bots_after_ms=bots_after_ms,
+    )
+
+    def queued(ticket: mm.Ticket) -> str:
+        # The friends' own command: the servers this host reached, as reached from here.
+        friends = command_line(
+            "join", ticket.invite_code, server=conn.server, tls=conn.tls, game=conn.game_override
+        )
+        return (
+            f"Private {choice.words()} open. Invite code: {ticket.invite_code}\n"
+            f"  Friends join with: {friends}\n"
+            "  Keep this running: stopping it closes the table."
+        )
+
+    wait = _Wait(
+        stream=lambda: conn.matchmaker.CreatePrivateTable(request, metadata=conn.auth),
+        queued=queued,
+        progress=lambda progress: progress.seats_taken,
+        progress_text=lambda taken: f"  {taken} of {choice.players} seats taken…",
+        again=False,
+        instead=HOSTING,
+    )
+    return await _wait(conn, identity, wait, say)
+
+
+async def join(conn: Connection, identity: Identity, code: str, say: Say) -> LastMatch:
+    """Take a seat at a friend's private table and wait for it to fill."""
+    request = mm.JoinPrivateTableRequest(invite_code=code)
+
+    def queued(ticket: mm.Ticket) -> str:
+        size = ticket.table_size
+        return f"Seated at the private {size}-player {ticket.ruleset} table {code.upper()}…"
+
+    wait = _Wait(
+        stream=lambda: conn.matchmaker.JoinPrivateTable(request, metadata=conn.auth),
+        queued=queued,
+        progress=lambda progress: progress.seats_taken,
+        progress_text=lambda taken: f"  {taken} seats taken…",
+        instead=joining(code),
+    )
+    return await _wait(conn, identity, wait, say)
