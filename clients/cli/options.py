@@ -153,31 +153,13 @@ def table_options(args: argparse.Namespace) -> table_pb2.TableOptions:
 
 
 def refusal(ruleset: str, options: table_pb2.TableOptions) -> str | None:
-    """Why these options do not fit ``ruleset``; None when they fit. The server's
-    own check first, then what it accepts but ignores (a table asking for it would
-    only wait in a queue of its own)."""
+    """Why these options do not fit ``ruleset`` (the server's own check); None
+    when they fit."""
     rules = preset(ruleset)
     try:
-        chosen = effective(rules, options)
+        effective(rules, options)
     except ValueError as error:
         return str(error)
-    if options.claim_window_ms and not rules.claims:
-        return "only contract has a claim window"
-    if options.rounds:
-        # The engine ends such a game at the target or the cap whatever `rounds`
-        # says, and plays contract's deals whatever it says.
-        cap = chosen.elimination_cap
-        if rules.contracts:
-            until = f"is played over its {chosen.rounds} deals"
-        elif chosen.target_score:
-            until = f"to {chosen.target_score} is played until a deal's winner reaches it"
-        elif options.elimination_cap:
-            until = f"with an elimination cap is played until players reach {cap}"
-        elif cap:
-            until = f"is played until players reach the elimination cap ({cap})"
-        else:
-            return None
-        return f"{ruleset} {until}, not for a number of rounds: leave out --rounds"
     return None
 
 

@@ -45,12 +45,12 @@ def test_a_bad_turn_timer_is_refused_with_a_message(
         (("play", "--rules", "classic", "--to-200"), "classic is not played to a target"),
         (("play", "--rules", "cafe", "--buy-backs", "2"), "cafe has no buy-backs"),
         (("play", "--rules", "classic", "--buy-backs", "4"), "--buy-backs: 4: give a number"),
-        (("host", "--claim-window", "2"), "only contract has a claim window"),
+        (("host", "--claim-window", "2"), "cafe has no claim window (only contract has)"),
         # --rounds where the number of deals is not what ends the game.
         (
             ("play", "--rules", "classic", "--rounds", "3"),
             "do not fit classic: classic is played until players reach the elimination"
-            " cap (100), not for a number of rounds: leave out --rounds",
+            " cap (100), not for a number of rounds",
         ),
         (
             ("host", "--rules", "contract", "--rounds", "2"),

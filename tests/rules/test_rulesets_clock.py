@@ -16,6 +16,7 @@ from services.game.rules.events import (
     TurnBegan,
     TurnPassed,
 )
+from services.game.rules.ruleset import effective_options
 
 from .helpers import Table, assert_conserved
 
@@ -181,3 +182,35 @@ def test_turn_cap_decision_contract_nobody_went_out_every_player_scores_the_hand
     assert result.reason == EndReason.TURN_CAP and result.winner == -1
     assert result.penalties == penalties and all(penalties)
     assert table.state.phase == Phase.DEAL and table.state.round_no == 1
+
+
+@pytest.mark.parametrize(
+    ("name", "options", "says"),
+    [
+        ("contract", {}, "played over its 7 deals"),
+        ("classic", {}, "elimination cap"),
+        ("cafe", {"elimination_cap": 500}, "elimination cap"),
+        ("rami51", {"target_score": 200}, "to 200 is played until a deal's winner"),
+    ],
+)
+def test_rounds_are_refused_where_something_else_ends_the_game(
+    name: str, options: dict[str, int], says: str
+) -> None:
+    """Ignored there, a number of rounds is refused rather than taken silently."""
+    ruleset = preset(name)
+    effective_options(ruleset, TableOptions(**options))  # the default (1) is fine
+    with pytest.raises(ValueError, match=says):
+        effective_options(ruleset, TableOptions(rounds=3, **options))
+
+
+@pytest.mark.parametrize("name", ["cafe", "rami51"])
+def test_rounds_are_a_table_option_where_they_end_the_game(name: str) -> None:
+    assert effective_options(preset(name), TableOptions(rounds=3)).rounds == 3
+
+
+@pytest.mark.parametrize("name", ["cafe", "rami51", "classic"])
+def test_a_claim_window_is_refused_where_nobody_claims(name: str) -> None:
+    effective_options(preset(name), TableOptions())
+    with pytest.raises(ValueError, match="has no claim window"):
+        effective_options(preset(name), TableOptions(claim_window_ms=5_000))
+    assert effective_options(preset("contract"), TableOptions(claim_window_ms=5_000))

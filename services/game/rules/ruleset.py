@@ -21,6 +21,9 @@ TURN_CAP = 120
 """A round stops after 120 turns (seed 000): a safety net for rounds nobody can
 finish, e.g. players who hold their cards back; in practice rarely reached."""
 
+CLAIM_WINDOW_MS = 3_000
+"""`contract`'s claim window unless the table chose another (RULES.md: 3 s)."""
+
 
 class JokerDiscard(Enum):
     LAST_CARD_ONLY = "last_card_only"
@@ -197,7 +200,7 @@ class TableOptions:
     """`rami51` "to 200": deals go on until a deal's winner reaches this total."""
     buy_backs: int = 0
     """`classic`: times an eliminated player re-enters (at most 3)."""
-    claim_window_ms: int = 3_000
+    claim_window_ms: int = CLAIM_WINDOW_MS
     """`contract`: how long the others may claim the discard after a stock draw."""
     contracts: tuple[Contract, ...] = ()
     """`contract`: the table's own list ("les joueurs peuvent convenir d'une liste
@@ -281,6 +284,18 @@ CONTRACT = Ruleset(
 PRESETS: dict[str, Ruleset] = {r.name: r for r in (CAFE, RAMI51, CLASSIC, CONTRACT)}
 
 
+def _ends_by(ruleset: Ruleset, options: TableOptions, deals: int) -> str:
+    """How a game whose length is not a number of rounds ends, in words."""
+    name, cap = ruleset.name, options.elimination_cap or ruleset.default_elimination_cap
+    if ruleset.contracts:
+        return f"{name} is played over its {deals} deals"
+    if options.target_score:
+        return f"{name} to {options.target_score} is played until a deal's winner reaches it"
+    if options.elimination_cap:
+        return f"{name} with an elimination cap is played until players reach {cap}"
+    return f"{name} is played until players reach the elimination cap ({cap})"
+
+
 def effective_options(ruleset: Ruleset, options: TableOptions) -> TableOptions:
     """The table's options with the rule set's defaults filled in, checked."""
     threshold = options.opening_threshold or ruleset.opening_threshold
@@ -301,17 +316,29 @@ def effective_options(ruleset: Ruleset, options: TableOptions) -> TableOptions:
         raise ValueError(f"{ruleset.name} has no buy-backs")
     if options.contracts and not ruleset.contracts:
         raise ValueError(f"{ruleset.name} has no contracts")
+    if options.claim_window_ms != CLAIM_WINDOW_MS and not ruleset.claims:
+        raise ValueError(f"{ruleset.name} has no claim window (only contract has)")
     if options.elimination_cap and (
         ruleset.scoring is Scoring.WINNER_COLLECTS or ruleset.contracts
     ):
         # rami51: the winner collects, so a cap would put the leader out;
         # contract: the game is its seven deals.
         raise ValueError(f"{ruleset.name} is not played to an elimination cap")
+    deals = len(options.contracts or ruleset.contracts)
+    if options.rounds not in (1, deals) and (
+        ruleset.contracts
+        or options.target_score
+        or options.elimination_cap
+        or ruleset.default_elimination_cap
+    ):
+        # Ignored there: refused, so that nobody believes it counts (and players
+        # queueing for the same game are not told apart by it).
+        raise ValueError(f"{_ends_by(ruleset, options, deals)}, not for a number of rounds")
     effective = replace(
         options,
         opening_threshold=threshold,
         elimination_cap=options.elimination_cap or ruleset.default_elimination_cap,
-        rounds=len(options.contracts or ruleset.contracts) if ruleset.contracts else options.rounds,
+        rounds=deals if ruleset.contracts else options.rounds,
     )
     effective.validate()
     return effective
