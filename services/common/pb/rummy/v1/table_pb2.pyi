@@ -276,10 +276,11 @@ class TableOptions(google.protobuf.message.Message):
     table of absent players from running for ever.
     """
     rounds: builtins.int
-    """Number of rounds (deals) in the game. 0 means the rule set's default:
-    1 for cafe and rami51 (rami51 "to 200" plays until 200 instead);
-    classic plays until one player is left; contract plays one deal per
-    contract (see `contracts`) and ignores this field.
+    """Number of rounds (deals) in the game. 0 means 1. Only where the number
+    of deals ends the game: cafe without an elimination cap and rami51 not
+    "to 200". Elsewhere (classic plays until one player is left, contract
+    one deal per contract) a value other than 0 or 1 is refused with
+    INVALID_ARGUMENT, reason OPTIONS_INVALID.
     """
     elimination_cap: builtins.int
     """Points at which a player is eliminated. 0 means the rule set's
@@ -294,9 +295,9 @@ class TableOptions(google.protobuf.message.Message):
     a deal's winner reaches 200 points.
     """
     claim_window_ms: builtins.int
-    """contract only: how long the other seats may claim the top discard
-    ("Puis-je ?") after the active player draws from the stock.
-    0 means 3000 (3 s).
+    """contract only (refused elsewhere unless 0 or 3000): how long the other
+    seats may claim the top discard ("Puis-je ?") after the active player
+    draws from the stock. 0 means 3000 (3 s).
     """
     buy_backs: builtins.int
     """classic: times an eliminated player re-enters the game (0 to 3), at the
