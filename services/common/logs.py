@@ -1,7 +1,10 @@
 """structlog set-up: JSON lines in production, readable colours in a terminal.
 
 Every line carries the context bound for the call being handled (request id,
-player id, table id); hidden cards and secrets are never logged.
+player id, table id); hidden cards and secrets are never logged. Lines from the
+standard library's logging (asyncpg, gRPC, migrations) go through the same
+renderer at the same level: a production replica writes nothing but JSON lines,
+tracebacks included.
 """
 
 from __future__ import annotations
@@ -19,18 +22,30 @@ def configure(*, fmt: str = "auto", level: str = "info") -> None:
     renderer: structlog.typing.Processor = (
         structlog.dev.ConsoleRenderer() if console else structlog.processors.JSONRenderer()
     )
+    threshold = logging.getLevelNamesMapping()[level.upper()]
+    context: list[structlog.typing.Processor] = [
+        structlog.contextvars.merge_contextvars,
+        log_context,
+        structlog.processors.add_log_level,
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+    ]
     structlog.configure(
-        processors=[
-            structlog.contextvars.merge_contextvars,
-            log_context,
-            structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="iso", utc=True),
-            structlog.processors.format_exc_info,
-            renderer,
-        ],
-        wrapper_class=structlog.make_filtering_bound_logger(
-            logging.getLevelNamesMapping()[level.upper()]
-        ),
+        processors=[*context, structlog.processors.format_exc_info, renderer],
+        wrapper_class=structlog.make_filtering_bound_logger(threshold),
         logger_factory=structlog.PrintLoggerFactory(sys.stderr),
         cache_logger_on_first_use=True,
     )
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(
+        structlog.stdlib.ProcessorFormatter(
+            foreign_pre_chain=[*context, structlog.stdlib.add_logger_name],
+            processors=[
+                structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+                structlog.processors.format_exc_info,
+                renderer,
+            ],
+        )
+    )
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(threshold)
