@@ -60,9 +60,10 @@ class HealthMonitor:
         except (*DB_ERRORS, asyncpg.PostgresError, asyncpg.InternalClientError, TimeoutError):
             return False
         finally:
-            DB_POOL.labels("in_use").set(self._pool.get_size() - self._pool.get_idle_size())
-            DB_POOL.labels("idle").set(self._pool.get_idle_size())
-            DB_POOL.labels("max").set(self._pool.get_max_size())
+            pool, service = self._pool, self._services[1].rsplit(".", 1)[-1]
+            DB_POOL.labels(service, "in_use").set(pool.get_size() - pool.get_idle_size())
+            DB_POOL.labels(service, "idle").set(pool.get_idle_size())
+            DB_POOL.labels(service, "max").set(pool.get_max_size())
 
     async def start(self) -> None:
         await self._servicer.set(LIVENESS, SERVING)

@@ -44,7 +44,12 @@ ACTIVE_TABLES = Gauge("rummy_active_tables", "Unfinished tables in the database"
 GAMES_FINISHED = Counter(
     "rummy_games_finished", "Games that reached their end", ["ruleset", "reason"]
 )
-DB_POOL = Gauge("rummy_db_pool_connections", "Database pool connections by state", ["state"])
+DB_POOL = Gauge(
+    "rummy_db_pool_connections",
+    "Database pool connections by service and state",
+    ["service", "state"],
+)
+"""By service: `make run` serves both from one process, each with its own pool."""
 DB_TRANSACTION = Histogram(
     "rummy_db_transaction_seconds",
     "Database transaction time by operation",

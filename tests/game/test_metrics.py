@@ -100,4 +100,4 @@ async def test_a_played_game_moves_the_metrics(channel: grpc.aio.Channel, metric
     )
     assert _value("rummy_actions_total", action="Discard", outcome="MUST_DRAW_FIRST") >= 1
     assert _value("rummy_db_transaction_seconds_count", op="action") > before["tx"]
-    assert _value("rummy_db_pool_connections", state="max") >= 1
+    assert _value("rummy_db_pool_connections", service="GameService", state="max") >= 1
