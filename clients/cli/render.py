@@ -189,7 +189,10 @@ def _leader(view: table_pb2.TableView, seats: Sequence[table_pb2.SeatView]) -> i
 
 
 def game_text(view: table_pb2.TableView, ended: table_pb2.GameEnded | None = None) -> str:
-    """The final result, from the GameEnded event or, failing that, the view."""
+    """The final result, from the GameEnded event or the view's copy of it; from
+    the seats' totals when a server too old to send it does not."""
+    if ended is None and view.HasField("result"):
+        ended = view.result
     if ended is not None:
         totals = [(t.seat, t.total) for t in ended.totals]
         winner = ended.winner_seat if ended.HasField("winner_seat") else None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from functools import lru_cache
 
@@ -170,6 +171,9 @@ def table_view(
         message.taken_discard_id = seen.taken_discard
     if state.deal_order:
         message.deck_commitment = _commitment(state.deal_order, state.seed, state.deal_salt)
+    if state.phase == Phase.GAME_OVER:
+        reason = ev.EndReason(state.end_reason) if state.end_reason else None
+        message.result.CopyFrom(game_ended(state.winner, reason, state.totals))
     if state.claim_card >= 0 and seen.phase in (Phase.DRAW, Phase.PLAY):
         message.claim_window.CopyFrom(
             table_pb2.ClaimWindow(
@@ -358,14 +362,16 @@ def table_event(
             )
         case ev.GameEnded():
             out.kind = table_pb2.EVENT_KIND_GAME_ENDED
-            out.game_ended.CopyFrom(
-                table_pb2.GameEnded(
-                    winner_seat=seen.winner if seen.winner >= 0 else None,
-                    reason=_END[seen.reason],
-                    totals=[
-                        table_pb2.SeatScore(seat=s, points=t, total=t)
-                        for s, t in enumerate(seen.totals)
-                    ],
-                )
-            )
+            out.game_ended.CopyFrom(game_ended(seen.winner, seen.reason, seen.totals))
     return out
+
+
+def game_ended(
+    winner: int, reason: ev.EndReason | None, totals: Sequence[int]
+) -> table_pb2.GameEnded:
+    """The game's result (``reason`` None: not known, for a game ended long ago)."""
+    return table_pb2.GameEnded(
+        winner_seat=winner if winner >= 0 else None,
+        reason=_END[reason] if reason is not None else table_pb2.END_REASON_UNSPECIFIED,
+        totals=[table_pb2.SeatScore(seat=s, points=t, total=t) for s, t in enumerate(totals)],
+    )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from clients.cli.cards import Style
 from clients.cli.narrate import Narrator, narrate
-from clients.cli.render import game_text
+from clients.cli.render import END_REASON, game_text
 from services.common.pb.rummy.v1 import table_pb2
 
 from .views import Cards, meld, sample_view
@@ -90,3 +90,20 @@ def test_the_final_result_from_a_view_crowns_the_highest_total_in_rami51() -> No
     cafe = sample_view(phase=table_pb2.PHASE_GAME_OVER)
     cafe.seats[0].score_total, cafe.seats[1].score_total = 230, 40
     assert game_text(cafe).startswith("Game over: Bob wins")
+
+
+def test_the_final_result_is_the_servers_when_the_view_carries_it() -> None:
+    """The reason and the winner come from the table's result, not from guessing."""
+    view = table_pb2.TableView(ruleset="cafe", my_seat=0, phase=table_pb2.PHASE_GAME_OVER)
+    for seat, (name, total) in enumerate((("Ann", 40), ("Bob", 90))):
+        view.seats.add(seat=seat, display_name=name, score_total=total)
+    view.result.CopyFrom(
+        table_pb2.GameEnded(
+            winner_seat=1,
+            reason=table_pb2.END_REASON_OTHERS_LEFT,
+            totals=[table_pb2.SeatScore(seat=0, total=40), table_pb2.SeatScore(seat=1, total=90)],
+        )
+    )
+    said = game_text(view)
+    assert said.startswith("Game over: Bob wins")
+    assert END_REASON[table_pb2.END_REASON_OTHERS_LEFT].format(winner="Bob") in said

@@ -27,3 +27,21 @@ async def test_four_players_play_a_game_to_the_end(channel: grpc.aio.Channel) ->
         expected = 0 if v.my_seat == winner else hand_penalty([c.id for c in v.hand], CAFE)
         assert mine.points == expected
         assert v.seats[v.my_seat].score_total == expected
+
+
+async def test_a_finished_tables_view_carries_the_games_result(channel: grpc.aio.Channel) -> None:
+    """A client that comes back after the end reads the result from GetTable alone:
+    the same as the GameEnded event said. While the game goes on there is none."""
+    players = [await login(channel, f"F{i}") for i in range(2)]
+    table_id = await create_table(channel, players)
+    assert not (await players[0].view(table_id)).HasField("result")
+    await play_to_end(players, table_id)
+    watcher = players[1].watch(table_id)
+    while await watcher.next() is not None:
+        pass
+    ended = watcher.events[-1]
+    assert ended.kind == table_pb2.EVENT_KIND_GAME_ENDED
+    for player in players:
+        view = await player.view(table_id)
+        assert view.result == ended.game_ended
+    assert ended.game_ended.reason != table_pb2.END_REASON_UNSPECIFIED

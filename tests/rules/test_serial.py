@@ -17,6 +17,7 @@ from services.game.rules import (
     SYSTEM,
     Action,
     GameState,
+    Leave,
     Meld,
     MeldSpec,
     Phase,
@@ -26,7 +27,7 @@ from services.game.rules import (
     new_game,
 )
 from services.game.rules.bots import GreedyBot, RandomPlayer
-from services.game.rules.events import Event
+from services.game.rules.events import EndReason, Event
 from services.game.rules.serial import FORMAT_VERSION, StateFormatError, dumps, loads
 from services.game.rules.simulate import Player, deal_action
 
@@ -105,6 +106,22 @@ def test_serial_round_trip_keeps_melds_joker_suits_and_results() -> None:
     assert loaded == state
     assert loaded.melds[0].joker_suits == ((joker, 2),)
     assert loaded.options == state.options
+
+
+def test_serial_keeps_why_the_game_ended_and_reads_states_stored_before_it_was_kept() -> None:
+    table = Table(
+        ["7S 7H JK 4C 5C 6C AH 3C 5D 9D JC KH 2S", "AD 3D 5D 7D 9S JD KS 2C 4S 6C 8C TH QH"],
+        "KD",
+    )
+    table.act(1, Leave())
+    assert table.state.end_reason == EndReason.OTHERS_LEFT == loads(dumps(table.state)).end_reason
+    doc = json.loads(dumps(table.state))
+    doc["turn"] = doc["turn"][:18]  # as stored by an earlier version of the engine
+    older = loads(json.dumps(doc).encode())
+    assert older.end_reason == "" and older.winner == 0 and older.phase == table.state.phase
+    doc["turn"].append("no such reason")
+    with pytest.raises(StateFormatError):
+        loads(json.dumps(doc).encode())
 
 
 def test_serial_format_carries_its_version_and_refuses_others() -> None:

@@ -138,6 +138,7 @@ def _eliminate(state: GameState, events: Events) -> bool:
 def end_game(state: GameState, winner: int, reason: EndReason, events: Events) -> None:
     state.phase = Phase.GAME_OVER
     state.winner = winner
+    state.end_reason = reason.value
     state.deadline_ms = 0
     state.claim_card = -1
     events.append(GameEnded(winner, reason, tuple(state.totals)))

@@ -12,6 +12,7 @@ from typing import Any
 
 import orjson
 
+from .events import EndReason
 from .melds import Meld, MeldKind
 from .ruleset import Contract, TableOptions, preset
 from .state import GameState, Phase, RoundResult, SeatStatus
@@ -88,6 +89,7 @@ def dumps(state: GameState) -> bytes:
             state.reposed,
             state.claim_card,
             state.claim_deadline_ms,
+            state.end_reason,
         ],
         "claimants": state.claimants,
         "buy_backs": state.buy_backs,
@@ -135,6 +137,8 @@ def loads(data: bytes) -> GameState:
             reposed=t[15],
             claim_card=t[16],
             claim_deadline_ms=t[17],
+            # States stored before the reason was kept have none.
+            end_reason=EndReason(t[18]).value if len(t) > 18 and t[18] else "",
             claimants=doc["claimants"],
             buy_backs=doc["buy_backs"],
             deal_order=tuple(doc["deal"][0]),

@@ -81,6 +81,8 @@ class GameState:
     deal_order: tuple[int, ...] = ()
     """The round's deck as dealt: secret until the round ends (DeckRevealed)."""
     deal_salt: str = ""
+    end_reason: str = ""
+    """Once the phase is GAME_OVER: why the game ended (an `EndReason` value)."""
 
     def copy(self) -> GameState:
         """An independent copy (every list is new; melds and results are immutable).
@@ -121,6 +123,7 @@ class GameState:
         new.buy_backs = self.buy_backs[:]
         new.deal_order = self.deal_order
         new.deal_salt = self.deal_salt
+        new.end_reason = self.end_reason
         return new
 
     def playing(self) -> list[int]:
