@@ -42,6 +42,10 @@ SYMBOLS = {"♠": "S", "♥": "H", "♦": "D", "♣": "C"}
 PENALTY = {"A": 11, "T": 10, "J": 10, "Q": 10, "K": 10}
 
 
+TABLE_ID = r"Table ([0-9a-f-]{36}) found"
+"""What a client says once its table is made (group 1: the table id)."""
+
+
 @dataclass
 class Servers:
     """A game server and a matchmaker on one fresh database."""
@@ -149,6 +153,28 @@ def play_args(running: Servers, name: str, config_dir: Path) -> tuple[str, ...]:
         *("play", "--server", running.address, "--bots"),
         *("--name", name, "--config-dir", str(config_dir)),
     )
+
+
+def rejoining(running: Servers, config_dir: Path) -> Terminal:
+    """`rummy play` for a player these servers have seated already (it goes back)."""
+    return Terminal(
+        *("play", "--server", running.address, "--game", running.game_address),
+        *("--config-dir", str(config_dir)),
+    )
+
+
+async def a_friend_takes_the_seat(
+    running: Servers, invite: str, host: Terminal, config_dir: Path
+) -> None:
+    """A friend on another device joins the host's private table: both are seated."""
+    friend = Terminal(
+        *("join", invite, "--server", running.address), *("--config-dir", str(config_dir))
+    )
+    try:
+        await friend.expect(TABLE_ID)
+        await host.expect(TABLE_ID)
+    finally:
+        friend.kill()
 
 
 def cli_env() -> dict[str, str]:
@@ -275,6 +301,14 @@ class Terminal:
             self.status = -signal.SIGKILL
         with contextlib.suppress(OSError):
             self.child.close()
+
+    async def leave(self) -> None:
+        """Quit, leaving the table for good (the client asks first), and exit 0."""
+        await self.send("q")
+        await self.expect(r"\[y/N\]")
+        await self.send("y")
+        await self.expect("You left the table")
+        assert await self.finish() == 0
 
     # --- a scripted player ----------------------------------------------------
 

@@ -12,9 +12,15 @@ from clients.cli.identity import Identity, LastMatch
 from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc, table_pb2
 from tests.game.harness import table_db
 
-from .harness import Servers, Terminal, run_cli, seat_with_a_bot, servers, sign_in
-
-TABLE_ID = r"Table ([0-9a-f-]{36}) found"
+from .harness import (
+    Servers,
+    Terminal,
+    a_friend_takes_the_seat,
+    run_cli,
+    seat_with_a_bot,
+    servers,
+    sign_in,
+)
 
 
 def remembered(running: Servers, config_dir: Path, table_id: str) -> None:
@@ -77,15 +83,7 @@ async def test_join_with_a_seat_only_the_matchmaker_knows_says_so(
             assert "going back to it" not in out and "Table " not in out, out
             assert await still_in_play(fresh_dsn, table_id)
             # The private table is still open for a friend.
-            friend = Terminal(
-                *("join", invite, "--server", running.address),
-                *("--config-dir", str(tmp_path / "friend")),
-            )
-            try:
-                await friend.expect(TABLE_ID)
-                await host.expect(TABLE_ID)
-            finally:
-                friend.kill()
+            await a_friend_takes_the_seat(running, invite, host, tmp_path / "friend")
         finally:
             host.kill()
 

@@ -7,9 +7,17 @@ from pathlib import Path
 
 from tests.game.harness import table_db
 
-from .harness import HAND, Servers, Terminal, parse_hand, play_args, run_cli, servers
+from .harness import (
+    HAND,
+    TABLE_ID,
+    Servers,
+    Terminal,
+    parse_hand,
+    play_args,
+    run_cli,
+    servers,
+)
 
-TABLE_ID = r"Table ([0-9a-f-]{36}) found"
 DEALS = 5
 
 

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .harness import FINAL, Terminal, servers
-
-TABLE_ID = r"Table ([0-9a-f-]{36}) found"
+from .harness import FINAL, TABLE_ID, Terminal, a_friend_takes_the_seat, servers
 
 
 async def test_a_friend_joins_a_hosted_table_with_its_invite_code(
@@ -36,11 +34,7 @@ async def test_a_friend_joins_a_hosted_table_with_its_invite_code(
             await host.expect(TABLE_ID)
             assert host.group(1) == table_id
             # The host resigns: the friend's game ends, and both clients stop.
-            await host.send("q")
-            await host.expect(r"\[y/N\]")
-            await host.send("y")
-            await host.expect("You left the table")
-            assert await host.finish() == 0
+            await host.leave()
             await guest.expect(FINAL)
             assert await guest.finish() == 0
         finally:
@@ -77,15 +71,7 @@ async def test_joining_ones_own_table_from_the_same_device_leaves_it_open(
             await same_device.expect(r"\[PRIVATE_TABLE_OPEN\]")
             assert await same_device.finish() == 1
             # The table is still open: a friend on another device gets the seat.
-            friend = Terminal(
-                *("join", code, "--server", running.address),
-                *("--config-dir", str(tmp_path / "friend")),
-            )
-            try:
-                await friend.expect(TABLE_ID)
-                await host.expect(TABLE_ID)
-            finally:
-                friend.kill()
+            await a_friend_takes_the_seat(running, code, host, tmp_path / "friend")
         finally:
             host.kill()
             if same_device is not None:

@@ -14,7 +14,7 @@ from services.game.rules.ruleset import CLASSIC
 from tests.game.harness import card, deck_order
 from tests.rules.helpers import deck_order as scripted_order
 
-from .harness import Terminal, seat_with_a_bot, servers
+from .harness import Terminal, rejoining, seat_with_a_bot, servers
 
 HAND = "QH QD QC JK QS 2C 3C 7S 8S 9S 4C 5H KD"
 CLASSIC_HAND = "KH KD KC 7S 8S JK 9S 2C 4D 6H TD 3S 9H QC"
@@ -26,10 +26,7 @@ async def test_the_player_says_where_a_swapped_joker_goes(fresh_dsn: str, tmp_pa
     async with servers(fresh_dsn) as running:
         order = deck_order(2, {0: [card(c) for c in HAND.split()]}, stock=[card("4D")])
         await seat_with_a_bot(running, tmp_path, "cafe", order)
-        term = Terminal(
-            *("play", "--server", running.address, "--game", running.game_address),
-            *("--config-dir", str(tmp_path)),
-        )
+        term = rejoining(running, tmp_path)
         try:
             await term.expect(SEATED)
             assert await term.next_turn()
@@ -57,11 +54,7 @@ async def test_the_player_says_where_a_swapped_joker_goes(fresh_dsn: str, tmp_pa
             await term.expect(r"Your hand \(3\): 5♥   4♦ K♦")
             await term.send("x kd")
             await term.expect("You discarded K♦")
-            await term.send("q")
-            await term.expect(r"\[y/N\]")
-            await term.send("y")
-            await term.expect("You left the table")
-            assert await term.finish() == 0
+            await term.leave()
         finally:
             term.kill()
 
@@ -72,10 +65,7 @@ async def test_classic_keeps_a_swapped_joker_in_hand(fresh_dsn: str, tmp_path: P
             [CLASSIC_HAND, CLASSIC_BOT], discard="5S", stock="4C", ruleset=CLASSIC
         )
         await seat_with_a_bot(running, tmp_path, "classic", order)
-        term = Terminal(
-            *("play", "--server", running.address, "--game", running.game_address),
-            *("--config-dir", str(tmp_path)),
-        )
+        term = rejoining(running, tmp_path)
         try:
             await term.expect(SEATED)
             assert await term.next_turn()
@@ -90,11 +80,7 @@ async def test_classic_keeps_a_swapped_joker_in_hand(fresh_dsn: str, tmp_path: P
             await term.expect(r"Your hand \(\d+\): [^\r\n]*JK")
             await term.send("x qc")
             await term.expect("You discarded Q♣")
-            await term.send("q")
-            await term.expect(r"\[y/N\]")
-            await term.send("y")
-            await term.expect("You left the table")
-            assert await term.finish() == 0
+            await term.leave()
         finally:
             term.kill()
 
@@ -106,10 +92,7 @@ async def test_classic_frees_a_brelan_joker_with_both_missing_cards(
     async with servers(fresh_dsn) as running:
         order = scripted_order([hand, CLASSIC_BOT], discard="5S", stock="4C", ruleset=CLASSIC)
         await seat_with_a_bot(running, tmp_path, "classic", order)
-        term = Terminal(
-            *("play", "--server", running.address, "--game", running.game_address),
-            *("--config-dir", str(tmp_path)),
-        )
+        term = rejoining(running, tmp_path)
         try:
             await term.expect(SEATED)
             assert await term.next_turn()
@@ -126,11 +109,7 @@ async def test_classic_frees_a_brelan_joker_with_both_missing_cards(
             await term.send("k")
             await term.expect(r"\[1\] you: Q♥ Q♦ Q♠ Q♣")
             await term.expect(r"Your hand \(\d+\): [^\r\n]*JK")
-            await term.send("q")
-            await term.expect(r"\[y/N\]")
-            await term.send("y")
-            await term.expect("You left the table")
-            assert await term.finish() == 0
+            await term.leave()
         finally:
             term.kill()
 
@@ -140,10 +119,7 @@ async def test_end_of_input_at_a_question_quits_and_keeps_the_seat(
 ) -> None:
     async with servers(fresh_dsn) as running:
         await seat_with_a_bot(running, tmp_path)
-        term = Terminal(
-            *("play", "--server", running.address, "--game", running.game_address),
-            *("--config-dir", str(tmp_path)),
-        )
+        term = rejoining(running, tmp_path)
         try:
             await term.expect(SEATED)
             await term.send("q")
@@ -165,10 +141,7 @@ async def test_a_swap_out_of_turn_is_refused_before_any_question(
     async with servers(fresh_dsn, bot_delay_ms=600_000) as running:
         order = deck_order(2, {0: [card(c) for c in HAND.split()]}, stock=[card("4D")])
         await seat_with_a_bot(running, tmp_path, "cafe", order)
-        term = Terminal(
-            *("play", "--server", running.address, "--game", running.game_address),
-            *("--config-dir", str(tmp_path)),
-        )
+        term = rejoining(running, tmp_path)
         try:
             await term.expect(SEATED)
             assert await term.next_turn()
@@ -182,11 +155,7 @@ async def test_a_swap_out_of_turn_is_refused_before_any_question(
             refused = r"Refused: It is not your turn\. \[NOT_YOUR_TURN\]"
             assert await term.expect([refused, "Where does the joker go"]) == 0, term.transcript()
             await term.expect(r"Your hand \(9\): ")
-            await term.send("q")
-            await term.expect(r"\[y/N\]")
-            await term.send("y")
-            await term.expect("You left the table")
-            assert await term.finish() == 0
+            await term.leave()
         finally:
             term.kill()
         assert "Where does the joker go" not in term.log.getvalue()
@@ -199,10 +168,7 @@ async def test_a_spectator_is_told_where_a_swapped_joker_went(
     async with servers(fresh_dsn, bot_delay_ms=600_000) as running:
         order = deck_order(2, {0: [card(c) for c in HAND.split()]}, stock=[card("4D")])
         table_id = await seat_with_a_bot(running, tmp_path / "sam", "cafe", order)
-        term = Terminal(
-            *("play", "--server", running.address, "--game", running.game_address),
-            *("--config-dir", str(tmp_path / "sam")),
-        )
+        term = rejoining(running, tmp_path / "sam")
         spectator = Terminal(
             *("watch", table_id, "--server", running.address, "--game", running.game_address),
             *("--config-dir", str(tmp_path / "spectator")),
@@ -233,11 +199,7 @@ async def test_a_spectator_is_told_where_a_swapped_joker_went(
                 r"Sam took the joker from \[2\], putting in 4♣, and laid it off on \[3\]:"
                 r" (JK\(6♠\) 7♠ 8♠ 9♠|7♠ 8♠ 9♠ JK\(10♠\))\."
             )
-            await term.send("q")
-            await term.expect(r"\[y/N\]")
-            await term.send("y")
-            await term.expect("You left the table")
-            assert await term.finish() == 0
+            await term.leave()
             await spectator.expect("Game over")
             assert await spectator.finish() == 0
         finally:

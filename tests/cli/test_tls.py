@@ -21,9 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from .harness import Terminal, run_cli, servers
-
-TABLE_ID = r"Table ([0-9a-f-]{36}) found"
+from .harness import TABLE_ID, Terminal, run_cli, servers
 
 
 def certificate(folder: Path) -> tuple[Path, Path]:

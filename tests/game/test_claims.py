@@ -21,6 +21,22 @@ from .stored import TableDb, table_db
 CHANGED = (grpc.StatusCode.ABORTED, "CLAIM_CARD_CHANGED")
 
 
+async def contract_table(
+    channel: grpc.aio.Channel, players: list[Player], *, claim_window_ms: int
+) -> str:
+    """A contract table of hands with no contract in them: seat 0 draws the KS, and
+    the QD turned up is the discard on offer."""
+    order = scripted_order(HANDS[: len(players)], "QD", "KS KH KD KC QS QH", ruleset=CONTRACT)
+    return await create_table(
+        channel,
+        players,
+        deck_order=order,
+        ruleset="contract",
+        turn_timer_ms=LONG_TURNS_MS,
+        claim_window_ms=claim_window_ms,
+    )
+
+
 async def claim(player: Player, table_id: str, card_id: int) -> Any:
     return await player.call("Claim", game_pb2.ClaimRequest(table_id=table_id, card_id=card_id))
 
@@ -34,15 +50,7 @@ async def test_a_claim_names_the_card_on_offer_and_a_changed_card_is_aborted(
 ) -> None:
     players = [await login(channel, f"C{i}") for i in range(3)]
     active, nearest, farther = players
-    order = scripted_order(HANDS[:3], "QD", "KS KH KD KC QS QH", ruleset=CONTRACT)
-    table_id = await create_table(
-        channel,
-        players,
-        deck_order=order,
-        ruleset="contract",
-        turn_timer_ms=LONG_TURNS_MS,
-        claim_window_ms=60_000,
-    )
+    table_id = await contract_table(channel, players, claim_window_ms=60_000)
     await active.call("DrawStock", game_pb2.DrawStockRequest(table_id=table_id))
     window = (await farther.view(table_id)).claim_window
     qd = window.card.id
@@ -92,15 +100,7 @@ async def test_a_window_nobody_claims_is_closed_by_the_table_clock_and_the_turn_
     offers the card, and the next discard is a plain one."""
     players = [await login(channel, f"C{i}") for i in range(2)]
     active, other = players
-    order = scripted_order(HANDS[:2], "QD", "KS KH KD KC QS QH", ruleset=CONTRACT)
-    table_id = await create_table(
-        channel,
-        players,
-        deck_order=order,
-        ruleset="contract",
-        turn_timer_ms=LONG_TURNS_MS,
-        claim_window_ms=500,
-    )
+    table_id = await contract_table(channel, players, claim_window_ms=500)
     watcher = other.watch(table_id)
     drawn = await active.call("DrawStock", game_pb2.DrawStockRequest(table_id=table_id))
     offered = drawn.view.claim_window.card
