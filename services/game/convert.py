@@ -59,15 +59,29 @@ def timestamp_ms(ms: int) -> Timestamp:
     return stamp
 
 
+_CARD_MESSAGES: dict[int, tuple[Deck, list[cards_pb2.Card]]] = {}
+
+
+def _card_messages(deck: Deck) -> list[cards_pb2.Card]:
+    """Every card of ``deck`` as a message, made once per deck: half the cost of a
+    view's cards. Callers copy them (a message field or a repeated field assigned
+    from one copies it) and never change them."""
+    kept = _CARD_MESSAGES.get(id(deck))
+    if kept is None or kept[0] is not deck:
+        made = [cards_pb2.Card(id=c, code=deck.code(c)) for c in range(deck.size)]
+        kept = _CARD_MESSAGES[id(deck)] = (deck, made)
+    return kept[1]
+
+
 def card(deck: Deck, card_id: int) -> cards_pb2.Card | None:
     if card_id == HIDDEN or card_id < 0:
         return None
-    return cards_pb2.Card(id=card_id, code=deck.code(card_id))
+    return _card_messages(deck)[card_id]
 
 
 def cards(deck: Deck, ids: tuple[int, ...] | list[int]) -> list[cards_pb2.Card]:
-    codes = deck.codes
-    return [cards_pb2.Card(id=c, code=codes[c]) for c in ids if c >= 0]
+    made = _card_messages(deck)
+    return [made[c] for c in ids if c >= 0]
 
 
 @lru_cache(maxsize=MELD_VIEWS_KEPT)
