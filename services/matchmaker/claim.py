@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
+
+import asyncpg
 
 from services.common.db import Connection
 
@@ -46,15 +49,20 @@ _STARTABLE_PRIVATE = (
 waiting for friends must not fill it and crowd out tickets that can be seated."""
 
 
+_COLUMNS = (
+    "id, player_id, display_name, family, table_size, rating, mode, invite_code, is_host,"
+    " accept_smaller_ms, fill_bots_ms, ruleset, options, created_at,"
+    " (extract(epoch from created_at) * 1000)::bigint AS created_ms"
+)
+
+
 async def queued(con: Connection, limit: int, after: Place | None = None) -> Queue:
     """Lock up to ``limit`` queued tickets, oldest first (from ``after`` on, if
     given), but for private tables that cannot start yet; others' locks are
-    skipped. Also the database clock."""
+    skipped. A private table comes whole or not at all (see `_whole_tables`).
+    Also the database clock."""
     rows = await con.fetch(
-        "SELECT id, player_id, display_name, family, table_size, rating, mode, invite_code,"
-        " is_host, accept_smaller_ms, fill_bots_ms, ruleset, options, created_at,"
-        " (extract(epoch from created_at) * 1000)::bigint AS created_ms"
-        " FROM tickets WHERE state = 'queued' AND expires_at > now()"
+        f"SELECT {_COLUMNS} FROM tickets WHERE state = 'queued' AND expires_at > now()"
         f" AND (invite_code IS NULL OR invite_code IN ({_STARTABLE_PRIVATE}))"
         " AND ($2::timestamptz IS NULL OR (created_at, id) > ($2, $3::uuid))"
         " ORDER BY created_at, id LIMIT $1 FOR UPDATE SKIP LOCKED",
@@ -62,6 +70,11 @@ async def queued(con: Connection, limit: int, after: Place | None = None) -> Que
         after.created_at if after else None,
         after.ticket_id if after else None,
     )
+    # The next window starts halfway through this one: tickets up to half a
+    # claim apart are looked at together in one window or the next.
+    half = rows[max(0, limit // 2 - 1)] if rows and len(rows) == limit else None
+    resume_after = Place(half["created_at"], half["id"]) if half is not None else None
+    rows = await _whole_tables(con, rows)
     now_ms: int = await con.fetchval("SELECT (extract(epoch from now()) * 1000)::bigint")
     waiting = [
         Waiting(
@@ -81,8 +94,41 @@ async def queued(con: Connection, limit: int, after: Place | None = None) -> Que
     ]
     names = {str(r["id"]): r["display_name"] for r in rows}
     games = {r["family"]: (r["ruleset"], json.loads(r["options"])) for r in rows}
-    # The next window starts halfway through this one: tickets up to half a
-    # claim apart are looked at together in one window or the next.
-    half = rows[max(0, limit // 2 - 1)] if rows and len(rows) == limit else None
-    resume_after = Place(half["created_at"], half["id"]) if half is not None else None
     return Queue(waiting, now_ms, names, games, resume_after)
+
+
+async def _whole_tables(con: Connection, rows: list[asyncpg.Record]) -> list[asyncpg.Record]:
+    """``rows`` with the rest of their private tables' tickets locked and added,
+    but without the private tables of which another claim holds a ticket.
+
+    A private table starts with the guests its claim holds, bots taking the other
+    seats: a guest left out (locked by another replica's claim at this moment, or
+    past this claim's limit) would be left waiting for a table that has gone. So
+    the table's other tickets are locked here too (skipping others' locks: two
+    claims never wait for each other), and the table is kept only if every queued
+    ticket with its code is held; otherwise it waits for a later claim."""
+    codes = sorted({r["invite_code"] for r in rows if r["invite_code"] is not None})
+    if not codes:
+        return rows
+    rows = rows + await con.fetch(
+        f"SELECT {_COLUMNS} FROM tickets WHERE invite_code = ANY($1::text[])"
+        " AND state = 'queued' AND expires_at > now() AND id <> ALL($2::uuid[])"
+        " FOR UPDATE SKIP LOCKED",
+        codes,
+        [r["id"] for r in rows],
+    )
+    # Another claim's locked tickets still read as queued here.
+    waiting = {
+        r["invite_code"]: r["n"]
+        for r in await con.fetch(
+            "SELECT invite_code, count(*) AS n FROM tickets WHERE invite_code = ANY($1::text[])"
+            " AND state = 'queued' AND expires_at > now() GROUP BY invite_code",
+            codes,
+        )
+    }
+    held = Counter(r["invite_code"] for r in rows if r["invite_code"] is not None)
+    return [
+        r
+        for r in rows
+        if r["invite_code"] is None or held[r["invite_code"]] == waiting.get(r["invite_code"])
+    ]

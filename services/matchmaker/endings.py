@@ -44,17 +44,22 @@ async def cancel(db: Connection | Pool, ticket_id: uuid.UUID, message: str) -> b
     return None if leaving else False
 
 
-async def cancel_private(pool: Pool, invite_code: str, message: str) -> None:
-    """Close a private table. Its host's ticket is locked first, in a statement of
-    its own: a guest taking a seat at this moment (under that lock) is done by the
-    time the table's tickets are cancelled, and is cancelled with them."""
+async def cancel_private(pool: Pool, invite_code: str, message: str) -> bool:
+    """Close a private table: True if its host's ticket was still queued (and is
+    cancelled now); False if it was not, a claim having taken the table meanwhile,
+    say (see `cancel` for what its host can still do).
+
+    The host's ticket is locked first, in a statement of its own: a guest taking
+    a seat at this moment (under that lock) is done by the time the table's
+    tickets are cancelled, and is cancelled with them."""
     async with pool.acquire() as con, con.transaction():
-        await con.execute(
-            "SELECT 1 FROM tickets WHERE invite_code = $1 AND is_host AND state = 'queued'"
+        host = await con.fetchval(
+            "SELECT id FROM tickets WHERE invite_code = $1 AND is_host AND state = 'queued'"
             " FOR UPDATE",
             invite_code,
         )
         await notify(con, await close_private(con, [invite_code], message))
+        return host is not None
 
 
 async def close_private(

@@ -6,7 +6,7 @@
 2. Holding its matches' rows locked, ask the game service to create the
    tables, 16 to a call (CreateTables; idempotent: each table id is chosen here
    and kept in the match). A game service too old for CreateTables gets one
-   CreateTable call per table.
+   CreateTable call per table (see `table_maker`).
 3. Mark the tickets `matched` and wake their streams.
 
 Steps 2 and 3 of a batch run in the background while step 1 claims the next
@@ -15,6 +15,11 @@ batch, up to a few batches at once.
 A replica that dies between 1 and 3 leaves matches in `creating` (unlocked
 once its connection is gone); any replica picks them up after a few seconds
 and repeats steps 2 and 3, so no ticket is lost and no player is seated twice.
+
+Nothing that goes wrong stops the loop: a failed pass is logged and the next one
+waits a little longer (see `backoff_s`); a match whose table cannot be made, or
+whose record cannot be read, is given up with its tickets, saying why, rather
+than tried for ever.
 """
 
 from __future__ import annotations
@@ -23,11 +28,10 @@ import asyncio
 import math
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import asyncpg
-import grpc
 import structlog
 
 from services.common import metrics
@@ -39,6 +43,7 @@ from . import endings, standing
 from .claim import Place, Queue, queued
 from .matching import Group, form_tables
 from .messages import options_message
+from .table_maker import TableMaker
 from .wakeups import notify
 
 log = structlog.get_logger(__name__)
@@ -56,22 +61,16 @@ GIVE_UP_S = 120.0
 """A match whose table the game service has not created after this long (it was
 unreachable, or kept failing) ends its tickets with `NOT_STARTED`."""
 NOT_STARTED = "Your table could not be started: please queue again."
-CREATE_BATCH = 16
-"""Tables per CreateTables call: one call's overhead (gRPC, credential check) for
-many tables, while a few calls in flight keep the game service's pool busy."""
-CREATE_IN_FLIGHT = 4
-"""CreateTables calls one replica keeps in flight (64 tables): a claim of hundreds
-of tables queues here rather than on the game service, where calls time out or
-are cancelled. Where the game service is older, as many tables in single calls."""
 BATCHES_IN_FLIGHT = 4
 """Claimed batches whose tables are being created while the loop claims the next."""
-_STATUS_CODES = {code.value[0]: code for code in grpc.StatusCode}
-PERMANENT = {
-    grpc.StatusCode.INVALID_ARGUMENT,
-    grpc.StatusCode.PERMISSION_DENIED,
-    grpc.StatusCode.ALREADY_EXISTS,
-    grpc.StatusCode.FAILED_PRECONDITION,
-}
+BACKOFF_MAX_S = 2.0
+"""The longest pause between two passes of a loop that keeps failing (the database
+down, say): a failed pass waits twice as long as the one before, up to this."""
+
+
+def backoff_s(interval: float, failures: int) -> float:
+    """The pause after ``failures`` passes in a row failed."""
+    return min(BACKOFF_MAX_S, interval * 2.0 ** min(failures, 16))
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,14 +115,10 @@ class Matcher:
         batch: int = 2000,
     ) -> None:
         self._pool = pool
-        self._game = game
-        self._credential = credential
+        self.tables = TableMaker(game, credential)
         self._interval = interval
         self._batch = batch
         self.last_loop_s = 0.0
-        self._in_flight = asyncio.Semaphore(CREATE_IN_FLIGHT)
-        self._singles = asyncio.Semaphore(CREATE_IN_FLIGHT * CREATE_BATCH)
-        self._batched = True
         self._after: Place | None = None
         """Where the next claim starts in the queue (None: at its oldest ticket)."""
 
@@ -133,6 +128,7 @@ class Matcher:
         depth_at = housekept_at = -math.inf
         slots = asyncio.Semaphore(BATCHES_IN_FLIGHT)
         settling: set[asyncio.Task[None]] = set()
+        failures = 0
         try:
             while True:
                 started = time.perf_counter()
@@ -159,10 +155,22 @@ class Matcher:
                         depth_at = started
                         await standing.record_depth(self._pool)
                 except (*DB_ERRORS, asyncpg.PostgresError) as error:
-                    log.warning("matching_failed", error=str(error))
+                    failures += 1
+                    pause = backoff_s(self._interval, failures)
+                    log.warning(
+                        "matching_failed", error=str(error), failures=failures, retry_in_s=pause
+                    )
+                except Exception:
+                    failures += 1
+                    pause = backoff_s(self._interval, failures)
+                    log.exception("matching_crashed", failures=failures, retry_in_s=pause)
+                else:
+                    failures = 0
                 self.last_loop_s = time.perf_counter() - started
                 metrics.MATCHING_LOOP.observe(self.last_loop_s)
-                if not matched:
+                if failures:
+                    await asyncio.sleep(pause)
+                elif not matched:
                     await asyncio.sleep(self._interval)
         finally:
             # Stopping: a batch cut short stays `creating` and is recovered elsewhere.
@@ -173,8 +181,11 @@ class Matcher:
         try:
             async with self._pool.acquire() as con, con.transaction():
                 await self._finish(con, plans)
+        # Either way the matches stay `creating`: recovered in a few seconds.
         except (*DB_ERRORS, asyncpg.PostgresError) as error:
-            log.warning("matching_failed", error=str(error))  # recovered in a few seconds
+            log.warning("matching_failed", error=str(error))
+        except Exception:
+            log.exception("matching_crashed", tables=len(plans))
         finally:
             slots.release()
 
@@ -216,8 +227,12 @@ class Matcher:
             )
         return plans
 
-    async def _finish(self, con: Connection, plans: list[Plan]) -> None:
-        """Create the tables, then settle their tickets in ``con``'s transaction."""
+    async def _finish(
+        self, con: Connection, plans: list[Plan], *, unreadable: Sequence[uuid.UUID] = ()
+    ) -> None:
+        """Create the tables, then settle their tickets in ``con``'s transaction.
+        ``unreadable``: matches (locked by the caller) whose request cannot be
+        read, given up at once."""
         # Hold the matches while their tables are created: recover() on another
         # replica skips locked rows, so only a dead replica's matches are taken
         # over; and matches another replica completed meanwhile are left alone.
@@ -232,16 +247,16 @@ class Matcher:
             )
         }
         plans = [p for p in plans if p.table_id in pending]
-        if not plans:
+        if not plans and not unreadable:
             return
-        outcomes = await self._create_all([p.request for p in plans])
+        outcomes = await self._create([p.request for p in plans])
         created = [p.table_id for p, ok in zip(plans, outcomes, strict=True) if ok is True]
         failed = [p.table_id for p, ok in zip(plans, outcomes, strict=True) if ok is False]
         given_up = [
             p.table_id
             for p, ok in zip(plans, outcomes, strict=True)
             if ok is None and pending[p.table_id]
-        ]
+        ] + list(unreadable)
         woken: list[uuid.UUID] = []
         if created:
             await con.execute(
@@ -278,17 +293,23 @@ class Matcher:
                 " ended_at = CASE WHEN leave_requested THEN clock_timestamp() END,"
                 " end_message = CASE WHEN leave_requested THEN $2 ELSE '' END"
                 " WHERE table_id = ANY($1::uuid[]) AND state = 'matching'"
-                f" RETURNING {endings.ENDED}, state",
+                f" RETURNING {endings.ENDED}, state, invite_code, is_host",
                 failed,
                 endings.LEFT,
             )
             endings.record_ended([r for r in rows if r["state"] == "cancelled"], "cancelled")
             woken += [r["id"] for r in rows]
+            # A host who left meanwhile takes the private table with them: its
+            # guests must not wait in the queue for a table nobody hosts.
+            closed = [r["invite_code"] for r in rows if r["is_host"] and r["state"] == "cancelled"]
+            if closed:
+                woken += await endings.close_private(con, closed, endings.HOST_LEFT)
         if given_up:
-            # Not created in GIVE_UP_S: the game service may have made the table
-            # all the same (an answer lost), so the tickets cannot go back to the
-            # queue, where they could be seated twice. They end, saying why; a
-            # player seated after all is told so on queueing again (ALREADY_SEATED).
+            # Not created in GIVE_UP_S (or the match cannot be read): the game
+            # service may have made the table all the same (an answer lost), so
+            # the tickets cannot go back to the queue, where they could be seated
+            # twice. They end, saying why; a player seated after all is told so
+            # on queueing again (ALREADY_SEATED).
             rows = await con.fetch(
                 "UPDATE tickets SET state = CASE WHEN leave_requested THEN 'cancelled'"
                 " ELSE 'expired' END, ended_at = clock_timestamp(),"
@@ -306,70 +327,6 @@ class Matcher:
         # RETURNING, not a lookup by table id: no index serves that one.
         await notify(con, woken)
 
-    async def _create_all(self, requests: list[game_pb2.CreateTableRequest]) -> list[bool | None]:
-        """Each table: True once it exists, False if refused for good, None to retry
-        later. Asked in batches of CREATE_BATCH tables, a few batches at once."""
-        batches = [requests[i : i + CREATE_BATCH] for i in range(0, len(requests), CREATE_BATCH)]
-        outcomes = await asyncio.gather(*(self._create_batch(b) for b in batches))
-        return [ok for batch in outcomes for ok in batch]
-
-    async def _create_batch(self, requests: list[game_pb2.CreateTableRequest]) -> list[bool | None]:
-        if self._batched:
-            async with self._in_flight:
-                # Asked again: a batch that waited for its turn may find it known by now.
-                outcomes = await self._create_together(requests) if self._batched else None
-            if outcomes is not None:
-                return outcomes
-        # A game service older than this replica (mid-upgrade): one call per table.
-        return list(await asyncio.gather(*(self._create(r) for r in requests)))
-
-    async def _create_together(
-        self, requests: list[game_pb2.CreateTableRequest]
-    ) -> list[bool | None] | None:
-        """One CreateTables call; None from a game service that does not have it."""
-        try:
-            reply = await self._game.CreateTables(
-                game_pb2.CreateTablesRequest(tables=requests),
-                metadata=self._credential(),
-                timeout=10,
-            )
-        except grpc.aio.AioRpcError as error:
-            if error.code() == grpc.StatusCode.UNIMPLEMENTED:
-                self._batched = False
-                return None
-            log.warning("create_tables_failed", tables=len(requests), code=error.code().name)
-            permanent = error.code() in PERMANENT
-            return [False if permanent else None] * len(requests)
-        outcomes: list[bool | None] = []
-        for request, result in zip(requests, reply.results, strict=True):
-            if result.HasField("table"):
-                outcomes.append(True)
-                continue
-            code = _STATUS_CODES.get(result.refused.code, grpc.StatusCode.UNKNOWN)
-            log.warning(
-                "create_table_failed",
-                table_id=request.table_id,
-                code=code.name,
-                detail=result.refused.message,
-            )
-            outcomes.append(False if code in PERMANENT else None)
-        return outcomes
-
-    async def _create(self, request: game_pb2.CreateTableRequest) -> bool | None:
-        """One table by itself (CreateTable): as `_create_all` says."""
-        try:
-            async with self._singles:
-                await self._game.CreateTable(request, metadata=self._credential(), timeout=10)
-            return True
-        except grpc.aio.AioRpcError as error:
-            log.warning(
-                "create_table_failed",
-                table_id=request.table_id,
-                code=error.code().name,
-                detail=error.details(),
-            )
-            return False if error.code() in PERMANENT else None
-
     async def recover(self) -> int:
         """Finish matches whose replica stopped half-way."""
         async with self._pool.acquire() as con, con.transaction():
@@ -381,9 +338,31 @@ class Matcher:
             )
             if not rows:
                 return 0
-            plans = [
-                Plan(r["table_id"], game_pb2.CreateTableRequest.FromString(r["request"]), [])
-                for r in rows
-            ]
-            await self._finish(con, plans)
-        return len(plans)
+            plans: list[Plan] = []
+            unreadable: list[uuid.UUID] = []
+            for r in rows:
+                try:
+                    request = game_pb2.CreateTableRequest.FromString(r["request"])
+                except Exception:
+                    log.exception("match_unreadable", table_id=str(r["table_id"]))
+                    unreadable.append(r["table_id"])
+                    continue
+                plans.append(Plan(r["table_id"], request, []))
+            await self._finish(con, plans, unreadable=unreadable)
+        return len(rows)
+
+    async def _create(self, requests: list[game_pb2.CreateTableRequest]) -> list[bool | None]:
+        """`TableMaker.create_all`. A fault of its own (not a refusal: something
+        nobody planned for) has each table asked for alone; one that fails so
+        is asked for again later, until its match is given up (GIVE_UP_S), as a
+        table the game service keeps failing is: it holds up no other."""
+        if not requests:
+            return []
+        try:
+            return await self.tables.create_all(requests)
+        except Exception:
+            log.exception("create_tables_crashed", table_ids=[r.table_id for r in requests])
+            if len(requests) == 1:
+                return [None]
+        alone = await asyncio.gather(*(self._create([r]) for r in requests))
+        return [ok for (ok,) in alone]

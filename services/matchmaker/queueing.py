@@ -19,6 +19,9 @@ INVITE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 LIVE_INVITE_INDEX = "tickets_live_invite_idx"
 """The unique index that keeps waiting private tables' codes apart."""
 LIVE = ("queued", "matching")
+STARTED_RECENTLY_S = 600.0
+"""How long after a private table started its code still answers that the table
+is full (a friend arriving late), and not that no table has that code."""
 
 
 class AlreadyQueued(Exception):
@@ -200,6 +203,20 @@ async def lock_private(con: Connection, invite_code: str) -> tuple[int, int] | N
         "SELECT count(*) FROM tickets WHERE invite_code = $1 AND state = 'queued'", invite_code
     )
     return int(taken), int(size)
+
+
+async def started_private(db: Connection | Pool, invite_code: str) -> bool:
+    """Whether the latest private table with this code has started: being set up,
+    or seated within `STARTED_RECENTLY_S`. (A closed, expired or never-made one
+    has not.)"""
+    started: bool | None = await db.fetchval(
+        "SELECT state = 'matching' OR (state = 'matched'"
+        " AND ended_at > now() - make_interval(secs => $2))"
+        " FROM tickets WHERE invite_code = $1 AND is_host ORDER BY created_at DESC LIMIT 1",
+        invite_code,
+        STARTED_RECENTLY_S,
+    )
+    return bool(started)
 
 
 async def _live(con: Connection, player_id: str) -> uuid.UUID | None:

@@ -62,3 +62,11 @@ def invite_not_found() -> Refused:
         "INVITE_NOT_FOUND",
         "No private table is waiting with that code.",
     )
+
+
+def table_full() -> Refused:
+    return Refused(
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "TABLE_FULL",
+        "That table is already full.",
+    )

@@ -33,6 +33,10 @@ from .wakeups import CHANNEL, Wakeups
 
 log = structlog.get_logger(__name__)
 CREDENTIAL_TTL_S = 300
+LISTEN_CHECK_S = 0.5
+"""How often the LISTEN connection is checked; the first pause before re-opening it."""
+LISTEN_RETRY_MAX_S = 5.0
+"""The longest pause between two attempts to re-open the LISTEN connection."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,20 +129,34 @@ class MatchmakerServer:
         log.info("matchmaker_started", port=self.port)
 
     async def _listen(self) -> None:
-        """Keep one LISTEN connection; a lost one is re-opened (streams also poll)."""
+        """Keep one LISTEN connection; a lost one is re-opened (streams also poll),
+        whatever failed: the connection, the LISTEN, or anything else."""
+        failures = 0  # attempts in a row that failed: each waits longer before the next
         while True:
+            con: asyncpg.Connection | None = None
             try:
                 con = await asyncpg.connect(self.config.dsn)
-            except (*DB_ERRORS, asyncpg.PostgresError):
-                await asyncio.sleep(0.5)
-                continue
-            try:
                 await con.add_listener(CHANNEL, self.wakeups.listener)
+                # Notifications sent while nobody listened here are lost: the
+                # streams read their tickets again now, not at the next sweep.
+                self.wakeups.wake(self.wakeups.watched())
+                if failures:
+                    log.info("ticket_listener_reopened", failures=failures)
+                failures = 0
                 while not con.is_closed():
-                    await asyncio.sleep(0.5)
+                    await asyncio.sleep(LISTEN_CHECK_S)
+            except (*DB_ERRORS, asyncpg.PostgresError) as error:
+                failures += 1
+                if failures == 1:
+                    log.warning("ticket_listener_failed", error=str(error))
+            except Exception:
+                failures += 1
+                log.exception("ticket_listener_crashed", failures=failures)
             finally:
-                with contextlib.suppress(Exception):
-                    await con.close(timeout=1)
+                if con is not None:
+                    with contextlib.suppress(Exception):
+                        await con.close(timeout=1)
+            await asyncio.sleep(min(LISTEN_RETRY_MAX_S, LISTEN_CHECK_S * 2**failures))
 
     async def stop(self, grace: float | None = None) -> None:
         if self.health is not None:

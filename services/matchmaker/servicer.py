@@ -21,7 +21,7 @@ from services.common.pb.rummy.v1 import matchmaker_pb2_grpc
 from . import endings, queueing, tickets
 from .messages import ticket_message
 from .queueing import AlreadyQueued
-from .request_checks import Refused, invite_not_found, table_wanted
+from .request_checks import Refused, invite_not_found, table_full, table_wanted
 from .streams import Streams
 from .tickets import TicketRow
 from .wakeups import Wakeups
@@ -108,15 +108,20 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
             async with con.transaction():
                 seats = await queueing.lock_private(con, invite_code)
                 if seats is None:
-                    raise invite_not_found()
+                    # The table started (or closed) since it was looked up.
+                    raise await self._no_table(con, invite_code)
                 taken, size = seats
                 if taken >= size:
-                    raise Refused(
-                        grpc.StatusCode.FAILED_PRECONDITION,
-                        "TABLE_FULL",
-                        "That table is already full.",
-                    )
+                    raise table_full()
                 return await self._insert(con, player, ticket_id, **wanted)
+
+    @staticmethod
+    async def _no_table(db: Connection | Pool, invite_code: str) -> Refused:
+        """Why no table waits with this code: it just started (a friend arriving as
+        it filled), or there is none (unknown, closed, expired, or long gone)."""
+        if invite_code.isalnum() and await queueing.started_private(db, invite_code):
+            return table_full()
+        return invite_not_found()
 
     async def _insert(
         self,
@@ -260,7 +265,7 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
                     code,
                 )
             if host is None:
-                raise invite_not_found()
+                raise await self._no_table(self._pool, code)
             # Whether a seat is free is checked as the ticket is stored (`_store`).
             return await self._queue(
                 player,
@@ -308,13 +313,18 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
 
         async def run() -> mm.CancelResponse:
             row = await self._own(request.ticket_id, player)
+            closed = False
             if (
                 row.invite_code
                 and row.state == "queued"
                 and await self._pool.fetchval("SELECT is_host FROM tickets WHERE id = $1", row.id)
             ):
-                await endings.cancel_private(self._pool, row.invite_code, endings.HOST_LEFT)
-            elif await endings.cancel(self._pool, row.id, endings.LEFT) is None:
+                closed = await endings.cancel_private(
+                    self._pool, row.invite_code, endings.HOST_LEFT
+                )
+            # A host whose table a claim took since the ticket was read leaves as
+            # any other ticket does (too late, once its table is being set up).
+            if not closed and await endings.cancel(self._pool, row.id, endings.LEFT) is None:
                 raise Refused(
                     grpc.StatusCode.FAILED_PRECONDITION,
                     "TICKET_MATCHING",

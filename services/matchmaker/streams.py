@@ -30,6 +30,8 @@ players must not cost 10,000 messages a second)."""
 FINAL = ("matched", "cancelled", "expired")
 CANCEL_WAIT_S = 5.0
 """How long a new ticket waits for the player's previous one to be cancelled."""
+OUTAGE = (*DB_ERRORS, asyncpg.PostgresError)
+"""What a waiting stream rides out: the database unreachable, or refusing a read."""
 
 
 def progress_every(streams: int) -> float:
@@ -61,7 +63,9 @@ class Streams:
         *,
         host: bool = False,
     ) -> AsyncIterator[Any]:
-        """Progress until the ticket ends; closing the stream cancels the ticket."""
+        """Progress until the ticket ends; closing the stream cancels the ticket.
+        The database failing meanwhile does neither: the stream waits on (leaving
+        out the progress it cannot read) until the database answers again."""
         loop = asyncio.get_running_loop()
         started = loop.time()
         ended = False
@@ -78,7 +82,12 @@ class Streams:
                     # notification, or the replica's sweep (see _sweep).
                     if wake.is_set():
                         wake.clear()
-                        current = await self._reads.get(row.id)
+                        try:
+                            current = await self._reads.get(row.id)
+                        except OUTAGE:
+                            # The sweep wakes this stream again once the database
+                            # answers and shows the ticket ended.
+                            continue
                         if current is None:
                             return
                         if current.state in FINAL:
@@ -91,7 +100,11 @@ class Streams:
                                     match=match_message(current, game_target=self._game_target)
                                 )
                             return
-                    yield wrap(progress=await self._progress(row, loop.time() - started))
+                    try:
+                        progress = await self._progress(row, loop.time() - started)
+                    except OUTAGE:
+                        continue  # no progress this time: the ticket keeps its place
+                    yield wrap(progress=progress)
         finally:
             if not ended:
                 self.cancel_later(row.player_id, row.id, row.invite_code, host)
@@ -100,6 +113,8 @@ class Streams:
         """Where the ticket stands, from a reading of every queue at most a second old."""
         loop = asyncio.get_running_loop()
         if loop.time() - self._standing_at > PROGRESS_EVERY_S:
+            # Marked read before reading: a database that fails is tried once a
+            # second for all streams, which keep the last reading meanwhile.
             self._standing_at = loop.time()
             self._standing = await standing(self._pool, self._wakeups.watched())
         progress = mm.QueueProgress(
@@ -128,7 +143,7 @@ class Streams:
         while self._wakeups.watched():
             await asyncio.sleep(PROGRESS_EVERY_S)
             ids = self._wakeups.watched()
-            with contextlib.suppress(*DB_ERRORS, asyncpg.PostgresError):
+            with contextlib.suppress(*OUTAGE):
                 rows = await self._pool.fetch(
                     "SELECT id FROM tickets WHERE id = ANY($1::uuid[]) AND state = ANY($2::text[])",
                     ids,

@@ -48,11 +48,13 @@ class Backend:
     def game_target(self) -> str:
         return f"127.0.0.1:{self.game.port}"
 
-    async def add_replica(self, *, game_target: str = "", matching: bool = True) -> int:
-        """Start one more matchmaker replica; its index."""
+    async def add_replica(
+        self, *, game_target: str = "", matching: bool = True, dsn: str = ""
+    ) -> int:
+        """Start one more matchmaker replica (on ``dsn``, if given: a proxy's); its index."""
         server = MatchmakerServer(
             MatchmakerConfig(
-                dsn=self.dsn,
+                dsn=dsn or self.dsn,
                 secret=SECRET,
                 game_target=game_target or self.game_target,
                 public_game_target=self.game_target,

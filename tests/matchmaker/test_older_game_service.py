@@ -10,7 +10,7 @@ from typing import Any
 
 import grpc
 
-from services.matchmaker.matcher import CREATE_IN_FLIGHT
+from services.matchmaker.table_maker import CREATE_IN_FLIGHT
 
 from .harness import Store, Waiter, backend, store
 from .test_recovery import check_completed, queue_tables

@@ -84,7 +84,19 @@ async def test_a_full_table_refuses_more_guests(fresh_dsn: str) -> None:
         await asyncio.gather(hosting.end(), guest.end())
         assert hosting.match is not None and guest.match is not None
         assert hosting.match.table_id == guest.match.table_id
-        # Once started, the code leads nowhere.
+        # Just started: still full, for a friend arriving late.
+        call = stub(late).JoinPrivateTable(
+            mm.JoinPrivateTableRequest(invite_code=code), metadata=late.auth
+        )
+        status, info = await refusal(call.read())
+        assert (status, info.reason) == (grpc.StatusCode.FAILED_PRECONDITION, "TABLE_FULL")
+        # Long after, the code leads nowhere.
+        await db.con.execute(
+            "UPDATE tickets SET ended_at = ended_at - make_interval(secs => $2)"
+            " WHERE invite_code = $1",
+            code,
+            queueing.STARTED_RECENTLY_S + 1,
+        )
         call = stub(late).JoinPrivateTable(
             mm.JoinPrivateTableRequest(invite_code=code), metadata=late.auth
         )

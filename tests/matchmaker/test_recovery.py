@@ -151,7 +151,7 @@ async def test_a_replica_killed_during_create_table_keeps_its_matches_until_it_i
             await asyncio.Event().wait()
             return []
 
-        monkeypatch.setattr(b.matcher(victim), "_create_batch", hang)
+        monkeypatch.setattr(b.matcher(victim).tables, "create_all", hang)
 
         async def overdue(s: Store) -> bool:
             return bool(

@@ -1,0 +1,120 @@
+"""Asking the game service for the tables of recorded matches: CreateTables, 16
+tables a call, or one CreateTable per table where the game service is older.
+
+Both calls are idempotent (each table's id is chosen by the matcher and kept in
+its match), so a table asked for again, by this replica or another, is made once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+import grpc
+import structlog
+
+from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc
+
+log = structlog.get_logger(__name__)
+
+CREATE_BATCH = 16
+"""Tables per CreateTables call: one call's overhead (gRPC, credential check) for
+many tables, while a few calls in flight keep the game service's pool busy."""
+CREATE_IN_FLIGHT = 4
+"""CreateTables calls one replica keeps in flight (64 tables): a claim of hundreds
+of tables queues here rather than on the game service, where calls time out or
+are cancelled. Where the game service is older, as many tables in single calls."""
+_STATUS_CODES = {code.value[0]: code for code in grpc.StatusCode}
+PERMANENT = {
+    grpc.StatusCode.INVALID_ARGUMENT,
+    grpc.StatusCode.PERMISSION_DENIED,
+    grpc.StatusCode.ALREADY_EXISTS,
+    grpc.StatusCode.FAILED_PRECONDITION,
+}
+
+
+class TableMaker:
+    """One replica's calls to the game service that create tables."""
+
+    def __init__(
+        self,
+        game: game_pb2_grpc.GameServiceStub,
+        credential: Callable[[], tuple[tuple[str, str], ...]],
+    ) -> None:
+        self._game = game
+        self._credential = credential
+        self._in_flight = asyncio.Semaphore(CREATE_IN_FLIGHT)
+        self._singles = asyncio.Semaphore(CREATE_IN_FLIGHT * CREATE_BATCH)
+        self._batched = True
+
+    async def create_all(self, requests: list[game_pb2.CreateTableRequest]) -> list[bool | None]:
+        """Each table: True once it exists, False if refused for good, None to retry
+        later. Asked in batches of CREATE_BATCH tables, a few batches at once."""
+        batches = [requests[i : i + CREATE_BATCH] for i in range(0, len(requests), CREATE_BATCH)]
+        outcomes = await asyncio.gather(*(self._create_batch(b) for b in batches))
+        return [ok for batch in outcomes for ok in batch]
+
+    async def _create_batch(self, requests: list[game_pb2.CreateTableRequest]) -> list[bool | None]:
+        if self._batched:
+            async with self._in_flight:
+                # Asked again: a batch that waited for its turn may find it known by now.
+                outcomes = await self._create_together(requests) if self._batched else None
+            if outcomes is not None:
+                return outcomes
+        # A game service older than this replica (mid-upgrade), or a reply that
+        # could not be read: one call per table.
+        return list(await asyncio.gather(*(self._create(r) for r in requests)))
+
+    async def _create_together(
+        self, requests: list[game_pb2.CreateTableRequest]
+    ) -> list[bool | None] | None:
+        """One CreateTables call; None from a game service that does not have it,
+        or whose answer does not say what became of each table."""
+        try:
+            reply = await self._game.CreateTables(
+                game_pb2.CreateTablesRequest(tables=requests),
+                metadata=self._credential(),
+                timeout=10,
+            )
+        except grpc.aio.AioRpcError as error:
+            if error.code() == grpc.StatusCode.UNIMPLEMENTED:
+                self._batched = False
+                return None
+            log.warning("create_tables_failed", tables=len(requests), code=error.code().name)
+            permanent = error.code() in PERMANENT
+            return [False if permanent else None] * len(requests)
+        if len(reply.results) != len(requests):
+            # The answers cannot be paired with the tables: ask for each alone.
+            log.error(
+                "create_tables_answer_unreadable", tables=len(requests), results=len(reply.results)
+            )
+            return None
+        outcomes: list[bool | None] = []
+        for request, result in zip(requests, reply.results, strict=True):
+            if result.HasField("table"):
+                outcomes.append(True)
+                continue
+            code = _STATUS_CODES.get(result.refused.code, grpc.StatusCode.UNKNOWN)
+            log.warning(
+                "create_table_failed",
+                table_id=request.table_id,
+                code=code.name,
+                detail=result.refused.message,
+            )
+            outcomes.append(False if code in PERMANENT else None)
+        return outcomes
+
+    async def _create(self, request: game_pb2.CreateTableRequest) -> bool | None:
+        """One table by itself (CreateTable): as `create_all` says."""
+        try:
+            async with self._singles:
+                await self._game.CreateTable(request, metadata=self._credential(), timeout=10)
+            return True
+        except grpc.aio.AioRpcError as error:
+            log.warning(
+                "create_table_failed",
+                table_id=request.table_id,
+                code=error.code().name,
+                detail=error.details(),
+            )
+            return False if error.code() in PERMANENT else None
