@@ -135,8 +135,9 @@ class MatchmakerServiceServicer:
 
     def JoinPrivateTable(self, request, context):
         """Takes a seat at a private table and waits for it to fill. An unknown
-        or expired code is NOT_FOUND (reason INVITE_NOT_FOUND), a full table
-        FAILED_PRECONDITION (reason TABLE_FULL).
+        or expired code is NOT_FOUND (reason INVITE_NOT_FOUND); a full table,
+        or one that started in the last ten minutes, FAILED_PRECONDITION
+        (reason TABLE_FULL).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -66,8 +66,9 @@ class MatchmakerServiceStub:
     """
     JoinPrivateTable: grpc.UnaryStreamMultiCallable[services.common.pb.rummy.v1.matchmaker_pb2.JoinPrivateTableRequest, services.common.pb.rummy.v1.matchmaker_pb2.JoinPrivateTableResponse]
     """Takes a seat at a private table and waits for it to fill. An unknown
-    or expired code is NOT_FOUND (reason INVITE_NOT_FOUND), a full table
-    FAILED_PRECONDITION (reason TABLE_FULL).
+    or expired code is NOT_FOUND (reason INVITE_NOT_FOUND); a full table,
+    or one that started in the last ten minutes, FAILED_PRECONDITION
+    (reason TABLE_FULL).
     """
 
 @typing.type_check_only
@@ -113,8 +114,9 @@ class MatchmakerServiceAsyncStub(MatchmakerServiceStub):
     """
     JoinPrivateTable: grpc.aio.UnaryStreamMultiCallable[services.common.pb.rummy.v1.matchmaker_pb2.JoinPrivateTableRequest, services.common.pb.rummy.v1.matchmaker_pb2.JoinPrivateTableResponse]  # type: ignore[assignment]
     """Takes a seat at a private table and waits for it to fill. An unknown
-    or expired code is NOT_FOUND (reason INVITE_NOT_FOUND), a full table
-    FAILED_PRECONDITION (reason TABLE_FULL).
+    or expired code is NOT_FOUND (reason INVITE_NOT_FOUND); a full table,
+    or one that started in the last ten minutes, FAILED_PRECONDITION
+    (reason TABLE_FULL).
     """
 
 class MatchmakerServiceServicer(metaclass=abc.ABCMeta):
@@ -187,8 +189,9 @@ class MatchmakerServiceServicer(metaclass=abc.ABCMeta):
         context: _ServicerContext,
     ) -> typing.Union[collections.abc.Iterator[services.common.pb.rummy.v1.matchmaker_pb2.JoinPrivateTableResponse], collections.abc.AsyncIterator[services.common.pb.rummy.v1.matchmaker_pb2.JoinPrivateTableResponse]]:
         """Takes a seat at a private table and waits for it to fill. An unknown
-        or expired code is NOT_FOUND (reason INVITE_NOT_FOUND), a full table
-        FAILED_PRECONDITION (reason TABLE_FULL).
+        or expired code is NOT_FOUND (reason INVITE_NOT_FOUND); a full table,
+        or one that started in the last ten minutes, FAILED_PRECONDITION
+        (reason TABLE_FULL).
         """
 
 def add_MatchmakerServiceServicer_to_server(servicer: MatchmakerServiceServicer, server: typing.Union[grpc.Server, grpc.aio.Server]) -> None: ...
