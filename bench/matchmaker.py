@@ -71,8 +71,8 @@ from services.common.logs import configure
 from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc, matchmaker_pb2_grpc, table_pb2
 from services.common.pb.rummy.v1 import matchmaker_pb2 as mm
 from services.game.server import GameConfig, GameServer
-from services.matchmaker.matcher import CREATE_BATCH, CREATE_IN_FLIGHT
 from services.matchmaker.server import MatchmakerConfig, MatchmakerServer
+from services.matchmaker.table_maker import CREATE_BATCH, CREATE_IN_FLIGHT
 
 TARGETS = {"matched_per_s": 1_000.0, "p99_s": 2.0}
 """The issue's targets, printed next to each number (never asserted)."""
