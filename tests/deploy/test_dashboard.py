@@ -27,7 +27,7 @@ METRICS: dict[str, set[str]] = {
     "rummy_watch_streams": set(),
     "rummy_active_tables": set(),
     "rummy_games_finished_total": {"ruleset", "reason"},
-    "rummy_db_pool_connections": {"state"},
+    "rummy_db_pool_connections": {"service", "state"},
     "rummy_db_transaction_seconds_bucket": {"op", "le"},
     "rummy_queue_depth": {"queue"},
     "rummy_match_wait_seconds_bucket": {"queue", "outcome", "le"},
