@@ -6,11 +6,8 @@ holding up any other."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import AsyncIterator
 from typing import Any
 
-import grpc
 import pytest
 from structlog.testing import capture_logs
 
@@ -20,8 +17,9 @@ from services.matchmaker import matcher as matcher_module
 from services.matchmaker.matcher import Matcher
 from services.matchmaker.table_maker import TableMaker
 
+from .game_front import CREATE_TABLE, CREATE_TABLES, Front, game_front, unchanged
 from .harness import backend, enqueue, players, store
-from .test_older_game_service import CREATE_TABLE, CREATE_TABLES, check_completed_anywhere
+from .test_older_game_service import check_completed_anywhere
 from .test_recovery import queue_tables
 
 
@@ -52,46 +50,16 @@ async def test_the_matching_loop_survives_an_unexpected_error(
     assert all(e["log_level"] == "error" and e["exc_info"] for e in crashed)
 
 
-@contextlib.asynccontextmanager
-async def answering_short(target: str) -> AsyncIterator[tuple[str, list[str]]]:
-    """A real server in front of the game service at ``target`` that passes
-    CreateTable and CreateTables on, but leaves the last table out of every
-    CreateTables answer. Yields its address and the methods asked of it."""
-    asked: list[str] = []
-    upstream = grpc.aio.insecure_channel(target)
+def without_the_last_table(reply: bytes) -> bytes:
+    answer = game_pb2.CreateTablesResponse.FromString(reply)
+    del answer.results[-1]
+    return answer.SerializeToString()
 
-    def forward(method: str, trim: bool) -> Any:
-        call = upstream.unary_unary(method)
 
-        async def handle(request: bytes, context: grpc.aio.ServicerContext) -> bytes:
-            try:
-                reply: bytes = await call(request, metadata=context.invocation_metadata())
-            except grpc.aio.AioRpcError as error:
-                await context.abort(error.code(), error.details() or "")
-            if not trim:
-                return reply
-            answer = game_pb2.CreateTablesResponse.FromString(reply)
-            del answer.results[-1]
-            return answer.SerializeToString()
-
-        return grpc.unary_unary_rpc_method_handler(handle)
-
-    class Short(grpc.GenericRpcHandler):
-        def service(self, details: Any) -> Any:
-            asked.append(details.method)
-            if details.method in (CREATE_TABLE, CREATE_TABLES):
-                return forward(details.method, trim=details.method == CREATE_TABLES)
-            return None
-
-    server = grpc.aio.server()
-    server.add_generic_rpc_handlers((Short(),))
-    port = server.add_insecure_port("127.0.0.1:0")
-    await server.start()
-    try:
-        yield f"127.0.0.1:{port}", asked
-    finally:
-        await server.stop(0)
-        await upstream.close()
+def answering_short(target: str) -> Front:
+    """In front of the game service: CreateTable and CreateTables are passed on, but
+    the last table is left out of every CreateTables answer."""
+    return game_front(target, {CREATE_TABLE: unchanged, CREATE_TABLES: without_the_last_table})
 
 
 async def test_a_create_tables_answer_missing_a_table_is_asked_again_table_by_table(
