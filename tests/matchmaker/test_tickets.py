@@ -1,23 +1,22 @@
-"""A ticket's life through the public API: cancel, drop, expiry, duplicates, refusals."""
+"""A ticket's life through the public API: cancel, drop, expiry, one live ticket per
+player, seated players."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import uuid
 from typing import Any
 
 import grpc
 import pytest
 
 from services.common.errors import error_info
-from services.common.pb.rummy.v1 import game_pb2, table_pb2
 from services.common.pb.rummy.v1 import matchmaker_pb2 as mm
+from services.common.pb.rummy.v1 import table_pb2
 from services.game.rules.actions import Leave
-from services.game.rules.bots import GreedyBot
 from services.matchmaker import endings
 from services.matchmaker.servicer import MatchmakerServicer
-from tests.game.harness import Player, greedy_turn
+from tests.game.harness import Player
 
 from .harness import (
     WAIT_S,
@@ -338,205 +337,3 @@ async def test_leaving_an_unfinished_table_allows_queueing_again(fresh_dsn: str)
         assert left[0]["left_at"] is not None, "Leave did not set table_seats.left_at"
         waiter = await enqueue(leaver, table_size=2)
         assert waiter.ticket.state == mm.TICKET_STATE_QUEUED
-
-
-# --- refusals ----------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("size", [0, 1, 5, 1000])
-async def test_bad_table_sizes_are_refused(fresh_dsn: str, size: int) -> None:
-    async with backend(fresh_dsn) as b, store(fresh_dsn) as db:
-        (alice,) = await players(b.channel(), 1)
-        calls: list[Any] = [
-            stub(alice).Enqueue(mm.EnqueueRequest(table_size=size), metadata=alice.auth),
-            stub(alice).CreatePrivateTable(
-                mm.CreatePrivateTableRequest(table_size=size), metadata=alice.auth
-            ),
-        ]
-        for call in calls:
-            code, info = await refusal(call.read())
-            assert (code, info.reason) == (grpc.StatusCode.INVALID_ARGUMENT, "TABLE_SIZE_INVALID")
-        assert await db.count("SELECT count(*) FROM tickets") == 0
-
-
-async def test_unknown_rule_sets_and_bad_options_are_refused(fresh_dsn: str) -> None:
-    async with backend(fresh_dsn) as b, store(fresh_dsn) as db:
-        (alice,) = await players(b.channel(), 1)
-        for call in (
-            stub(alice).Enqueue(
-                mm.EnqueueRequest(table_size=2, ruleset="no-such-rules"), metadata=alice.auth
-            ),
-            stub(alice).CreatePrivateTable(
-                mm.CreatePrivateTableRequest(table_size=2, ruleset="no-such-rules"),
-                metadata=alice.auth,
-            ),
-        ):
-            code, info = await refusal(call.read())
-            assert (code, info.reason) == (grpc.StatusCode.INVALID_ARGUMENT, "RULESET_UNKNOWN")
-        bad = table_pb2.TableOptions(turn_timer_ms=5)
-        call = stub(alice).Enqueue(
-            mm.EnqueueRequest(table_size=2, options=bad), metadata=alice.auth
-        )
-        code, info = await refusal(call.read())
-        assert (code, info.reason) == (grpc.StatusCode.INVALID_ARGUMENT, "OPTIONS_INVALID")
-        assert await db.count("SELECT count(*) FROM tickets") == 0
-
-
-async def test_calls_need_a_player_token(fresh_dsn: str) -> None:
-    async with backend(fresh_dsn) as b:
-        call = stub(Player(b.channel(), "", "", "")).Enqueue(mm.EnqueueRequest(table_size=2))
-        with pytest.raises(grpc.aio.AioRpcError) as failure:
-            await call.read()
-        assert failure.value.code() == grpc.StatusCode.UNAUTHENTICATED
-
-
-# --- looking a ticket up -------------------------------------------------------------
-
-
-async def test_get_ticket_after_a_reconnect_to_another_replica(fresh_dsn: str) -> None:
-    async with backend(fresh_dsn, replicas=2) as b:
-        alice, bob = await players(b.channel(0), 2)
-        waiter = await enqueue(alice, table_size=2)
-        # Asked through the other replica while waiting...
-        moved = on(alice, b.channel(1))
-        queued = await get_ticket(moved, waiter.ticket_id)
-        assert queued.state == mm.TICKET_STATE_QUEUED
-        assert queued.ticket_id == waiter.ticket_id and queued.table_size == 2
-        assert not queued.HasField("match")
-        # ...and after the match, which the stream reported.
-        bobs = await enqueue(on(bob, b.channel(1)), table_size=2)
-        await asyncio.gather(waiter.end(), bobs.end())
-        assert waiter.match is not None
-        matched = await get_ticket(moved, waiter.ticket_id)
-        assert matched.state == mm.TICKET_STATE_MATCHED
-        assert matched.match == waiter.match
-        assert matched.match.game_target == b.game_target
-        # The table is there, with alice at the seat she was told.
-        async with grpc.aio.insecure_channel(matched.match.game_target) as game:
-            view = await on(alice, game).view(matched.match.table_id)
-            assert view.my_seat == matched.match.seat
-
-
-async def test_another_players_ticket_is_not_found(fresh_dsn: str) -> None:
-    async with backend(fresh_dsn) as b, store(fresh_dsn) as db:
-        alice, mallory = await players(b.channel(), 2)
-        waiter = await enqueue(alice, table_size=4)
-        for request_id in (waiter.ticket_id, str(uuid.uuid4())):
-            code, info = await refusal(
-                stub(mallory).GetTicket(
-                    mm.GetTicketRequest(ticket_id=request_id), metadata=mallory.auth
-                )
-            )
-            assert (code, info.reason) == (grpc.StatusCode.NOT_FOUND, "TICKET_NOT_FOUND")
-            code, info = await refusal(
-                stub(mallory).Cancel(mm.CancelRequest(ticket_id=request_id), metadata=mallory.auth)
-            )
-            assert (code, info.reason) == (grpc.StatusCode.NOT_FOUND, "TICKET_NOT_FOUND")
-        assert await db.state(waiter.ticket_id) == "queued"
-        code, info = await refusal(
-            stub(alice).GetTicket(mm.GetTicketRequest(ticket_id="nope"), metadata=alice.auth)
-        )
-        assert (code, info.reason) == (grpc.StatusCode.INVALID_ARGUMENT, "TICKET_ID_INVALID")
-
-
-async def test_progress_tells_the_players_waiting_in_the_queue_and_the_place(
-    fresh_dsn: str,
-) -> None:
-    async with backend(fresh_dsn, matching=False) as b:
-        alice, bob, carol = await players(b.channel(), 3)
-        first = await enqueue(alice, table_size=4)
-        second = await enqueue(bob, table_size=4)
-        # Same rule set and options, another size: a queue of its own.
-        await enqueue(carol, table_size=3)
-        # A report may come from a reading made before the ticket was stored
-        # (no place yet): the next one, a second later, has it.
-        async with asyncio.timeout(WAIT_S):
-            while not (progress := await second.until("progress")).position:
-                assert progress.players_waiting <= 2
-        assert (progress.players_waiting, progress.position) == (2, 2)
-        async with asyncio.timeout(WAIT_S):
-            while not (progress := await first.until("progress")).position:
-                pass
-        assert (progress.players_waiting, progress.position) == (2, 1)
-        assert progress.seats_taken == 0
-
-
-# --- bots ------------------------------------------------------------------------------
-
-
-async def test_bots_fill_the_empty_seats_after_the_wait(fresh_dsn: str) -> None:
-    async with backend(fresh_dsn, matching=False) as b, store(fresh_dsn) as db:
-        alice, bob, carol = await players(b.channel(), 3)
-        waiter = await enqueue(alice, table_size=4, fill_with_bots_after_ms=60_000)
-        # Bob would take bots too, later; Carol never asked for them.
-        carols = await enqueue(carol, table_size=4)
-        bobs = await enqueue(bob, table_size=4, fill_with_bots_after_ms=120_000)
-        assert await b.matcher().match_once() == 0, "alice's wait is not over"
-        await db.backdate(waiter.ticket_id, 60)
-        assert await b.matcher().match_once() == 2
-        assert await db.state(carols.ticket_id) == "queued"
-        await asyncio.gather(waiter.end(), bobs.end())
-        assert waiter.match is not None and bobs.match is not None
-        assert waiter.match.table_id == bobs.match.table_id
-        assert (waiter.match.seat, bobs.match.seat) == (0, 1)
-        assert waiter.match.table_size == 4
-        rows = await db.seats(waiter.match.table_id)
-        assert [r["is_bot"] for r in rows] == [False, False, True, True]
-        async with grpc.aio.insecure_channel(waiter.match.game_target) as game:
-            reply = await on(alice, game).call(
-                "GetTable", game_pb2.GetTableRequest(table_id=waiter.match.table_id)
-            )
-        view = reply.view
-        assert [s.is_bot for s in view.seats] == [False, False, True, True]
-        assert [s.player_id for s in view.seats][:2] == [alice.player_id, bob.player_id]
-
-
-async def test_a_table_filled_with_bots_is_played_by_them(fresh_dsn: str) -> None:
-    async with backend(fresh_dsn) as b:
-        (alice,) = await players(b.channel(), 1)
-        bot_turns = 0
-        # A random deal may let Alice go out before the bot ever plays: another game.
-        for _ in range(3):
-            waiter = await enqueue(alice, table_size=2, fill_with_bots_after_ms=200)
-            await waiter.end()
-            assert waiter.match is not None and waiter.match.seat == 0
-            bot_turns = await _bot_turns_seen(alice, waiter.match)
-            if bot_turns:
-                break
-        assert bot_turns >= 1
-
-
-async def _bot_turns_seen(alice: Player, match: mm.Match) -> int:
-    """Alice plays her turns; the server plays the bot's: the turn comes back."""
-    table_id = match.table_id
-    async with grpc.aio.insecure_channel(match.game_target) as game:
-        me = on(alice, game)
-        view = await me.view(table_id)
-        assert [s.is_bot for s in view.seats] == [False, True]
-        bot = GreedyBot()
-        bot_turns = 0
-        async with asyncio.timeout(WAIT_S):
-            while bot_turns < 3 and view.phase != table_pb2.PHASE_GAME_OVER:
-                if view.current_seat == 0:
-                    view = await greedy_turn(me, table_id, view, bot)
-                    continue
-                while view.current_seat == 1 and view.phase != table_pb2.PHASE_GAME_OVER:
-                    await asyncio.sleep(0.05)
-                    view = await me.view(table_id)
-                bot_turns += 1
-        return bot_turns
-
-
-async def test_patient_players_accept_a_smaller_table(fresh_dsn: str) -> None:
-    async with backend(fresh_dsn) as b, store(fresh_dsn) as db:
-        alice, bob = await players(b.channel(), 2)
-        waiters = [
-            await enqueue(p, table_size=4, accept_smaller_after_ms=200) for p in (alice, bob)
-        ]
-        await asyncio.gather(*(w.end() for w in waiters))
-        matches = [w.match for w in waiters]
-        assert all(m is not None and m.table_size == 2 for m in matches)
-        # The ticket still says what was asked; the match says what was found.
-        assert all(w.final.table_size == 4 for w in waiters)
-        assert waiters[0].match is not None
-        assert len(await db.seats(waiters[0].match.table_id)) == 2
