@@ -15,9 +15,9 @@ from google.protobuf.message import Message
 
 from services.common.pb.rummy.v1 import cards_pb2, game_pb2, table_pb2
 from services.game.rules import actions as act
-from services.game.rules.errors import Reason, RuleError
+from services.game.rules.errors import RuleError
 from services.game.rules.finder import find_melds
-from services.game.rules.guards import require_turn
+from services.game.rules.guards import require_opened, require_turn
 from services.game.rules.melds import Meld, Side, complete_group, fits, swap_joker
 from services.game.rules.ruleset import Ruleset, preset
 from services.game.rules.state import Phase
@@ -215,14 +215,12 @@ def swap_refused(view: table_pb2.TableView) -> RuleError | None:
     own words and order: not this seat's turn, nothing drawn yet, not opened. None
     when a swap may be tried: checked before the player is asked where the joker goes."""
     seat = view.my_seat if view.HasField("my_seat") else -1
+    state = state_from_view(view)
     try:
-        require_turn(state_from_view(view), seat, Phase.PLAY)
+        require_turn(state, seat, Phase.PLAY)
+        require_opened(state, seat, "swap a joker")
     except RuleError as error:
         return error
-    if not view.seats[seat].has_opened:
-        # Every rule set: a joker comes off the table only once its taker has opened.
-        first = "your contract" if preset(view.ruleset).contracts else "a meld of your own"
-        return RuleError(Reason.NOT_OPENED, f"Lay down {first} before you swap a joker.")
     return None
 
 

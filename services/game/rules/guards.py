@@ -1,6 +1,6 @@
 """What a player's move checks before it changes anything: that the seat still
-plays at this table, that it holds the turn in the right phase, and that the
-cards it names are in its hand."""
+plays at this table, that it holds the turn in the right phase, that it has
+opened where that counts, and that the cards it names are in its hand."""
 
 from __future__ import annotations
 
@@ -29,6 +29,13 @@ def require_turn(state: GameState, seat: int, phase: Phase) -> None:
         if phase == Phase.DRAW:
             raise RuleError(Reason.ALREADY_DREW, "You have already drawn this turn.")
         raise RuleError(Reason.MUST_DRAW_FIRST, "Draw a card first, from the stock or the discard.")
+
+
+def require_opened(state: GameState, seat: int, doing: str) -> None:
+    """Lay-offs and joker swaps come once the seat has opened (every rule set)."""
+    if not state.opened[seat]:
+        first = "your contract" if state.ruleset.contracts else "a meld of your own"
+        raise RuleError(Reason.NOT_OPENED, f"Lay down {first} before you {doing}.")
 
 
 def take_from_hand(hand: list[int], cards: Sequence[int], state: GameState) -> list[int]:

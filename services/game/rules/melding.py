@@ -11,7 +11,7 @@ from .actions import LayOff, Meld, MeldSpec, SwapJoker
 from .claims import close_claims
 from .errors import Reason, RuleError
 from .events import EndReason, Event, JokerSwapped, LaidOff, Melded
-from .guards import require_turn, take_from_hand
+from .guards import require_opened, require_turn, take_from_hand
 from .opening import check_laying, keep_one
 from .rounds import end_round
 from .state import GameState, Phase
@@ -22,12 +22,6 @@ Events = list[Event]
 
 def _keep_one(state: GameState, left: Sequence[int]) -> None:
     keep_one(state, len(left))
-
-
-def _require_opened(state: GameState, seat: int, doing: str) -> None:
-    if not state.opened[seat]:
-        first = "your contract" if state.ruleset.contracts else "a meld of your own"
-        raise RuleError(Reason.NOT_OPENED, f"Lay down {first} before you {doing}.")
 
 
 def _after_play(state: GameState, seat: int, used: Sequence[int], now: int, events: Events) -> None:
@@ -76,7 +70,7 @@ def _table_meld(state: GameState, meld_id: int) -> int:
 
 def lay_off(state: GameState, seat: int, action: LayOff, now: int, events: Events) -> None:
     require_turn(state, seat, Phase.PLAY)
-    _require_opened(state, seat, "lay off")
+    require_opened(state, seat, "lay off")
     index = _table_meld(state, action.meld_id)
     left = take_from_hand(state.hands[seat], action.cards, state)
     meld = M.lay_off(state.melds[index], action.cards, action.side, state.ruleset)
@@ -105,7 +99,7 @@ def _swapped(state: GameState, action: SwapJoker) -> M.Meld:
 
 def swap_joker(state: GameState, seat: int, action: SwapJoker, now: int, events: Events) -> None:
     require_turn(state, seat, Phase.PLAY)
-    _require_opened(state, seat, "swap a joker")
+    require_opened(state, seat, "swap a joker")
     rules = state.ruleset
     index = _table_meld(state, action.meld_id)
     put_in = [action.replacement] + ([action.second] if action.second >= 0 else [])
