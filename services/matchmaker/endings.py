@@ -58,8 +58,12 @@ async def cancel_private(pool: Pool, invite_code: str, message: str) -> bool:
             " FOR UPDATE",
             invite_code,
         )
+        if host is None:
+            # The table is no longer waiting (taken by a claim, or closed): any
+            # ticket still queued under this code is not this host's to end.
+            return False
         await notify(con, await close_private(con, [invite_code], message))
-        return host is not None
+        return True
 
 
 async def close_private(

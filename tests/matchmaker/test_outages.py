@@ -149,7 +149,8 @@ async def test_the_ticket_listener_comes_back_after_its_listen_fails(fresh_dsn: 
             )
 
         await db.eventually(listening, "the replica listens again")
-        # Notifications reach the replica's streams again.
+        # And it serves on (its streams also have the once-a-second sweep, so this
+        # part says nothing of LISTEN itself: the check above does).
         alice, bob = await players(b.channel(replica), 2)
         waiters = [await enqueue(p, table_size=2) for p in (alice, bob)]
         assert await b.matcher(replica).match_once() == 2
