@@ -12,6 +12,7 @@ import asyncpg
 import grpc
 import pytest
 
+from services.common.db import open_pool
 from services.common.pb.rummy.v1 import matchmaker_pb2 as mm
 from services.matchmaker import endings, queueing
 from services.matchmaker import matcher as matcher_module
@@ -176,3 +177,25 @@ async def test_a_friend_whose_table_starts_as_they_take_a_seat_is_told_it_is_ful
         assert (
             await db.count("SELECT count(*) FROM tickets WHERE player_id = $1", late.player_id) == 0
         )
+
+
+async def test_closing_a_table_no_longer_waiting_leaves_the_tickets_under_its_code_alone(
+    fresh_dsn: str,
+) -> None:
+    """A host's close that comes after a claim took the table (its ticket is no
+    longer queued) ends nothing: a ticket still queued under that code is not
+    the host's to end (one of a later table that drew the same code, say)."""
+    async with backend(fresh_dsn, matching=False) as b, store(fresh_dsn) as db:
+        owner, ann = await players(b.channel(), 2)
+        hosting = await host(owner, table_size=3)
+        code = hosting.ticket.invite_code
+        guest = await join(ann, code)
+        await db.con.execute(
+            "UPDATE tickets SET state = 'matching' WHERE id = $1", uuid.UUID(hosting.ticket_id)
+        )
+        pool = await open_pool(fresh_dsn, max_size=2)
+        try:
+            assert not await endings.cancel_private(pool, code, endings.HOST_LEFT)
+        finally:
+            await pool.close()
+        assert await db.state(guest.ticket_id) == "queued"
