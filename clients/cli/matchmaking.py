@@ -21,7 +21,7 @@ import grpc
 from services.common.pb.rummy.v1 import matchmaker_pb2 as mm
 from services.common.pb.rummy.v1 import table_pb2
 
-from .connection import RETRYABLE, Connection, Refused
+from .connection import RETRYABLE, TLS_FAILED, Connection, Refused
 from .identity import Identity, LastMatch, default_config_dir
 from .invocation import command_line
 from .options import describe
@@ -93,6 +93,8 @@ async def _look(conn: Connection, table_id: str, target: str) -> table_pb2.Table
                 return f"no game service answers at {where}"
             if refused.code in (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.INVALID_ARGUMENT):
                 return f"the game service at {where} has no such table"
+            if refused.reason == TLS_FAILED:
+                return f"the game service at {where} did not answer TLS"
             raise
 
 
