@@ -1,0 +1,21 @@
+"""The run's fixed settings, shared by the servers, the ceilings and the phases."""
+
+from __future__ import annotations
+
+from services.common.limits import Limits
+from services.common.pb.rummy.v1 import table_pb2
+
+TARGETS = {"matched_per_s": 1_000.0, "p99_s": 2.0}
+"""The issue's targets, printed next to each number (never asserted)."""
+
+SECRET = "bench-secret-that-is-long-enough-for-hs256"
+REPLICAS = 2
+PHASE_TIMEOUT_S = 180.0
+"""No phase may take longer: a stuck service ends the run instead of hanging it."""
+
+UNLIMITED = Limits(player_rate=0, peer_rate=0, streams_per_player=0)
+"""The load comes from a few processes, not from players: no per-peer limit."""
+OPTIONS = table_pb2.TableOptions(turn_timer_ms=3_600_000)
+"""Nobody plays the tables the run creates: with the 45 s default their turns would
+time out while later phases run, and the game service's sweeper would compete with
+the matchmaker for the same cores."""
