@@ -11,6 +11,7 @@ import asyncpg
 from services.common import metrics
 from services.common.db import Connection, Pool
 
+from .aftercommit import after_commit, transaction
 from .wakeups import notify
 
 ENDED = (
@@ -52,7 +53,7 @@ async def cancel_private(pool: Pool, invite_code: str, message: str) -> bool:
     The host's ticket is locked first, in a statement of its own: a guest taking
     a seat at this moment (under that lock) is done by the time the table's
     tickets are cancelled, and is cancelled with them."""
-    async with pool.acquire() as con, con.transaction():
+    async with pool.acquire() as con, transaction(con):
         host = await con.fetchval(
             "SELECT id FROM tickets WHERE invite_code = $1 AND is_host AND state = 'queued'"
             " FOR UPDATE",
@@ -99,8 +100,16 @@ async def expire(db: Connection | Pool) -> list[uuid.UUID]:
 
 
 def record_ended(rows: Sequence[asyncpg.Record], outcome: str) -> None:
-    """Metrics of tickets that just ended (rows as `ENDED` reads them)."""
-    for r in rows:
-        queue = metrics.queue_label(r["table_size"], r["ruleset"], private=r["private"])
-        metrics.TICKETS_ENDED.labels(queue, outcome).inc()
-        metrics.MATCH_WAIT.labels(queue, outcome).observe(float(r["waited"]))
+    """Metrics of tickets that just ended (rows as `ENDED` reads them), counted
+    once their transaction commits."""
+    ended = [
+        (metrics.queue_label(r["table_size"], r["ruleset"], private=r["private"]), r["waited"])
+        for r in rows
+    ]
+
+    def count() -> None:
+        for queue, waited in ended:
+            metrics.TICKETS_ENDED.labels(queue, outcome).inc()
+            metrics.MATCH_WAIT.labels(queue, outcome).observe(float(waited))
+
+    after_commit(count)

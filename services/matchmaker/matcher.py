@@ -40,6 +40,7 @@ from services.common.errors import DB_ERRORS
 from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc
 
 from . import endings, standing
+from .aftercommit import after_commit, transaction
 from .claim import Place, Queue, queued
 from .matching import Group, form_tables
 from .messages import options_message
@@ -179,7 +180,7 @@ class Matcher:
 
     async def _settle(self, plans: list[Plan], slots: asyncio.Semaphore) -> None:
         try:
-            async with self._pool.acquire() as con, con.transaction():
+            async with self._pool.acquire() as con, transaction(con):
                 await self._finish(con, plans)
         # Either way the matches stay `creating`: recovered in a few seconds.
         except (*DB_ERRORS, asyncpg.PostgresError) as error:
@@ -193,7 +194,7 @@ class Matcher:
         """One claim and its tables, awaited; the number of tickets seated."""
         plans = await self.claim()
         if plans:
-            async with self._pool.acquire() as con, con.transaction():
+            async with self._pool.acquire() as con, transaction(con):
                 await self._finish(con, plans)
         return sum(len(p.seats) for p in plans)
 
@@ -206,7 +207,7 @@ class Matcher:
         through them, and so on to the end of the queue and back to its start:
         every ticket is looked at with those up to half a batch around it, however
         many older ones wait."""
-        async with self._pool.acquire() as con, con.transaction():
+        async with self._pool.acquire() as con, transaction(con):
             queue = await queued(con, self._batch, self._after)
             plans = [_plan(g, queue) for g in form_tables(queue.waiting, queue.now_ms)]
             self._after = queue.resume_after if not plans else None
@@ -274,9 +275,16 @@ class Matcher:
             )
             endings.record_ended(rows, "matched")
             tables = {r["table_id"]: r for r in rows}
-            for r in tables.values():
-                queue = metrics.queue_label(r["seated"], r["ruleset"], private=r["private"])
-                metrics.MATCHES.labels(queue).inc()
+            queues = [
+                metrics.queue_label(r["seated"], r["ruleset"], private=r["private"])
+                for r in tables.values()
+            ]
+
+            def count() -> None:
+                for queue in queues:
+                    metrics.MATCHES.labels(queue).inc()
+
+            after_commit(count)
             woken += [r["id"] for r in rows]
         if failed or given_up:
             await con.execute(
@@ -329,7 +337,7 @@ class Matcher:
 
     async def recover(self) -> int:
         """Finish matches whose replica stopped half-way."""
-        async with self._pool.acquire() as con, con.transaction():
+        async with self._pool.acquire() as con, transaction(con):
             rows = await con.fetch(
                 "SELECT table_id, request FROM matches WHERE state = 'creating'"
                 " AND created_at < now() - make_interval(secs => $1)"

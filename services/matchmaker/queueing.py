@@ -10,6 +10,7 @@ import asyncpg
 
 from services.common.db import Connection, Pool
 
+from .aftercommit import transaction
 from .endings import ENDED, HOST_LEFT, close_private, record_ended
 from .tickets import COLUMNS, TicketRow
 from .wakeups import notify
@@ -96,7 +97,7 @@ async def insert(
                 raise AlreadyQueued(str(live_id))
             # The live ticket ended in between: try again.
         raise AlreadyQueued("")
-    async with con.transaction():
+    async with transaction(con):
         live = await con.fetchrow(
             "SELECT id, state FROM tickets WHERE player_id = $1 AND state = ANY($2::text[])"
             " FOR UPDATE",

@@ -19,6 +19,7 @@ from services.common.pb.rummy.v1 import matchmaker_pb2 as mm
 from services.common.pb.rummy.v1 import matchmaker_pb2_grpc
 
 from . import endings, queueing, tickets
+from .aftercommit import transaction
 from .messages import ticket_message
 from .queueing import AlreadyQueued
 from .request_checks import Refused, invite_not_found, table_full, table_wanted
@@ -105,7 +106,7 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
                 return await self._insert(con, player, ticket_id, **wanted)
             # A guest: the host's ticket stays locked until the seat is taken, so
             # friends joining at the same moment cannot take more seats than there are.
-            async with con.transaction():
+            async with transaction(con):
                 seats = await queueing.lock_private(con, invite_code)
                 if seats is None:
                     # The table started (or closed) since it was looked up.
