@@ -45,6 +45,7 @@ from services.game.rules.actions import (
 )
 from services.game.rules.bots import GreedyBot
 from tests.game import harness
+from tests.game import requests as game_requests
 
 REPO = Path(__file__).resolve().parents[2]
 SECRET = "fault-tests-token-secret-that-is-long-enough"
@@ -310,7 +311,7 @@ async def create_table(
 
 def request_for(table_id: str, action: Action, request_id: str) -> tuple[str, Message]:
     """The RPC name and request message that carry one engine action."""
-    return harness.request_for(table_id, action, request_id=request_id)
+    return game_requests.request_for(table_id, action, request_id=request_id)
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,7 +23,8 @@ from grpclib.exceptions import GRPCError
 from services.common.auth import issue_service_token
 from services.common.pb.rummy.v1 import auth_pb2, game_pb2, table_pb2
 
-from .harness import CALL_TIMEOUT_S, SECRET, Client, Sent, create_request
+from .harness import CALL_TIMEOUT_S, SECRET, Client, create_request
+from .requests import Sent
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,6 +2,7 @@
 
 A client for one seat (`Client`) talks to the service only through the public
 API; `Player` does it with grpcio, `tests.game.grpclib_client` with grpclib.
+Both send the requests of `tests.game.requests`.
 `tests.game.stored` reads what the server stored, the ground truth the tests
 compare clients against (re-exported here for the other suites).
 """
@@ -26,32 +27,20 @@ from services.common.limits import Limits
 from services.common.pb.rummy.v1 import (
     auth_pb2,
     auth_pb2_grpc,
-    cards_pb2,
     game_pb2,
     game_pb2_grpc,
     table_pb2,
 )
-from services.game.rules.actions import (
-    Action,
-    Claim,
-    Discard,
-    DrawStock,
-    LayOff,
-    Leave,
-    Meld,
-    MeldSpec,
-    Reposer,
-    SwapJoker,
-    TakeDiscard,
-)
+from services.game.rules.actions import Action, Leave
 from services.game.rules.bots import GreedyBot as GreedyBot
 from services.game.server import GameConfig, GameServer
 
-# Re-exported: the other suites import these from here.
+# The `name as name` imports are re-exports: the other suites import these from here.
 from .decks import JOKERS as JOKERS
 from .decks import card as card
 from .decks import deck_order as deck_order
 from .decks import shuffled_deck as shuffled_deck
+from .requests import Sent, request_for
 from .stored import Logged as Logged
 from .stored import TableDb as TableDb
 from .stored import table_db as table_db
@@ -94,77 +83,6 @@ async def start_replicas(dsn: str, count: int = 2, **overrides: object) -> list[
 
 def address(server: GameServer) -> str:
     return f"127.0.0.1:{server.port}"
-
-
-# --- requests --------------------------------------------------------------
-
-
-def request_for(table_id: str, action: Action, **common: Any) -> tuple[str, Message]:
-    """The RPC name and request message that carry one engine action."""
-    base = {"table_id": table_id, **common}
-    match action:
-        case DrawStock():
-            return "DrawStock", game_pb2.DrawStockRequest(**base)
-        case TakeDiscard():
-            return "TakeDiscard", game_pb2.TakeDiscardRequest(**base)
-        case Meld():
-            specs = [meld_spec(m) for m in action.melds]
-            return "Meld", game_pb2.MeldRequest(melds=specs, **base)
-        case LayOff():
-            return "LayOff", game_pb2.LayOffRequest(
-                meld_id=action.meld_id, card_ids=action.cards, side=int(action.side), **base
-            )
-        case SwapJoker():
-            request = game_pb2.SwapJokerRequest(
-                meld_id=action.meld_id,
-                joker_card_id=action.joker,
-                replacement_card_ids=[action.replacement]
-                + ([action.second] if action.second >= 0 else []),
-                **base,
-            )
-            if action.lay_off is not None:
-                request.lay_off.CopyFrom(
-                    game_pb2.LayOffPlacement(
-                        meld_id=action.lay_off.meld_id,
-                        card_ids=action.lay_off.cards,
-                        side=int(action.lay_off.side),
-                    )
-                )
-            elif action.new_meld is not None:
-                request.new_meld.CopyFrom(meld_spec(action.new_meld))
-            return "SwapJoker", request
-        case Discard():
-            return "Discard", game_pb2.DiscardRequest(card_id=action.card, **base)
-        case Leave():
-            return "Leave", game_pb2.LeaveRequest(**base)
-        case Reposer():
-            return "Reposer", game_pb2.ReposerRequest(**base)
-        case Claim():
-            return "Claim", game_pb2.ClaimRequest(card_id=action.card, **base)
-    raise AssertionError(f"no RPC for {action}")
-
-
-def meld_spec(spec: MeldSpec) -> game_pb2.MeldSpec:
-    """An engine meld as a request names it (the engine's kinds number as the API's)."""
-    return game_pb2.MeldSpec(
-        card_ids=spec.cards,
-        joker_suits=[
-            game_pb2.JokerSuit(card_id=joker, suit=cards_pb2.Suit.ValueType(suit + 1))
-            for joker, suit in spec.joker_suits
-        ],
-        kind=table_pb2.MeldKind.ValueType(spec.kind or 0),
-    )
-
-
-@dataclass(frozen=True, slots=True)
-class Sent:
-    """One acknowledged action: what was sent and the version it was answered with."""
-
-    request_id: str
-    action: Action
-    version: int
-    seat: int
-    reply: Any = field(compare=False, repr=False)
 
 
 class Client:

@@ -18,7 +18,6 @@ from services.game.server import GameServer
 
 from .harness import (
     Player,
-    Sent,
     create_table,
     deck_order,
     login,
@@ -27,6 +26,7 @@ from .harness import (
     shuffled_deck,
     snapshot,
 )
+from .requests import Sent
 from .stored import table_db
 from .test_replicas import assert_actions_logged_once
 

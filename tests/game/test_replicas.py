@@ -17,7 +17,6 @@ from services.game.server import GameServer
 
 from .harness import (
     Player,
-    Sent,
     create_table,
     kind_is,
     login,
@@ -25,6 +24,7 @@ from .harness import (
     play_turns,
     shuffled_deck,
 )
+from .requests import Sent
 from .stored import Logged, action_kind, assert_log_matches, table_db
 
 
