@@ -151,11 +151,9 @@ def is_public(method: str) -> bool:
 
 
 MAX_REQUEST_BYTES = 64 * 1024
-"""Far above any player's request (a few hundred bytes); the largest calls, the
-matchmaker's CreateTables of 16 tables, stay under 12 KB. Anything bigger is
-refused before it is parsed. gRPC itself reads a little more
-(`services.common.serving.MAX_RECEIVE_BYTES`), so that such a request gets a
-reason rather than a bare status."""
+"""Far above a player's request (a few hundred bytes) or the matchmaker's largest
+CreateTables (32 tables): anything bigger is refused unparsed. gRPC reads a little
+more (`serving.MAX_RECEIVE_BYTES`), so that such a request gets a reason."""
 
 MALFORMED_REQUEST = "MALFORMED_REQUEST"
 REQUEST_TOO_LARGE = "REQUEST_TOO_LARGE"
@@ -379,9 +377,7 @@ class Gate(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         try:
             await call.enter(request, context, self.quotas)
             player = await self._open(call, context)
-            if inspect.isasyncgenfunction(inner):
-                # Closed here, not by the garbage collector: a stream cancelled
-                # mid-write runs its own clean-up (unsubscribing) at once.
+            if inspect.isasyncgenfunction(inner):  # closed at once, even when cancelled
                 async with contextlib.aclosing(inner(request, context)) as items:
                     async for item in items:
                         await context.write(item)
