@@ -12,6 +12,7 @@ from clients.cli import matchmaking, waiting
 from clients.cli.connection import Connection, Refused
 from clients.cli.identity import Identity, LastMatch
 from clients.cli.matchmaking import QueueChoice
+from services.common.pb.rummy.v1.table_pb2 import TableView
 
 from .harness import Servers, Terminal, seat_with_a_bot, servers
 
@@ -39,6 +40,18 @@ async def _signed_in(running: Servers, identity: Identity) -> Connection:
     conn = Connection(running.address, identity.device_id(), "Sam")
     await conn.login()
     return conn
+
+
+async def _queued_back(running: Servers, identity: Identity) -> tuple[TableView, list[str]]:
+    """Queue as `rummy play` does, and open the table the matchmaker names: the
+    table reached, and what the player was told on the way."""
+    conn = await _signed_in(running, identity)
+    said: list[str] = []
+    try:
+        match = await waiting.queue(conn, identity, QueueChoice(), said.append)
+        return await matchmaking.open_table(conn, identity, match, said.append), said
+    finally:
+        await conn.close()
 
 
 async def test_a_stale_game_address_gives_way_to_the_default_one(
@@ -69,14 +82,7 @@ async def test_a_seat_the_config_knows_nothing_of_is_found_where_the_matchmaker_
 ) -> None:
     async with servers(fresh_dsn) as running:
         table_id = await seat_with_a_bot(running, tmp_path)
-        identity = Identity(tmp_path)
-        conn = await _signed_in(running, identity)
-        said: list[str] = []
-        try:
-            match = await waiting.queue(conn, identity, QueueChoice(), said.append)
-            view = await matchmaking.open_table(conn, identity, match, said.append)
-        finally:
-            await conn.close()
+        view, said = await _queued_back(running, Identity(tmp_path))
     assert view.table_id == table_id
     assert said == [f"You are already seated at table {table_id}: going back to it."]
 
@@ -88,14 +94,7 @@ async def test_a_seat_at_an_address_unknown_here_is_found_at_the_default_one(
     async with servers(fresh_dsn, public_game_target=closed_address()) as running:
         table_id = await seat_with_a_bot(running, tmp_path)
         default_game_at(monkeypatch, running.game_address)
-        identity = Identity(tmp_path)
-        conn = await _signed_in(running, identity)
-        said: list[str] = []
-        try:
-            match = await waiting.queue(conn, identity, QueueChoice(), said.append)
-            view = await matchmaking.open_table(conn, identity, match, said.append)
-        finally:
-            await conn.close()
+        view, said = await _queued_back(running, Identity(tmp_path))
     assert view.table_id == table_id
     assert said == [
         f"You are already seated at table {table_id}: going back to it.",
