@@ -17,22 +17,9 @@ from pathlib import Path
 import asyncpg
 import grpc
 
-from .support import (
-    BOT_TURNS_MS,
-    SERVING,
-    ResumingWatcher,
-    Seat,
-    assert_acks_logged_once,
-    assert_stream_is_log,
-    assert_whole,
-    channels,
-    create_table,
-    game_processes,
-    login,
-    play_game,
-    readers,
-    until,
-)
+from .players import ResumingWatcher, Seat, create_table, login, play_game, readers
+from .processes import BOT_TURNS_MS, SERVING, channels, game_processes, until
+from .stored import assert_acks_logged_once, assert_stream_is_log, assert_whole
 
 CUTS = 60
 """Rounds of cuts, 30 ms apart: every connection of the replica, each time."""

@@ -24,27 +24,20 @@ import pytest
 from services.common.pb.rummy.v1 import auth_pb2, auth_pb2_grpc, game_pb2, game_pb2_grpc, table_pb2
 from services.game.rules.ruleset import CAFE
 
-from .support import (
+from .players import ResumingWatcher, Seat, create_table, login, play_game, readers
+from .processes import (
     CALL_TIMEOUT_S,
     NOT_SERVING,
     REPO,
     SERVING,
     GameProcess,
-    ResumingWatcher,
-    Seat,
-    assert_acks_logged_once,
-    assert_stream_is_log,
-    assert_whole,
     channels,
-    create_table,
     free_port,
     game_processes,
-    login,
-    play_game,
-    readers,
     status_of,
     until,
 )
+from .stored import assert_acks_logged_once, assert_stream_is_log, assert_whole
 
 TABLES = 4
 STOP_AFTER_ACKS = 40

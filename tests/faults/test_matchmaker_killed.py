@@ -24,7 +24,7 @@ from services.matchmaker import matcher as matcher_module
 from tests.game.harness import SECRET
 from tests.matchmaker.harness import Backend, backend, enqueue, get_ticket, on, players
 
-from .support import MATCHMAKER_LAUNCH, REPO, START_TIMEOUT_S, free_port, server_env, until
+from .processes import MATCHMAKER_LAUNCH, REPO, START_TIMEOUT_S, free_port, server_env, until
 
 SIZES = (2, 3, 4, 2)
 """Four tables: eleven players."""

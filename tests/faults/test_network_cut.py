@@ -18,24 +18,10 @@ from services.common.pb.rummy.v1 import game_pb2_grpc, table_pb2
 from services.game.rules.actions import Leave
 from services.game.rules.bots import GreedyBot
 
-from .support import (
-    CALL_TIMEOUT_S,
-    Ack,
-    GameProcess,
-    Proxy,
-    Seat,
-    assert_acks_logged_once,
-    channels,
-    create_table,
-    game_processes,
-    grpc_messages,
-    login,
-    play_game,
-    request_for,
-    stored_answer,
-    stream_carrying,
-    until,
-)
+from .players import Ack, Seat, create_table, login, play_game, request_for
+from .processes import CALL_TIMEOUT_S, GameProcess, channels, game_processes, until
+from .proxy import Proxy, grpc_messages, stream_carrying
+from .stored import assert_acks_logged_once, stored_answer
 
 CUT_EVERY = 3
 """One action in three is cut, alternately after and before it reaches the server."""

@@ -14,22 +14,10 @@ from google.protobuf.message import Message
 
 from services.game.rules.ruleset import CAFE
 
-from .support import (
-    Proxy,
-    ResumingWatcher,
-    Seat,
-    assert_acks_logged_once,
-    assert_stream_is_log,
-    channels,
-    create_table,
-    game_processes,
-    grpc_messages,
-    login,
-    play_game,
-    stored_answer,
-    stream_carrying,
-    until,
-)
+from .players import ResumingWatcher, Seat, create_table, login, play_game
+from .processes import channels, game_processes, until
+from .proxy import Proxy, grpc_messages, stream_carrying
+from .stored import assert_acks_logged_once, assert_stream_is_log, stored_answer
 
 TABLES = 4
 KILL_AFTER_ACKS = 60

@@ -26,23 +26,10 @@ from services.common.errors import error_info
 from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc
 from services.game.fanout import Fanout
 
-from .support import (
-    BOT_TURNS_MS,
-    Link,
-    Proxy,
-    ResumingWatcher,
-    assert_stream_is_log,
-    assert_whole,
-    channels,
-    create_table,
-    data_bytes,
-    game_processes,
-    grpc_messages,
-    initial_window,
-    login,
-    stream_carrying,
-    until,
-)
+from .players import ResumingWatcher, create_table, login
+from .processes import BOT_TURNS_MS, channels, game_processes, until
+from .proxy import Link, Proxy, data_bytes, grpc_messages, initial_window, stream_carrying
+from .stored import assert_stream_is_log, assert_whole
 
 ROUNDS = 45
 """Two server bots play this many deals: some 3,000 events, well past a 64 KiB
