@@ -27,6 +27,18 @@ def test_classic_taking_the_discard_before_opening_used_in_an_opening_of_51() ->
     assert table.state.current == 1
 
 
+def test_classic_taking_the_discard_before_opening_the_opening_itself_uses_it() -> None:
+    """'before opening: in an opening of >= 51 made this turn': an opening that
+    leaves the card out is refused, even if a meld after it could use the card."""
+    table = classic(["KS KH KC 7S 8S 9S 4D 6D 2C 8C TC QH 3C JD", LONER], discard="5D")
+    table.take(0)
+    refusal = table.refuse(0, table.meld_action(0, "KS KH KC", "7S 8S 9S"))  # 54, no 5D
+    assert refusal.reason == Reason.TAKEN_CARD_UNUSED
+    table.meld(0, "KS KH KC", "7S 8S 9S", "4D 5D 6D")  # 69, with the 5D
+    table.discard(0, "2C")
+    assert table.state.current == 1
+
+
 def test_classic_taking_the_discard_the_card_may_not_stay_in_hand() -> None:
     table = classic([TAKER, LONER], discard="5D")
     table.take(0)  # 5D: 4D 5D 6D is a run, but worth 15, far from 51

@@ -4,7 +4,14 @@ wins) or an elimination cap (a player reaching it is out; the last one left wins
 from __future__ import annotations
 
 from services.game.rules import SYSTEM, Abandon, Leave, Phase, Reason, SeatStatus, TableOptions
-from services.game.rules.events import EndReason, GameEnded, PlayerEliminated, RoundEnded
+from services.game.rules.events import (
+    DeckRevealed,
+    EndReason,
+    GameEnded,
+    PlayerEliminated,
+    RoundEnded,
+)
+from services.game.rules.fairness import commitment
 
 from .helpers import Table
 
@@ -92,7 +99,7 @@ def test_an_abandoned_game_ends_won_by_the_best_placed_of_those_still_playing() 
     assert table.refuse(1, Abandon()).reason == Reason.NOT_YOUR_TURN
     table.act(SYSTEM, Abandon())
     ended = table.events[-1]
-    assert table.kinds() == ["GameEnded"] and isinstance(ended, GameEnded)
+    assert table.kinds() == ["DeckRevealed", "GameEnded"] and isinstance(ended, GameEnded)
     assert (ended.winner, ended.reason) == (2, EndReason.OTHERS_LEFT)
     assert table.state.phase == Phase.GAME_OVER
     assert table.refuse(SYSTEM, Abandon()).reason == Reason.GAME_OVER
@@ -109,3 +116,17 @@ def test_a_seat_that_leaves_plays_no_more_and_the_last_one_left_wins() -> None:
     ended = table.events[-1]
     assert isinstance(ended, GameEnded) and ended.reason == EndReason.OTHERS_LEFT
     assert ended.winner == 1
+
+
+def test_a_game_that_ends_during_a_round_opens_that_rounds_deck() -> None:
+    """The deck commitment is opened when a round ends, and also when the game
+    ends during one (everybody else left): no dealt deck stays unchecked."""
+    table = Table([RAMI, LONER], "KH", "KD")
+    state = table.state
+    dealt = commitment(state.deal_order, state.seed, bytes.fromhex(state.deal_salt))
+    table.draw(0)
+    table.act(1, Leave())
+    assert table.kinds() == ["PlayerLeft", "DeckRevealed", "GameEnded"]
+    revealed = table.events[1]
+    assert isinstance(revealed, DeckRevealed) and revealed.round_no == state.round_no
+    assert commitment(revealed.order, revealed.seed, bytes.fromhex(revealed.salt)) == dealt

@@ -1,9 +1,10 @@
 """Verifiable shuffles: a table commits to its deck before the first card is dealt.
 
 The commitment is SHA-256 over the deck order, the reshuffle seed and a secret
-salt. Every seat sees it with the deal; when the round ends the order, seed and
-salt are revealed, so anyone can check that the deck was fixed in advance (the
-salt keeps the order from being guessed from the commitment).
+salt. Every seat sees it with the deal; when the round ends (or the game ends
+during it) the order, seed and salt are revealed, so anyone can check that the
+deck was fixed in advance (the salt keeps the order from being guessed from the
+commitment).
 """
 
 from __future__ import annotations

@@ -55,9 +55,11 @@ def check_laying(
     if not (contract and contract.no_final_discard and not state.opened[seat]):
         keep_one(state, left)
     check_opening(state, seat, shapes, left)
+    # Taken before opening (rami51, classic): the card goes into the opening itself.
     if (
         seat == state.current
-        and state.ruleset.taken_discard is TakenDiscard.USE_IN_OPENING
+        and not state.opened[seat]
+        and state.ruleset.taken_discard in (TakenDiscard.USE_IN_OPENING, TakenDiscard.USE_THIS_TURN)
         and taken_card_owed(state)
         and state.taken_discard not in cards
     ):

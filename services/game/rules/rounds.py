@@ -136,6 +136,11 @@ def _eliminate(state: GameState, events: Events) -> bool:
 
 
 def end_game(state: GameState, winner: int, reason: EndReason, events: Events) -> None:
+    """End the game. One that ends during a round (everybody else left) opens
+    that round's deck commitment too: every dealt deck is shown in the end."""
+    dealt = state.deal_order and all(r.round_no != state.round_no for r in state.results)
+    if dealt:
+        events.append(DeckRevealed(state.round_no, state.deal_order, state.seed, state.deal_salt))
     state.phase = Phase.GAME_OVER
     state.winner = winner
     state.end_reason = reason.value

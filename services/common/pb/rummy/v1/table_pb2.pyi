@@ -687,7 +687,7 @@ class TableView(google.protobuf.message.Message):
     """Seat that dealt this round."""
     deck_commitment: builtins.str
     """The current round's deck commitment (as in Dealt), to check against
-    DeckRevealed when the round ends.
+    DeckRevealed when the round (or the game) ends.
     """
     @property
     def options(self) -> Global___TableOptions:
@@ -947,7 +947,8 @@ class Dealt(google.protobuf.message.Message):
     stock_size: builtins.int
     deck_commitment: builtins.str
     """SHA-256 (hex) of the deck order, reshuffle seed and a secret salt, fixed
-    before the first card is dealt; DeckRevealed opens it at the round's end.
+    before the first card is dealt; DeckRevealed opens it at the round's end
+    (or the game's, when it ends during the round).
     """
     @property
     def hand(self) -> google.protobuf.internal.containers.RepeatedCompositeFieldContainer[services.common.pb.rummy.v1.cards_pb2.Card]:
@@ -1367,8 +1368,9 @@ Global___ClaimMade: typing_extensions.TypeAlias = ClaimMade
 
 @typing.final
 class DeckRevealed(google.protobuf.message.Message):
-    """End of a round: the deck as it was dealt and the secret salt, so that any
-    player can check them against the commitment shown in Dealt.
+    """End of a round (or of the game, when it ends during one): the deck as it
+    was dealt and the secret salt, so that any player can check them against
+    the commitment shown in Dealt.
     """
 
     DESCRIPTOR: google.protobuf.descriptor.Descriptor
