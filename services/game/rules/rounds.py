@@ -112,7 +112,11 @@ def _after_round(state: GameState, events: Events) -> None:
 
 
 def _eliminate(state: GameState, events: Events) -> bool:
-    """Apply the cap (with `classic` buy-backs); True when the game is over."""
+    """Apply the cap (with `classic` buy-backs); True when the game is over.
+
+    Decision: RULES.md lets a player buy back in; the buy-in money is out of
+    scope, so buying back costs nothing and every player who may, does. One who
+    would rather stop leaves the table (`Leave`)."""
     cap = state.options.elimination_cap
     reached = [s for s in state.playing() if state.totals[s] >= cap]
     still = [s for s in state.playing() if s not in reached]
