@@ -31,8 +31,7 @@ from .request_parsing import (
 )
 from .rules import actions as act
 from .rules.events import GameEnded
-from .rules.finder import find_melds
-from .rules.opening import would_be_laid
+from .rules.hints import hint
 from .rules.scoring import meld_points
 from .rules.state import Phase
 from .tables import Tables
@@ -147,15 +146,17 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
             raise Refusal(
                 grpc.StatusCode.PERMISSION_DENIED, "NOT_SEATED", "You have no seat at this table."
             )
-        state, seat = committed.state, committed.seat
-        rules = state.ruleset
-        found = find_melds(state.hands[seat], rules, keep_one=rules.must_discard_to_go_out)
+        state = committed.state
+        proposed = hint(state, committed.seat)
+        refusal = proposed.refusal
         return game_pb2.GetHintResponse(
-            melds=[game_pb2.MeldSpec(card_ids=m.cards) for m in found.melds],
-            opening_points=sum(meld_points(m, rules) for m in found.melds),
+            melds=[game_pb2.MeldSpec(card_ids=m.cards) for m in proposed.melds],
+            opening_points=sum(meld_points(m, state.ruleset) for m in proposed.melds),
             # As the engine would judge them: the table's threshold, the exemption
-            # of a nearly empty hand, the deal's contract.
-            opens=would_be_laid(state, seat, found.melds),
+            # of a nearly empty hand, the deal's contract, a taken discard.
+            opens=proposed.opens,
+            refusal_reason=refusal.reason.value if refusal else "",
+            refusal_message=refusal.message if refusal else "",
         )
 
     # --- the moves of a turn -----------------------------------------------

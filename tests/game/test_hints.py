@@ -21,6 +21,9 @@ CONTRACT_RUN = "4S 5S 6S 7S KH 9D 2C QH 3D JC"
 """Best meld: the run 4S-7S, while the first deal's contract is two groups."""
 CONTRACT_GROUPS = "7S 7H 7D 9S 9H 9C 2C 4D JS KH"
 """Best melds: 7-7-7 and 9-9-9, the first deal's contract."""
+CONTRACT_IN_HAND = "5S 6S 7S 8S 8H 8D 2C 2D 2H QD"
+"""Lightest hand: 5S-7S, 8-8-8 and 2-2-2 (a run the first deal's contract does not
+take); the contract, two groups, is 8-8-8 and 2-2-2."""
 OTHER = {
     "rami51": "7C 8C 9D TH JH QD KS AD 2D 3C 4H 5D 5C",
     "contract": "8H 8D TS TC JH QS KC AC 2H 3S",
@@ -67,6 +70,7 @@ async def test_a_rami51_hint_opens_against_the_tables_own_threshold(
     assert got.opening_points == 33
     assert sorted(len(m.card_ids) for m in got.melds) == [3, 3]
     assert got.opens is opens
+    assert got.refusal_reason == ("" if opens else "OPENING_TOO_LOW")
     laid = lay_hinted(me, table_id, list(got.melds))
     if opens:
         await laid
@@ -94,8 +98,34 @@ async def test_a_contract_hint_opens_only_with_the_deals_contract(
     me, table_id = await table_with(channel, CONTRACT, hand)
     got = await hint(me, table_id)
     assert got.melds and got.opens is opens
+    assert got.refusal_reason == ("" if opens else "CONTRACT_UNMET")
+    assert bool(got.refusal_message) is not opens
     laid = lay_hinted(me, table_id, list(got.melds))
     if opens:
         await laid
     else:
         assert await refused(laid) == (grpc.StatusCode.FAILED_PRECONDITION, "CONTRACT_UNMET")
+
+
+async def test_a_contract_hint_proposes_the_contract_rather_than_the_lightest_hand(
+    channel: grpc.aio.Channel,
+) -> None:
+    me, table_id = await table_with(channel, CONTRACT, CONTRACT_IN_HAND)
+    got = await hint(me, table_id)
+    assert got.opens and sorted(len(m.card_ids) for m in got.melds) == [3, 3]
+    await lay_hinted(me, table_id, list(got.melds))
+
+
+async def test_a_rami51_hint_says_the_opening_must_use_the_taken_discard(
+    channel: grpc.aio.Channel,
+) -> None:
+    me, table_id = await table_with(channel, RAMI51, RAMI51_33, opening_threshold=30)
+    await me.call("TakeDiscard", game_pb2.TakeDiscardRequest(table_id=table_id))  # the KC
+    got = await hint(me, table_id)
+    assert got.opening_points == 33 and not got.opens
+    assert got.refusal_reason == "TAKEN_CARD_UNUSED" and "discard pile" in got.refusal_message
+    melds = game_pb2.MeldRequest(table_id=table_id, melds=list(got.melds))
+    assert await refused(me.call("Meld", melds)) == (
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "TAKEN_CARD_UNUSED",
+    )

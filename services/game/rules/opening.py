@@ -2,7 +2,7 @@
 cards themselves: a card kept for the discard, the opening (the table's
 threshold, or the deal's contract) and the card taken from the discard pile.
 
-The engine refuses a `Meld` by `check_laying`; a hint asks `would_be_laid` of
+The engine refuses a `Meld` by `check_laying`; a hint asks `laying_refusal` of
 the melds it proposes, so the two always agree."""
 
 from __future__ import annotations
@@ -69,14 +69,14 @@ def check_laying(
         )
 
 
-def would_be_laid(state: GameState, seat: int, shapes: Sequence[Shape]) -> bool:
-    """Whether ``seat`` could lay ``shapes`` (from its hand) in one action, as far as
-    keeping a card, the opening and the taken card go: whose turn it is aside."""
-    if not shapes:
-        return False
+def laying_refusal(state: GameState, seat: int, shapes: Sequence[Shape]) -> RuleError | None:
+    """Why ``seat`` could not lay ``shapes`` (from its hand) in one action, as far
+    as keeping a card, the opening and the taken card go (whose turn it is aside);
+    None when it could."""
     cards = [c for shape in shapes for c in shape.cards]
     try:
         check_laying(state, seat, shapes, cards, len(state.hands[seat]) - len(cards))
-    except RuleError:
-        return False
-    return True
+    except RuleError as error:
+        return error
+    return None
+

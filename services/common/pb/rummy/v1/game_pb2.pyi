@@ -859,16 +859,24 @@ class GetHintResponse(google.protobuf.message.Message):
     MELDS_FIELD_NUMBER: builtins.int
     OPENING_POINTS_FIELD_NUMBER: builtins.int
     OPENS_FIELD_NUMBER: builtins.int
+    REFUSAL_REASON_FIELD_NUMBER: builtins.int
+    REFUSAL_MESSAGE_FIELD_NUMBER: builtins.int
     opening_points: builtins.int
     """Their value for the opening, counted as the rule set counts it."""
     opens: builtins.bool
-    """Laying them down now would meet the opening threshold (true when
-    the player has opened already or the rule set has none).
+    """Laying them down now would be accepted (whose turn it is aside)."""
+    refusal_reason: builtins.str
+    """When `opens` is false and melds are proposed: the reason the engine would
+    refuse them (OPENING_TOO_LOW, CONTRACT_UNMET, TAKEN_CARD_UNUSED, ...) and
+    its sentence for the player.
     """
+    refusal_message: builtins.str
     @property
     def melds(self) -> google.protobuf.internal.containers.RepeatedCompositeFieldContainer[Global___MeldSpec]:
-        """The melds that leave the lightest hand, ready to send as a MeldRequest.
-        Empty when no meld can be made.
+        """Melds ready to send as a MeldRequest: those the engine would accept now
+        (the table's opening threshold, the deal's contract, a card taken from
+        the discard pile that the opening must use), else the melds that leave
+        the lightest hand. Empty when no meld can be made.
         """
 
     def __init__(
@@ -877,8 +885,10 @@ class GetHintResponse(google.protobuf.message.Message):
         melds: collections.abc.Iterable[Global___MeldSpec] | None = ...,
         opening_points: builtins.int = ...,
         opens: builtins.bool = ...,
+        refusal_reason: builtins.str = ...,
+        refusal_message: builtins.str = ...,
     ) -> None: ...
-    _ClearFieldArgType: typing_extensions.TypeAlias = typing.Literal["melds", b"melds", "opening_points", b"opening_points", "opens", b"opens"]
+    _ClearFieldArgType: typing_extensions.TypeAlias = typing.Literal["melds", b"melds", "opening_points", b"opening_points", "opens", b"opens", "refusal_message", b"refusal_message", "refusal_reason", b"refusal_reason"]
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
 
 Global___GetHintResponse: typing_extensions.TypeAlias = GetHintResponse
