@@ -29,6 +29,7 @@ from .harness import (
     deck_order,
     kind_is,
     login,
+    refused,
 )
 from .stored import table_db
 
@@ -193,25 +194,25 @@ async def test_an_idle_replica_only_asks_when_the_next_turn_is_due(
     assert (after - before) / intervals < 1.5, f"{after - before} commits in {IDLE_S} s"
 
 
-async def test_a_seat_that_can_do_nothing_after_its_draw_is_passed_at_once(
+async def test_a_classic_take_that_could_not_be_used_is_refused_and_the_turn_goes_on(
     channel: grpc.aio.Channel,
 ) -> None:
-    """`classic`: the KH taken from the discard pile must be used this turn, and
-    this hand cannot use it; no discard is allowed before, no put-back exists. The
-    hour-long clock does not run: the sweeper passes the turn and the KH goes back."""
+    """`classic`: the KH taken from the discard pile would have to be used this
+    turn, and this hand cannot use it: taken, it would leave the seat no move (no
+    discard allowed before, no put-back) until its hour-long clock ran out. The
+    take is refused instead, and the seat draws from the stock."""
     players = [await login(channel, f"P{i}") for i in range(2)]
     order = scripted_order(CLOCK_HANDS["classic"], "KH", ruleset=CLASSIC)
     table_id = await create_table(
         channel, players, deck_order=order, ruleset="classic", turn_timer_ms=LONG_TURNS_MS
     )
-    watcher = players[1].watch(table_id)
-    taken = await players[0].send(table_id, TakeDiscard())
-    kh = taken.view.taken_discard_id
-    deadline = taken.view.turn_deadline.ToMilliseconds()
-    assert deadline <= taken.view.server_time.ToMilliseconds(), "no time is left to run"
-    passed = await watcher.until(kind_is(table_pb2.EVENT_KIND_TURN_PASSED))
-    assert (passed.seat, passed.turn_passed.reason) == (0, table_pb2.TURN_PASSED_REASON_NO_MOVE)
-    view = await players[0].view(table_id)
-    assert view.current_seat == 1 and view.discard_top.id == kh
-    assert kh not in [c.id for c in view.hand]
-    watcher.cancel()
+    before = await players[0].view(table_id)
+    assert await refused(players[0].send(table_id, TakeDiscard())) == (
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "DISCARD_UNUSABLE",
+    )
+    after = await players[0].view(table_id)
+    assert (after.version, after.discard_top.id) == (before.version, before.discard_top.id)
+    assert after.turn_deadline == before.turn_deadline
+    drew = await players[0].send(table_id, DrawStock())
+    assert drew.view.phase == table_pb2.PHASE_PLAY

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.game.rules import Reason, TableOptions, parse_cards, validate_meld
+from services.game.rules import Reason, TableOptions, TakeDiscard, parse_cards, validate_meld
 from services.game.rules.ruleset import effective_options
 from services.game.rules.scoring import meld_points
 
@@ -40,14 +40,31 @@ def test_classic_taking_the_discard_before_opening_the_opening_itself_uses_it() 
 
 
 def test_classic_taking_the_discard_the_card_may_not_stay_in_hand() -> None:
-    table = classic([TAKER, LONER], discard="5D")
-    table.take(0)  # 5D: 4D 5D 6D is a run, but worth 15, far from 51
+    table = classic([TAKER, LONER])
+    table.take(0)  # the KD: KS KH KD and 7S 8S 9S would open with 54
     for code in ("2D", "QH", "8C"):
         refusal = table.refuse(0, table.discard_action(0, code))
         assert refusal.reason == Reason.TAKEN_CARD_UNUSED
-    assert table.refuse(0, table.discard_action(0, "5D")).reason == Reason.DISCARD_TAKEN_CARD
-    refusal = table.refuse(0, table.meld_action(0, "4D 5D 6D"))
+    assert table.refuse(0, table.discard_action(0, "KD")).reason == Reason.DISCARD_TAKEN_CARD
+    refusal = table.refuse(0, table.meld_action(0, "7S 8S 9S"))
     assert refusal.reason == Reason.OPENING_TOO_LOW
+
+
+def test_classic_taking_the_discard_is_refused_when_the_card_cannot_be_used() -> None:
+    """Seed 002: "seulement si la carte piochée dans la défausse permet au joueur
+    de poser". A card that cannot go into an opening of 51 (before opening), or
+    fits nothing (after), would leave the seat with no move: the take is refused."""
+    table = classic([TAKER, LONER], discard="5D")  # 4D 5D 6D is a run, but worth 15
+    assert table.refuse(0, TakeDiscard()).reason == Reason.DISCARD_UNUSABLE
+    table = classic([TAKER, LONER], discard="AC")  # in no meld at all
+    assert table.refuse(0, TakeDiscard()).reason == Reason.DISCARD_UNUSABLE
+    table = classic([TAKER, LONER], discard="QD", stock="KD AC")
+    table.draw(0)
+    table.meld(0, "KS KH KD", "7S 8S 9S")
+    table.discard(0, "2D")
+    table.draw(1)
+    table.discard(1, "AC")  # fits no meld of seat 0's, and none on the table
+    assert table.refuse(0, TakeDiscard()).reason == Reason.DISCARD_UNUSABLE
 
 
 def test_classic_taking_the_discard_after_opening_used_in_a_lay_off_this_turn() -> None:

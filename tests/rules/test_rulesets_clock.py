@@ -68,19 +68,25 @@ def test_turn_cap_120_by_default_and_a_table_option_in_every_rule_set(name: str)
 # --- the timeout and the card taken from the discard pile -------------------------------
 
 
+JOKERS_NO_OPENING = "2S 2D JK 3S 4S JK 8C TC QH 3C 7D 9D KC 5H"
+"""With the 2H: melds worth 53 by their penalties (jokers at 20), so the take is
+allowed, but 20 points at most as an opening (2D 2H JK, 2S 3S 4S JK)."""
+
+
 @pytest.mark.parametrize(
-    ("name", "reason"),
+    ("name", "reason", "hand"),
     [
-        # Nothing else is open to the seat: its time runs out at once (no move).
-        ("classic", "no_move"),
+        # The card makes melds, but no opening of 51: its time runs out.
+        ("classic", "timeout", JOKERS_NO_OPENING),
         # It could still put the card back (Reposer) and draw: the clock runs.
-        ("rami51", "timeout"),
+        ("rami51", "timeout", None),
     ],
 )
 def test_timeout_puts_back_a_taken_discard_that_had_to_be_used_then_the_turn_passes(
-    name: str, reason: str
+    name: str, reason: str, hand: str | None
 ) -> None:
-    table = Table(HANDS[name], "KH", ruleset=preset(name))
+    hands = [hand, HANDS[name][1]] if hand else HANDS[name]
+    table = Table(hands, "2H" if hand else "KH", ruleset=preset(name))
     kh = table.state.discard[-1]
     hand = sorted(table.state.hands[0])
     table.take(0)
@@ -95,17 +101,17 @@ def test_timeout_puts_back_a_taken_discard_that_had_to_be_used_then_the_turn_pas
 
 def test_timeout_classic_after_opening_puts_back_an_unused_taken_discard_lay_offs_stay() -> None:
     opener = "KS KH KD 7S 8S 9S 2D 4D 6D 8C TC QH 3C 6S"
-    table = Table([opener, HANDS["classic"][1]], "9C", "QD 2H", ruleset=CLASSIC)
+    table = Table([opener, HANDS["classic"][1]], "9C", "QD TS", ruleset=CLASSIC)
     table.draw(0)
     table.meld(0, "KS KH KD", "7S 8S 9S")
     table.discard(0, "QD")
-    table.draw_and_throw(1)  # the 2H
+    table.draw_and_throw(1)  # the TS, which fits 7S 8S 9S
     table.take(0)
-    two = table.state.taken_discard
+    ten = table.state.taken_discard
     table.lay_off(0, 2, "6S")  # a move, but not with the card taken
     events = table.timeout()
     assert [type(e).__name__ for e in events] == ["TurnPassed", "TurnBegan"]
-    assert table.state.discard[-1] == two and two not in table.state.hands[0]
+    assert table.state.discard[-1] == ten and ten not in table.state.hands[0]
     assert table.meld_codes(2) == "6S 7S 8S 9S"
     assert_conserved(table.state)
 

@@ -15,6 +15,7 @@ from .plans import contract_progress, finds_melds, melds_to_lay, opening_ok
 from .ruleset import TakenDiscard
 from .scoring import card_penalty
 from .state import GameState, Phase, SeatStatus
+from .taking import can_take
 from .turns import taken_card_owed
 
 
@@ -76,7 +77,7 @@ class GreedyBot:
                     return TakeDiscard()
         if can_draw_stock(state):
             return DrawStock()
-        return TakeDiscard() if state.discard and not state.reposed else None
+        return TakeDiscard() if can_take(state, seat) else None
 
     def _play(self, state: GameState, seat: int) -> Action | None:
         rules = state.ruleset
@@ -141,7 +142,7 @@ class RandomPlayer:
             options: list[Action] = []
             if can_draw_stock(state):
                 options.append(DrawStock())
-            if state.discard and not state.reposed:
+            if can_take(state, seat):
                 options.append(TakeDiscard())
             return rng.choice(options) if options else None
         if state.ruleset.contracts and not state.opened[seat]:

@@ -12,6 +12,7 @@ from .guards import require_turn
 from .rounds import end_round, lightest_hand
 from .ruleset import Reshuffle
 from .state import GameState, Phase
+from .taking import check_take_usable
 from .turns import taken_card_owed
 
 Events = list[Event]
@@ -60,6 +61,7 @@ def take_discard(state: GameState, seat: int, events: Events) -> None:
         raise RuleError(Reason.REPOSER_NOT_ALLOWED, "You put that card back: draw from the stock.")
     if not state.discard:
         raise RuleError(Reason.DISCARD_EMPTY, "The discard pile is empty: draw from the stock.")
+    check_take_usable(state, seat)
     card = state.discard.pop()
     state.taken_discard = state.drawn = card
     state.hands[seat].append(card)

@@ -22,6 +22,7 @@ from .melds import MeldKind, fits, joker_targets
 from .plans import contract_plan, opening_ok
 from .ruleset import JokerDiscard, Reshuffle
 from .state import GameState, Phase, SeatStatus
+from .taking import can_take
 from .turns import taken_card_owed
 
 
@@ -79,7 +80,7 @@ def legal_actions(state: GameState, seat: int) -> list[Action]:
         draws: list[Action] = []
         if can_draw_stock(state):
             draws.append(DrawStock())
-        if state.discard and not state.reposed:
+        if can_take(state, seat):
             draws.append(TakeDiscard())
         return draws
     rules = state.ruleset

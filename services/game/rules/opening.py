@@ -79,4 +79,3 @@ def laying_refusal(state: GameState, seat: int, shapes: Sequence[Shape]) -> Rule
     except RuleError as error:
         return error
     return None
-
