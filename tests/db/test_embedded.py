@@ -107,6 +107,19 @@ async def test_root_relocates_a_data_folder_behind_a_private_one() -> None:
 
 
 @as_root
+async def test_root_keeps_a_data_folder_whose_parent_is_still_to_be_made(
+    shared_dir: Path,
+) -> None:
+    """`data/pg` in a fresh checkout: `data/` does not exist yet. It is made, and
+    the cluster lives where it was asked to, not in a stand-in folder."""
+    requested = shared_dir / "data" / "pg"
+    server = EmbeddedPostgres(requested, durable=False)
+    async with server as dsn:
+        assert await _fetchval(dsn, "SELECT 1") == 1
+    assert server.data_dir == requested
+
+
+@as_root
 def test_root_copies_binaries_it_cannot_reach() -> None:
     # The wheel's layout: binaries find their libraries through a relative RPATH.
     private = Path(tempfile.mkdtemp(prefix="rummy-pg-private-"))

@@ -159,6 +159,9 @@ class EmbeddedPostgres:
         user = service_user(self._system_user)
         if user is not None:
             install = user.reachable_install(install, version)
+            # A folder still to be made (`data/` in a fresh checkout) is made first:
+            # it is judged as it will be, not as missing (hence private).
+            self._requested_dir.parent.mkdir(parents=True, exist_ok=True)
             self._data_dir = user.reachable_data_dir(self._requested_dir)
         self._data_dir.parent.mkdir(parents=True, exist_ok=True)
         with _cluster.file_lock(_cluster.lock_path(self._data_dir)):
