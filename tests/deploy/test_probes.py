@@ -24,7 +24,7 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from services.common.health import LIVENESS
-from tests.faults.support import GAME_LAUNCH, free_port
+from tests.faults.processes import GAME_LAUNCH, free_port
 
 from .support import REPO
 

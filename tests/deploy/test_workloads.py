@@ -89,6 +89,16 @@ def test_settings_are_ones_the_services_know(overlay: Rendered) -> None:
             assert variable["name"] in KNOWN_SETTINGS, variable["name"]
 
 
+def test_the_config_map_holds_every_setting_but_the_database_and_the_secret(
+    overlay: Rendered,
+) -> None:
+    """deploy/README.md sends operators to rummy-config for every setting: none
+    may be left to a default they cannot see. The database URL and the token
+    secret come from Secrets; the embedded database's folder is not used."""
+    elsewhere = {"DATABASE_URL", "RUMMY_TOKEN_SECRET", "RUMMY_DATA_DIR"}
+    assert set(_config(overlay)) == KNOWN_SETTINGS - elsewhere
+
+
 def test_commands_are_console_scripts_of_the_project(overlay: Rendered) -> None:
     for workload, _ in _pod_templates(overlay):
         command = _container(workload)["command"]
