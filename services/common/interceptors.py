@@ -19,18 +19,18 @@ For each call, in this order:
    Otherwise the verified claims are available to the servicer through
    :func:`current_claims` and :func:`current_player_id`.
 
-One interceptor rather than three: each layer of grpc.aio interceptors costs
-a coroutine per call and a generator frame per open stream, and the token is
-verified once (and remembered) rather than once per layer.
+One interceptor rather than three: each layer costs a coroutine per call and a
+generator frame per open stream, and the token is verified once, not per layer.
 
-The claims travel in a ContextVar rather than a servicer argument so that
-plain functions called by a thin servicer (and log binding) can read them.
-grpc.aio runs each RPC in its own asyncio task, which owns a copy of the
-context: a value set while handling one call is never seen by another.
+The claims travel in a ContextVar rather than a servicer argument, so plain
+functions a thin servicer calls (and log binding) can read them. grpc.aio runs
+each RPC in its own task, with its own copy of the context: a value set while
+handling one call is never seen by another.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
 import inspect
@@ -129,10 +129,8 @@ async def require_player(context: grpc.aio.ServicerContext) -> str:
 
 
 def bearer_token(metadata: Iterable[tuple[str, str | bytes]] | None) -> str:
-    """The token of the ``authorization: Bearer <token>`` header, or ''.
-
-    Raises TokenInvalid for an authorization header of another scheme.
-    """
+    """The token of the ``authorization: Bearer <token>`` header, or ''; TokenInvalid
+    for an authorization header of another scheme."""
     for key, value in metadata or ():
         if key.lower() != "authorization":
             continue
@@ -186,12 +184,14 @@ def _split(method: str) -> tuple[str, str]:
 
 
 def _code(context: grpc.aio.ServicerContext, error: BaseException | None) -> str:
+    """The call's status; CANCELLED when its client went away (or the server stops)."""
     code = context.code()
     if isinstance(code, grpc.StatusCode):
         return str(code.name)
     if error is None:
         return "OK"
-    return "CANCELLED" if context.cancelled() else "UNKNOWN"
+    cancelled = isinstance(error, asyncio.CancelledError) or context.cancelled()
+    return "CANCELLED" if cancelled else "UNKNOWN"
 
 
 def _request_id(metadata: Iterable[tuple[str, str | bytes]] | None) -> str:

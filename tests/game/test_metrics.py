@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import urllib.request
 from collections.abc import Iterator
 
@@ -12,7 +13,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from services.common.pb.rummy.v1 import game_pb2
 
-from .harness import create_table, login, play_to_end, shuffled_deck
+from .harness import WAIT_S, create_table, login, play_to_end, shuffled_deck
 
 
 @pytest.fixture(scope="module")
@@ -101,3 +102,25 @@ async def test_a_played_game_moves_the_metrics(channel: grpc.aio.Channel, metric
     assert _value("rummy_actions_total", action="Discard", outcome="MUST_DRAW_FIRST") >= 1
     assert _value("rummy_db_transaction_seconds_count", op="action") > before["tx"]
     assert _value("rummy_db_pool_connections", service="GameService", state="max") >= 1
+
+
+async def test_a_watch_the_client_closes_counts_as_cancelled(
+    channel: grpc.aio.Channel, metrics_url: str
+) -> None:
+    """An app that stops watching (Ctrl-C, a screen closed) is not a server error."""
+    labels = {"service": "GameService", "method": "Watch"}
+    before = Scrape(metrics_url)
+    players = [await login(channel, f"W{i}") for i in range(2)]
+    table_id = await create_table(channel, players, deck_order=shuffled_deck(41))
+    watcher = players[0].watch(table_id)
+    assert await watcher.next() is not None
+    watcher.call.cancel()
+    async with asyncio.timeout(WAIT_S):
+        while True:
+            after = Scrape(metrics_url)
+            cancelled = after("rummy_rpc_requests_total", code="CANCELLED", **labels)
+            if cancelled > before("rummy_rpc_requests_total", code="CANCELLED", **labels):
+                break
+            await asyncio.sleep(0.05)
+    unknown = after("rummy_rpc_requests_total", code="UNKNOWN", **labels)
+    assert unknown == before("rummy_rpc_requests_total", code="UNKNOWN", **labels)
