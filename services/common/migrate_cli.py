@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from collections.abc import Sequence
 
@@ -23,7 +24,8 @@ from services.common.db import (
 )
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def parser() -> argparse.ArgumentParser:
+    """The command's options; the data folder's default is the servers' own setting."""
     parser = argparse.ArgumentParser(
         description="Apply pending schema migrations. Uses DATABASE_URL, or the "
         "embedded PostgreSQL when it is unset.",
@@ -31,13 +33,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--dsn", help="postgresql:// URL (default: DATABASE_URL)")
     parser.add_argument(
         "--data-dir",
-        default=str(DEFAULT_DATA_DIR),
-        help="embedded server's data folder when no URL is given (default: %(default)s)",
+        default=os.environ.get("RUMMY_DATA_DIR", "").strip() or str(DEFAULT_DATA_DIR),
+        help="embedded server's data folder when no URL is given"
+        f" (default: $RUMMY_DATA_DIR, else {DEFAULT_DATA_DIR})",
     )
     parser.add_argument(
         "--status", action="store_true", help="list migrations and their state; change nothing"
     )
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(message)s")
     try:
         return eventloop.run(_run(args))

@@ -10,6 +10,7 @@ import pytest
 
 from services.common import migrate_cli
 from services.common.db import (
+    DEFAULT_DATA_DIR,
     ChecksumMismatchError,
     Migration,
     MigrationError,
@@ -190,3 +191,15 @@ def test_command_line(fresh_dsn: str, capsys: pytest.CaptureFixture[str]) -> Non
     assert "up to date" in capsys.readouterr().out
     assert migrate_cli.main(["--dsn", fresh_dsn, "--status"]) == 0
     assert "0001  applied  game_tables" in capsys.readouterr().out
+
+
+def test_migrate_keeps_the_embedded_data_where_the_servers_do(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every setting is an environment variable: `rummy-migrate` finds the embedded
+    server's folder in RUMMY_DATA_DIR, as the servers do; `--data-dir` overrides it."""
+    monkeypatch.setenv("RUMMY_DATA_DIR", "/srv/rummy/pg")
+    assert migrate_cli.parser().parse_args([]).data_dir == "/srv/rummy/pg"
+    assert migrate_cli.parser().parse_args(["--data-dir", "x"]).data_dir == "x"
+    monkeypatch.delenv("RUMMY_DATA_DIR")
+    assert migrate_cli.parser().parse_args([]).data_dir == str(DEFAULT_DATA_DIR)
