@@ -15,11 +15,19 @@ from google.protobuf.message import Message
 
 from services.common.pb.rummy.v1 import cards_pb2, game_pb2, table_pb2
 from services.game.rules import actions as act
+from services.game.rules.cards import RANKS, SUITS
 from services.game.rules.errors import RuleError
 from services.game.rules.finder import find_melds
 from services.game.rules.guards import require_opened, require_turn
-from services.game.rules.melds import Meld, Side, complete_group, fits, swap_joker
-from services.game.rules.ruleset import Ruleset, preset
+from services.game.rules.melds import (
+    Meld,
+    Side,
+    complete_group,
+    fits,
+    joker_targets,
+    swap_joker,
+)
+from services.game.rules.ruleset import PRESETS, Ruleset, preset
 from services.game.rules.state import Phase
 
 from . import commands as C
@@ -170,6 +178,11 @@ def request_for(view: table_pb2.TableView, command: C.Command) -> Request:
         case C.PutBack():
             return Request("Reposer", game_pb2.ReposerRequest(**common))
         case C.ClaimCommand():
+            rules = PRESETS.get(view.ruleset)
+            if rules is not None and not rules.claims:
+                raise MoveError(
+                    f"Claiming a discard is not in the {view.ruleset} rules: only contract has it."
+                )
             if not view.HasField("claim_window"):
                 raise MoveError("No discard is on offer to claim.")
             # A claim races the window, not the table version: it names the card
@@ -200,14 +213,20 @@ def request_for(view: table_pb2.TableView, command: C.Command) -> Request:
     raise MoveError(f"{command} is not a move.")
 
 
-def _stands_for(meld: table_pb2.MeldView, joker: int, code: str) -> bool:
-    role = next((r for r in meld.jokers if r.joker_card_id == joker), None)
-    if role is None or role.rank != code[0]:
-        return False
-    if role.suit:
-        return "?SHDC"[role.suit] == code[1]
-    taken = {c.code[1] for c in meld.cards if c.code != "JK"}
-    return code[1] not in taken
+def _targets(meld: Meld, joker: int, rules: Ruleset) -> list[str]:
+    """The codes of the cards a joker of a table meld stands for (the engine's reading)."""
+    return [RANKS[rank - 1] + SUITS[suit] for rank, suit in joker_targets(meld, joker, rules)]
+
+
+def _not_standing_for(number: int, wanted: Sequence[Sequence[str]], card: str) -> str:
+    """Why a swap cannot be sent: no joker of meld ``number`` stands for ``card``
+    (``wanted``: the cards each joker of that meld stands for)."""
+    plain = Style(False)
+    codes = dict.fromkeys(code for codes in wanted for code in codes)
+    names = " or ".join(plain.card(c) for c in codes) or "no card"
+    jokers = "The joker of" if len(wanted) == 1 else "The jokers of"
+    verb = "stands" if len(wanted) == 1 else "stand"
+    return f"{jokers} [{number}] {verb} for {names}, not {plain.card(card)}."
 
 
 def swap_refused(view: table_pb2.TableView) -> RuleError | None:
@@ -230,9 +249,14 @@ def swap_plan(view: table_pb2.TableView, command: C.SwapCommand) -> SwapPlan:
     jokers = [c.id for c in meld_view.cards if c.code == "JK"]
     if not jokers:
         raise MoveError(f"Meld [{command.meld}] has no joker.")
-    # With no joker standing for that card, send anyway: the server says what it stands for.
+    rules = preset(view.ruleset)
+    # Refused before the player is asked where the joker goes: no joker stands for that card.
+    table_meld = meld_from_view(meld_view, rules)
+    wanted = {j: _targets(table_meld, j, rules) for j in jokers}
     first = command.cards[0]
-    joker = next((j for j in jokers if _stands_for(meld_view, j, first)), jokers[0])
+    joker = next((j for j in jokers if first in wanted[j]), None)
+    if joker is None:
+        raise MoveError(_not_standing_for(command.meld, list(wanted.values()), first))
     replacements = _pick(view, list(command.cards))
     request = game_pb2.SwapJokerRequest(
         table_id=view.table_id,
@@ -241,7 +265,6 @@ def swap_plan(view: table_pb2.TableView, command: C.SwapCommand) -> SwapPlan:
         joker_card_id=joker,
         replacement_card_ids=replacements,
     )
-    rules = preset(view.ruleset)
     plan = SwapPlan(request, joker, may_keep=not rules.retrieved_joker_must_be_melded)
     melds: list[Meld] = [meld_from_view(m, rules) for m in view.melds]
     try:
@@ -328,5 +351,7 @@ def hint_text(view: table_pb2.TableView, hint: game_pb2.GetHintResponse, style: 
     shown = "  ".join(style.cards(codes.get(i, "?") for i in m.card_ids) for m in hint.melds)
     note = f" ({hint.opening_points} points)" if view.rules.opening_threshold else ""
     if not hint.opens:
-        note += " — not enough to open yet"
+        # The engine's own reason (the threshold, the deal's contract, the taken
+        # discard); a server that gives none only says they would not open.
+        note += f" — not yet: {hint.refusal_message or 'not enough to open'}"
     return f"Hint: {shown}{note}\n  type: m {typed}"

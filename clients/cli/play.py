@@ -23,6 +23,7 @@ from . import matchmaking
 from .cards import Style, colour_wanted
 from .connection import Connection, Refused
 from .deckcheck import DeckCheck
+from .discards import claim_text
 from .identity import Identity, LastMatch
 from .moves import MoveError, Request, hint_text, request_for, swap_plan, swap_refused
 from .narrate import Narrator
@@ -31,6 +32,10 @@ from .terminal import Terminal
 
 TICK_S = 1.0
 """How often the countdown in the prompt moves."""
+OWN_MOVES = frozenset(
+    ("drew", "took_discard", "reposed", "melded", "laid_off", "joker_swapped", "claim_made")
+)
+"""Events of the player's own moves: the answer to the move already told them."""
 
 
 class Game:
@@ -41,15 +46,23 @@ class Game:
         self.view = view
         self.style = style
         self.decks = DeckCheck()
-        self.narrator = Narrator(style)
         self.clock = Clock()
         self.clock.sync(view)
+        self.narrator = Narrator(style, self.clock, commands=True)
         self.inbox: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
         self.term = Terminal(
             lambda line: self.inbox.put_nowait(("line", line)), completions=self._card_names
         )
         self.stale = False
         self.shown_turn: tuple[int, int] = (-1, -1)
+        self.new_deal = 0
+        """A round dealt and not shown yet (0: none): the player sees their new hand."""
+        self.reposed: tuple[int, int] | None = None
+        """(round, turn) in which this seat put back the discard it took (Reposer)."""
+        self.story_turn = (view.round, view.turn)
+        """(round, turn) the narrated events have reached."""
+        self.asking = ""
+        """A one-line question shown as the prompt while its answer is awaited."""
         self.finished = False
         self.told_seq = view.last_seq
         """The last event narrated: a newer view waits until the events before it are told."""
@@ -63,7 +76,10 @@ class Game:
         self.term.say(text)
 
     def prompt(self) -> str:
-        return f"[{turn_status(self.view, self.clock, self.style)}] > "
+        if self.asking:
+            return self.asking
+        reposed = self.reposed == (self.view.round, self.view.turn)
+        return f"[{turn_status(self.view, self.clock, self.style, reposed=reposed)}] > "
 
     def update(self, view: table_pb2.TableView) -> None:
         """Keep the newest view (answers and refreshes may arrive out of order)."""
@@ -75,6 +91,8 @@ class Game:
 
     def show(self) -> None:
         self.shown_turn = (self.view.round, self.view.turn)
+        if self.view.round >= self.new_deal:
+            self.new_deal = 0
         self.say(table_text(self.view, self.style))
 
     # --- the loop -------------------------------------------------------------------
@@ -139,8 +157,14 @@ class Game:
             self.waiting_show |= show
             return
         self.update(view)
-        if show or (my_turn(self.view) and self.shown_turn != (self.view.round, self.view.turn)):
+        if show or self._show_due():
             self.show()
+
+    def _show_due(self) -> bool:
+        """Whether the table is shown unasked: a turn of ours begins, or a new deal."""
+        if self.new_deal and self.view.round >= self.new_deal:
+            return True
+        return my_turn(self.view) and self.shown_turn != (self.view.round, self.view.turn)
 
     def on_event(self, item: table_pb2.TableEvent | table_pb2.TableView) -> None:
         if isinstance(item, table_pb2.TableView):
@@ -148,12 +172,20 @@ class Game:
             return
         own = item.HasField("seat") and self.view.my_seat == item.seat
         kind = item.WhichOneof("payload")
-        quiet = own and kind in ("drew", "took_discard", "melded", "laid_off", "joker_swapped")
+        quiet = own and kind in OWN_MOVES
         if kind == "discarded" and own and not item.discarded.automatic:
             quiet = True
         if kind == "game_ended":
             self.finished = True
             self.term.set_prompt("")
+        elif kind == "dealt":
+            self.new_deal = item.dealt.round
+            self.story_turn = (item.dealt.round, 0)
+        elif kind == "turn_started":
+            self.story_turn = (self.story_turn[0], item.turn_started.turn)
+        elif kind == "reposed" and own:
+            self.reposed = self.story_turn
+            self.term.set_prompt(self.prompt())
         text = self.narrator.tell(item, self.view)  # every event: it follows the story
         if text and not quiet:
             self.say(text)
@@ -168,6 +200,12 @@ class Game:
             view, show = self.waiting, self.waiting_show
             self.waiting, self.waiting_show = None, False
             self.adopt(view, show=show)
+        if self.new_deal and self.waiting is None:
+            # Shown once the view has the deal and nothing newer than the story.
+            if self.view.round < self.new_deal:
+                self.stale = True
+            elif self.view.last_seq <= self.told_seq:
+                self.show()
         if kind == "game_ended":
             self.finished = True
 
@@ -205,6 +243,10 @@ class Game:
 
     async def send(self, request: Request) -> bool:
         """Send a move; a refusal shows the server's sentence and the hand again."""
+        # The card's name comes from the hand as it is now: once the move is made,
+        # a discard that ends the round leaves a new deal's pile in the reply.
+        held = {c.id: c.code for c in self.view.hand}
+        offer = self.view.claim_window.card.code if self.view.HasField("claim_window") else ""
         try:
             reply = await self.conn.act(request.method, request.message)
         except Refused as refused:
@@ -215,16 +257,19 @@ class Game:
             else:
                 self.say(hand_line(self.view.hand, self.style))
             return False
+        if request.method == "Reposer":
+            self.reposed = (reply.view.round, reply.view.turn)
         self.update(reply.view)
         if request.method == "DrawStock" and reply.HasField("card"):
             self.say(f"You drew {self.style.card(reply.card.code)}.")
             self.say(hand_line(self.view.hand, self.style))
         elif request.method == "TakeDiscard":
             self.say(hand_line(self.view.hand, self.style))
+        elif request.method == "Claim":
+            self.say(claim_text(self.view.my_seat, self.view, self.style, offer))
         elif request.method == "Discard":
-            card_id = getattr(request.message, "card_id", -1)
-            code = next((c.code for c in self.view.discard_pile if c.id == card_id), "?")
-            self.say(f"You discarded {self.style.card(code)}.")
+            code = held.get(getattr(request.message, "card_id", -1))
+            self.say(f"You discarded {self.style.card(code)}." if code else "You discarded.")
         else:
             self.show()
         return True
@@ -239,10 +284,24 @@ class Game:
             return
         self.say(hint_text(self.view, reply, self.style))
 
-    async def ask(self, question: str) -> str | None:
-        """A question answered on the next line; table events keep coming meanwhile."""
-        self.say(question)
+    async def ask(self, question: str, *, inline: bool = False) -> str | None:
+        """A question answered on the next line; table events keep coming meanwhile.
+        ``inline``: a one-line question, shown as the prompt until it is answered."""
+        if inline:
+            self.asking = f"{question} > "
+            self.term.set_prompt(self.prompt())
+        else:
+            self.say(question)
         self.term.request_line()
+        try:
+            return await self._answer()
+        finally:
+            if inline:
+                self.asking = ""
+                if not self.finished:
+                    self.term.set_prompt(self.prompt())
+
+    async def _answer(self) -> str | None:
         while True:
             kind, item = await self.inbox.get()
             if kind == "line":
@@ -259,7 +318,7 @@ class Game:
                 return None
 
     async def leave(self) -> bool:
-        answer = await self.ask("Leave this table for good? You lose the game. [y/N]")
+        answer = await self.ask("Leave this table for good? You lose the game. [y/N]", inline=True)
         if not answer or answer.lower() not in ("y", "yes"):
             self.say("Staying at the table.")
             return False

@@ -9,6 +9,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 
+from google.protobuf.timestamp_pb2 import Timestamp
+
 from services.common.pb.rummy.v1 import cards_pb2, table_pb2
 from services.game.rules.ruleset import PRESETS, Scoring
 
@@ -44,12 +46,20 @@ class Clock:
         if view.HasField("server_time"):
             self.offset = view.server_time.ToMilliseconds() / 1000 - self._now()
 
+    def until(self, deadline: Timestamp) -> float:
+        """Seconds left until a server instant (0 once it is past)."""
+        return max(0.0, deadline.ToMilliseconds() / 1000 - (self._now() + self.offset))
+
     def remaining(self, view: table_pb2.TableView) -> float | None:
         """Seconds left in the current turn, or None when no turn is running."""
         if view.phase not in PLAYING_PHASES or not view.HasField("turn_deadline"):
             return None
-        left = view.turn_deadline.ToMilliseconds() / 1000 - (self._now() + self.offset)
-        return max(0.0, left)
+        return self.until(view.turn_deadline)
+
+
+def seconds(left: float) -> int:
+    """Whole seconds shown for a countdown: rounded up, so 0 means the time is up."""
+    return int(left + 0.999)
 
 
 def is_mine(view: table_pb2.TableView, seat: int) -> bool:
@@ -144,25 +154,39 @@ def table_text(view: table_pb2.TableView, style: Style) -> str:
     return "\n".join(lines)
 
 
-def turn_status(view: table_pb2.TableView, clock: Clock, style: Style) -> str:
-    """Whose turn it is, what to do, and the countdown: the prompt of `play`."""
+def turn_status(
+    view: table_pb2.TableView, clock: Clock, style: Style, *, reposed: bool = False
+) -> str:
+    """Whose turn it is, what to do, and the countdown: the prompt of `play`.
+    ``reposed``: the viewer put back the discard they took this turn (`rami51`'s
+    Reposer), so only the stock is left to draw from."""
     if view.phase == table_pb2.PHASE_GAME_OVER:
         return "Game over"
     if view.phase not in PLAYING_PHASES:
         return "Between rounds"
     left = clock.remaining(view)
-    timer = f" ⏱ {int(left + 0.999):>2}s" if left is not None else ""
+    timer = f" ⏱ {seconds(left):>2}s" if left is not None else ""
     if not my_turn(view):
         name = seat_name(view, view.current_seat)
-        return f"{name}'s turn{timer}"
+        return f"{name}'s turn{timer}{claim_status(view, clock, style)}"
     if view.phase == table_pb2.PHASE_DRAW:
-        take = (
-            f"take {style.card(view.discard_top.code)} (t)" if view.HasField("discard_top") else ""
-        )
+        offered = view.HasField("discard_top") and not reposed
+        take = f"take {style.card(view.discard_top.code)} (t)" if offered else ""
         todo = "draw (d)" + (f" or {take}" if take else "")
     else:
         todo = "meld (m), lay off (l), swap (s), then discard (x)"
     return style.bold(f"Your turn{timer}") + f": {todo}"
+
+
+def claim_status(view: table_pb2.TableView, clock: Clock, style: Style) -> str:
+    """`contract`: the discard on offer to this seat while a claim window is open."""
+    if not view.HasField("claim_window") or not view.HasField("my_seat"):
+        return ""
+    window = view.claim_window
+    card = style.card(window.card.code)
+    if window.claimed_by_me:
+        return f" · you claimed {card}"
+    return f" · claim {card} (c) ⏱ {seconds(clock.until(window.closes_at)):>2}s"
 
 
 def round_text(view: table_pb2.TableView, result: table_pb2.RoundResult) -> str:

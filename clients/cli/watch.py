@@ -53,7 +53,7 @@ async def watch(conn: Connection, table_id: str) -> int:
         return 0
     decks = DeckCheck()
     decks.adopt(view)
-    narrator = Narrator(style)
+    narrator = Narrator(style, clock)
     async for item in conn.watch(table_id, view.last_seq):
         if isinstance(item, table_pb2.TableView):
             view = item

@@ -26,7 +26,13 @@ import pexpect
 from pexpect import fdpexpect
 
 from services.common.limits import Limits
-from services.common.pb.rummy.v1 import auth_pb2, auth_pb2_grpc, game_pb2, game_pb2_grpc
+from services.common.pb.rummy.v1 import (
+    auth_pb2,
+    auth_pb2_grpc,
+    game_pb2,
+    game_pb2_grpc,
+    table_pb2,
+)
 from services.game.server import GameServer
 from services.matchmaker.server import MatchmakerConfig, MatchmakerServer
 from tests.game.harness import SECRET, UNLIMITED, service_auth, start_server
@@ -124,11 +130,12 @@ async def seat_with_a_bot(
     *,
     device: str = "device-cli-test-0001",
     opponent: auth_pb2.LoginResponse | None = None,
+    options: table_pb2.TableOptions | None = None,
 ) -> str:
     """A table where the device kept in ``config_dir`` sits first, against a bot
     (or the ``opponent`` signed in), made as the matchmaker makes one (dealt from
-    ``order`` when given); its id. The client knows nothing of it until the
-    matchmaker says ALREADY_SEATED."""
+    ``order`` when given, with ``options`` when given); its id. The client knows
+    nothing of it until the matchmaker says ALREADY_SEATED."""
     config_dir.mkdir(parents=True, exist_ok=True)
     (config_dir / "device_id").write_text(device)
     reply = await sign_in(running, device, "Sam")
@@ -137,6 +144,7 @@ async def seat_with_a_bot(
         other = game_pb2.SeatedPlayer(player_id=opponent.player_id, display_name="Pia")
     request = game_pb2.CreateTableRequest(
         ruleset=ruleset,
+        options=options,
         players=[game_pb2.SeatedPlayer(player_id=reply.player_id, display_name="Sam"), other],
         deck_order=order,
     )

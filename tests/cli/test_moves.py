@@ -7,11 +7,13 @@ from collections.abc import Iterable
 import pytest
 
 from clients.cli import commands as C
-from clients.cli.cards import CardError, pick
-from clients.cli.moves import MoveError, request_for, swap_plan, swap_refused
+from clients.cli.cards import CardError, Style, pick
+from clients.cli.moves import MoveError, hint_text, request_for, swap_plan, swap_refused
 from services.common.pb.rummy.v1 import game_pb2, table_pb2
 
 from .views import CAFE, Cards, sample_view
+
+PLAIN = Style(colour=False)
 
 
 def test_two_copies_of_a_card_are_two_distinct_ids() -> None:
@@ -138,13 +140,25 @@ def test_classic_frees_a_brelan_joker_with_both_missing_cards() -> None:
     assert list(kept.replacement_card_ids) == list(plan.request.replacement_card_ids)
 
 
+def test_a_swap_for_a_card_no_joker_stands_for_is_refused_before_any_question() -> None:
+    """Before, the player was asked where the joker goes; only then did the server refuse."""
+    view = sample_view(hand="9H AD 2C")
+    with pytest.raises(MoveError) as refused:
+        swap_plan(view, swap("s 1 9h"))
+    assert str(refused.value) == "The joker of [1] stands for 9♠, not 9♥."
+    with pytest.raises(MoveError) as refused:
+        swap_plan(view, swap("s 2 ad"))  # Q♥ Q♦ JK: either missing queen
+    assert str(refused.value) == "The joker of [2] stands for Q♠ or Q♣, not A♦."
+
+
 def test_a_meld_without_a_joker_cannot_be_swapped() -> None:
     with pytest.raises(MoveError, match=r"\[3\] has no joker"):
         swap_plan(sample_view(), C.SwapCommand(3, ("7H",)))
 
 
 def test_a_claim_names_the_card_on_offer() -> None:
-    view = sample_view(phase=table_pb2.PHASE_CLAIM, current=1)
+    view = sample_view(phase=table_pb2.PHASE_PLAY, current=1)
+    view.ruleset = "contract"  # cafe's cards: only the rule set's name matters here
     with pytest.raises(MoveError, match="No discard is on offer"):
         view.ClearField("claim_window")
         request_for(view, C.parse("c"))
@@ -153,6 +167,18 @@ def test_a_claim_names_the_card_on_offer() -> None:
     request = request_for(view, C.parse("c")).message
     assert isinstance(request, game_pb2.ClaimRequest)
     assert request.card_id == offered.id
+
+
+def test_a_claim_where_the_rules_have_none_says_so() -> None:
+    """Before, `c` at a cafe table said that no discard was on offer, as if one could be."""
+    for ruleset in ("cafe", "rami51", "classic"):
+        view = sample_view(phase=table_pb2.PHASE_PLAY, current=1)
+        view.ruleset = ruleset
+        with pytest.raises(MoveError) as refused:
+            request_for(view, C.parse("c"))
+        assert str(refused.value) == (
+            f"Claiming a discard is not in the {ruleset} rules: only contract has it."
+        )
 
 
 def test_a_swap_is_refused_at_once_when_no_swap_is_allowed_yet() -> None:
@@ -183,3 +209,21 @@ def test_a_swap_is_refused_at_once_when_no_swap_is_allowed_yet() -> None:
     over = sample_view(phase=table_pb2.PHASE_GAME_OVER)
     refused = swap_refused(over)
     assert refused is not None and refused.reason.value == "GAME_OVER"
+
+
+def test_a_hint_that_would_not_open_says_why_in_the_engines_words() -> None:
+    view = sample_view(hand="7S 8S 9S 2H KH", ruleset="rami51")
+    view.rules.opening_threshold = 40
+    ids = [c.id for c in view.hand]
+    hint = game_pb2.GetHintResponse(
+        melds=[game_pb2.MeldSpec(card_ids=ids[:3])],
+        opening_points=24,
+        refusal_reason="TAKEN_CARD_UNUSED",
+        refusal_message="Your opening must use the card you took from the discard pile.",
+    )
+    assert hint_text(view, hint, PLAIN) == (
+        "Hint: 7♠ 8♠ 9♠ (24 points) — not yet: Your opening must use the card you took"
+        " from the discard pile.\n  type: m 7S 8S 9S"
+    )
+    hint.opens, hint.refusal_message = True, ""
+    assert hint_text(view, hint, PLAIN) == "Hint: 7♠ 8♠ 9♠ (24 points)\n  type: m 7S 8S 9S"

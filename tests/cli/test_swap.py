@@ -161,6 +161,32 @@ async def test_a_swap_out_of_turn_is_refused_before_any_question(
         assert "Where does the joker go" not in term.log.getvalue()
 
 
+async def test_a_swap_for_the_wrong_card_is_refused_before_any_question(
+    fresh_dsn: str, tmp_path: Path
+) -> None:
+    """Before, the player was asked where the joker goes, and only then refused."""
+    hand = "AS AH AC JK 9H 2C 3C 7S 8S 9S 4C 5H KD"
+    async with servers(fresh_dsn, bot_delay_ms=600_000) as running:
+        order = deck_order(2, {0: [card(c) for c in hand.split()]}, stock=[card("4D")])
+        await seat_with_a_bot(running, tmp_path, "cafe", order)
+        term = rejoining(running, tmp_path)
+        try:
+            await term.expect(SEATED)
+            assert await term.next_turn()
+            await term.send("d")
+            await term.expect("You drew 4♦")
+            await term.send("m AS AH AC JK")
+            await term.expect(r"\[1\] you: A♠ A♥ A♣ JK\(A♦\)")
+            await term.send("s 1 9h")
+            said = r"The joker of \[1\] stands for A♦, not 9♥\."
+            assert await term.expect([said, "Where does the joker go"]) == 0, term.transcript()
+            await term.expect(r"Your hand \(10\): ")
+            await term.leave()
+        finally:
+            term.kill()
+        assert "Where does the joker go" not in term.log.getvalue()
+
+
 async def test_a_spectator_is_told_where_a_swapped_joker_went(
     fresh_dsn: str, tmp_path: Path
 ) -> None:
