@@ -297,7 +297,7 @@ class Connection:
                 if time.monotonic() - started > self.give_up_after:
                     raise refused from None
                 if not warned:
-                    self.notify("Connection lost: trying again…")
+                    self.notify(f"Cannot reach {target}: trying again…")
                     warned = True
                 await backoff.wait()
                 continue

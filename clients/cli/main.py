@@ -68,7 +68,11 @@ def _server_default() -> str:
 
 
 def _servers(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--server", default=_server_default(), help="matchmaker address HOST:PORT")
+    parser.add_argument(
+        "--server",
+        default=_server_default(),
+        help=f"matchmaker address HOST:PORT (default: $RUMMY_SERVER, else {DEFAULT_SERVER})",
+    )
     parser.add_argument(
         "--game", default="", help="game service HOST:PORT (default: where the match says)"
     )
@@ -155,7 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--duration",
         type=seconds(0.1, 1e7, zero=None),
         default=None,
-        help="stop after these seconds (default: when the games are played)",
+        help="stop after these seconds (default: after --games, else on Ctrl-C)",
     )
     bots.add_argument("--json", action="store_true", help="end with the summary as JSON")
 

@@ -61,7 +61,8 @@ TAKEN_DISCARD = {
     ),
     TakenDiscard.USE_THIS_TURN: (
         "The card taken from the discard pile must go into a meld or a lay-off that turn "
-        "(before opening: into an opening that reaches the threshold)."
+        "(before opening: into an opening that reaches the threshold); a card that could "
+        "not be used is refused: draw from the stock."
     ),
 }
 JOKER_DISCARD = {
@@ -242,8 +243,15 @@ def describe(rules: Ruleset, options: TableOptions | None = None) -> str:
             f"Scoring: {SCORING.get(rules.scoring, rules.scoring.value)}",
             f"End of the game: {rounds}.",
             f"Timer: {o.turn_timer_ms // 1000} s a turn; when it runs out before the draw the "
-            "turn passes, after it a card is discarded automatically (never a joker). A "
-            "player who can do nothing at all after the draw does not wait: the turn passes.",
+            "turn passes, after it a card is discarded automatically (never a joker)"
+            + (
+                ", or a card taken from the discard pile that had to be used goes back and "
+                "the turn passes"
+                if rules.taken_discard is not TakenDiscard.KEEP
+                else ""
+            )
+            + ". A player who can do nothing at all after the draw does not wait: the turn "
+            "passes.",
             f"Turn cap: a round stops after {o.turn_cap} turns; {capped}.",
         ]
     )

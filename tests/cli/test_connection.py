@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import socket
+
+import grpc
+import pytest
 
 from clients.cli.bots import BotPlayer, Stats
-from clients.cli.connection import Connection
+from clients.cli.connection import Connection, Refused
 from clients.cli.matchmaking import QueueChoice
 from services.common.pb.rummy.v1 import table_pb2
 
@@ -54,3 +58,18 @@ async def test_a_game_goes_on_across_a_game_server_restart(fresh_dsn: str) -> No
     reconnected = any("reconnecting" in n for n in notes) and any("Reconnected" in n for n in notes)
     assert reconnected, (notes, len(seqs), stats.games)
     assert views and not views[0].HasField("my_seat"), "a spectator's view after the reconnect"
+
+
+async def test_an_unreachable_server_is_named_while_the_client_tries_again() -> None:
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        address = f"127.0.0.1:{probe.getsockname()[1]}"
+    conn = Connection(address, "device-nowhere-1", "Nel")
+    conn.give_up_after = 1.0
+    notes: list[str] = []
+    conn.notify = notes.append
+    with pytest.raises(Refused) as refused:
+        await conn.login()
+    await conn.close()
+    assert refused.value.code == grpc.StatusCode.UNAVAILABLE
+    assert notes[0] == f"Cannot reach {address}: trying again…"

@@ -84,3 +84,9 @@ def test_every_rule_set_is_shown_with_its_own_rules(capsys: pytest.CaptureFixtur
         text = capsys.readouterr().out
         for phrase in phrases:
             assert phrase in text, (name, phrase)
+
+
+def test_the_timer_sentence_says_where_an_owed_discard_goes() -> None:
+    owed = "a card taken from the discard pile that had to be used goes back"
+    assert owed in describe(preset("classic")) and owed in describe(preset("rami51"))
+    assert owed not in describe(preset("cafe"))
