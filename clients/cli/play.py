@@ -57,10 +57,6 @@ class Game:
         self.shown_turn: tuple[int, int] = (-1, -1)
         self.new_deal = 0
         """A round dealt and not shown yet (0: none): the player sees their new hand."""
-        self.reposed: tuple[int, int] | None = None
-        """(round, turn) in which this seat put back the discard it took (Reposer)."""
-        self.story_turn = (view.round, view.turn)
-        """(round, turn) the narrated events have reached."""
         self.asking = ""
         """A one-line question shown as the prompt while its answer is awaited."""
         self.finished = False
@@ -78,8 +74,7 @@ class Game:
     def prompt(self) -> str:
         if self.asking:
             return self.asking
-        reposed = self.reposed == (self.view.round, self.view.turn)
-        return f"[{turn_status(self.view, self.clock, self.style, reposed=reposed)}] > "
+        return f"[{turn_status(self.view, self.clock, self.style)}] > "
 
     def update(self, view: table_pb2.TableView) -> None:
         """Keep the newest view (answers and refreshes may arrive out of order)."""
@@ -180,12 +175,6 @@ class Game:
             self.term.set_prompt("")
         elif kind == "dealt":
             self.new_deal = item.dealt.round
-            self.story_turn = (item.dealt.round, 0)
-        elif kind == "turn_started":
-            self.story_turn = (self.story_turn[0], item.turn_started.turn)
-        elif kind == "reposed" and own:
-            self.reposed = self.story_turn
-            self.term.set_prompt(self.prompt())
         text = self.narrator.tell(item, self.view)  # every event: it follows the story
         if text and not quiet:
             self.say(text)
@@ -257,8 +246,6 @@ class Game:
             else:
                 self.say(hand_line(self.view.hand, self.style))
             return False
-        if request.method == "Reposer":
-            self.reposed = (reply.view.round, reply.view.turn)
         self.update(reply.view)
         if request.method == "DrawStock" and reply.HasField("card"):
             self.say(f"You drew {self.style.card(reply.card.code)}.")

@@ -154,12 +154,9 @@ def table_text(view: table_pb2.TableView, style: Style) -> str:
     return "\n".join(lines)
 
 
-def turn_status(
-    view: table_pb2.TableView, clock: Clock, style: Style, *, reposed: bool = False
-) -> str:
-    """Whose turn it is, what to do, and the countdown: the prompt of `play`.
-    ``reposed``: the viewer put back the discard they took this turn (`rami51`'s
-    Reposer), so only the stock is left to draw from."""
+def turn_status(view: table_pb2.TableView, clock: Clock, style: Style) -> str:
+    """Whose turn it is, what to do, and the countdown: the prompt of `play`. A
+    discard put back this turn (`rami51`'s Reposer) is not offered again."""
     if view.phase == table_pb2.PHASE_GAME_OVER:
         return "Game over"
     if view.phase not in PLAYING_PHASES:
@@ -170,7 +167,7 @@ def turn_status(
         name = seat_name(view, view.current_seat)
         return f"{name}'s turn{timer}{claim_status(view, clock, style)}"
     if view.phase == table_pb2.PHASE_DRAW:
-        offered = view.HasField("discard_top") and not reposed
+        offered = view.HasField("discard_top") and not view.discard_put_back
         take = f"take {style.card(view.discard_top.code)} (t)" if offered else ""
         todo = "draw (d)" + (f" or {take}" if take else "")
     else:

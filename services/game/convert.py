@@ -183,6 +183,7 @@ def table_view(
         message.turn_deadline.CopyFrom(timestamp_ms(seen.deadline_ms))
     if seen.taken_discard >= 0:
         message.taken_discard_id = seen.taken_discard
+    message.discard_put_back = state.reposed and state.phase == Phase.DRAW
     if state.deal_order:
         message.deck_commitment = _commitment(state.deal_order, state.seed, state.deal_salt)
     if state.phase == Phase.GAME_OVER:

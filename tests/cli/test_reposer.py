@@ -23,7 +23,8 @@ def test_after_a_put_back_the_prompt_offers_only_the_draw() -> None:
     view = sample_view(phase=table_pb2.PHASE_DRAW, ruleset="rami51", hand="7S TS 2H 9S")
     clock, plain = Clock(), Style(False)
     assert turn_status(view, clock, plain).endswith("draw (d) or take 5♦ (t)")
-    assert turn_status(view, clock, plain, reposed=True).endswith(": draw (d)")
+    view.discard_put_back = True
+    assert turn_status(view, clock, plain).endswith(": draw (d)")
 
 
 async def test_the_card_put_back_is_not_offered_again(fresh_dsn: str, tmp_path: Path) -> None:
@@ -40,9 +41,14 @@ async def test_the_card_put_back_is_not_offered_again(fresh_dsn: str, tmp_path: 
             await term.send("r")
             await term.expect(r"Discard: 6♣")
             await term.expect(DRAW_ONLY)
-            await term.send("d")
-            await term.expect("You drew K♥")
-            await term.leave()
         finally:
-            term.kill()
+            term.kill()  # the seat is kept: the same turn, from a new client
         assert "You put the 6♣ back" not in term.log.getvalue(), "the own move is not told"
+        again = rejoining(running, tmp_path)
+        try:
+            await again.expect(DRAW_ONLY)
+            await again.send("d")
+            await again.expect("You drew K♥")
+            await again.leave()
+        finally:
+            again.kill()

@@ -109,6 +109,9 @@ async def test_rami51_reposer_puts_the_discard_back(channel: grpc.aio.Channel) -
     assert reply.view.phase == table_pb2.PHASE_DRAW
     assert reply.view.discard_top.id == taken
     assert all(c.id != taken for c in reply.view.hand)
+    # Every seat's view says the discard is not on offer this turn.
+    assert reply.view.discard_put_back
+    assert all([(await p.view(table_id)).discard_put_back for p in players])
     try:
         await first.game.TakeDiscard(
             game_pb2.TakeDiscardRequest(table_id=table_id), metadata=first.auth
@@ -120,7 +123,7 @@ async def test_rami51_reposer_puts_the_discard_back(channel: grpc.aio.Channel) -
     drawn = await first.game.DrawStock(
         game_pb2.DrawStockRequest(table_id=table_id), metadata=first.auth
     )
-    assert drawn.view.phase == table_pb2.PHASE_PLAY
+    assert drawn.view.phase == table_pb2.PHASE_PLAY and not drawn.view.discard_put_back
 
 
 async def test_a_contested_claim_from_two_replicas_goes_by_play_order(fresh_dsn: str) -> None:

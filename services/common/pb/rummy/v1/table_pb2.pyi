@@ -650,6 +650,7 @@ class TableView(google.protobuf.message.Message):
     DEALER_SEAT_FIELD_NUMBER: builtins.int
     DECK_COMMITMENT_FIELD_NUMBER: builtins.int
     RESULT_FIELD_NUMBER: builtins.int
+    DISCARD_PUT_BACK_FIELD_NUMBER: builtins.int
     table_id: builtins.str
     version: builtins.int
     """Grows by one with every applied action; send it back as
@@ -688,6 +689,10 @@ class TableView(google.protobuf.message.Message):
     deck_commitment: builtins.str
     """The current round's deck commitment (as in Dealt), to check against
     DeckRevealed when the round (or the game) ends.
+    """
+    discard_put_back: builtins.bool
+    """rami51: the seat whose turn it is put back the discard it took (Reposer)
+    and now draws from the stock: the discard is not on offer this turn.
     """
     @property
     def options(self) -> Global___TableOptions:
@@ -769,10 +774,11 @@ class TableView(google.protobuf.message.Message):
         dealer_seat: builtins.int = ...,
         deck_commitment: builtins.str = ...,
         result: Global___GameEnded | None = ...,
+        discard_put_back: builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: typing_extensions.TypeAlias = typing.Literal["_my_seat", b"_my_seat", "_taken_discard_id", b"_taken_discard_id", "claim_window", b"claim_window", "discard_top", b"discard_top", "my_seat", b"my_seat", "options", b"options", "result", b"result", "rules", b"rules", "server_time", b"server_time", "taken_discard_id", b"taken_discard_id", "turn_deadline", b"turn_deadline"]
     def HasField(self, field_name: _HasFieldArgType) -> builtins.bool: ...
-    _ClearFieldArgType: typing_extensions.TypeAlias = typing.Literal["_my_seat", b"_my_seat", "_taken_discard_id", b"_taken_discard_id", "claim_window", b"claim_window", "current_seat", b"current_seat", "dealer_seat", b"dealer_seat", "deck_commitment", b"deck_commitment", "discard_pile", b"discard_pile", "discard_size", b"discard_size", "discard_top", b"discard_top", "hand", b"hand", "last_seq", b"last_seq", "melds", b"melds", "my_seat", b"my_seat", "options", b"options", "phase", b"phase", "result", b"result", "round", b"round", "round_results", b"round_results", "rules", b"rules", "ruleset", b"ruleset", "seats", b"seats", "server_time", b"server_time", "stock_size", b"stock_size", "table_id", b"table_id", "taken_discard_id", b"taken_discard_id", "turn", b"turn", "turn_cap", b"turn_cap", "turn_deadline", b"turn_deadline", "version", b"version"]
+    _ClearFieldArgType: typing_extensions.TypeAlias = typing.Literal["_my_seat", b"_my_seat", "_taken_discard_id", b"_taken_discard_id", "claim_window", b"claim_window", "current_seat", b"current_seat", "dealer_seat", b"dealer_seat", "deck_commitment", b"deck_commitment", "discard_pile", b"discard_pile", "discard_put_back", b"discard_put_back", "discard_size", b"discard_size", "discard_top", b"discard_top", "hand", b"hand", "last_seq", b"last_seq", "melds", b"melds", "my_seat", b"my_seat", "options", b"options", "phase", b"phase", "result", b"result", "round", b"round", "round_results", b"round_results", "rules", b"rules", "ruleset", b"ruleset", "seats", b"seats", "server_time", b"server_time", "stock_size", b"stock_size", "table_id", b"table_id", "taken_discard_id", b"taken_discard_id", "turn", b"turn", "turn_cap", b"turn_cap", "turn_deadline", b"turn_deadline", "version", b"version"]
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__my_seat: typing_extensions.TypeAlias = typing.Literal["my_seat"]
     _WhichOneofArgType__my_seat: typing_extensions.TypeAlias = typing.Literal["_my_seat", b"_my_seat"]
