@@ -67,6 +67,21 @@ def test_classic_taking_the_discard_is_refused_when_the_card_cannot_be_used() ->
     assert table.refuse(0, TakeDiscard()).reason == Reason.DISCARD_UNUSABLE
 
 
+def test_classic_taking_the_discard_a_lay_off_with_another_card_of_the_hand_uses_it() -> None:
+    """The JS alone fits nowhere, but the TS of the hand and the JS go onto 7S 8S 9S
+    in one lay-off: the take is allowed."""
+    hand = "KS KH 7S 8S 9S TS 4D 6D 8C 2C QH 3C 5H JD"
+    table = classic([hand, LONER], discard="QD", stock="KD JS")
+    table.draw(0)
+    table.meld(0, "KS KH KD", "7S 8S 9S")
+    table.discard(0, "2C")
+    table.draw(1)
+    table.discard(1, "JS")
+    table.take(0)
+    table.lay_off(0, 2, "TS JS")
+    assert table.meld_codes(2) == "7S 8S 9S TS JS"
+
+
 def test_classic_taking_the_discard_after_opening_used_in_a_lay_off_this_turn() -> None:
     table = classic([TAKER, LONER], discard="3D", stock="KD TS")
     table.draw(0)

@@ -89,7 +89,9 @@ def _runs(hand: _Hand, out: dict[tuple[tuple[int, ...], int], _Candidate]) -> No
         # A run's first natural card sits at most `jokers` places above its start
         # (only jokers can fill the places below it): other starts find nothing.
         starts = {p - j for p in present for j in range(jokers + 1)}
-        for start in sorted(s for s in starts if 1 <= s < ACE_HIGH - 1):
+        # Highest start first: of the layouts of one card set, the first is kept,
+        # and a joker above the naturals counts more in an opening than one below.
+        for start in sorted((s for s in starts if 1 <= s < ACE_HIGH - 1), reverse=True):
             longest = min(rules.max_run_length, ACE_HIGH - start + 1)
             # The held positions grow with the length: extend them, never rebuild.
             held = [p for p in (start, start + 1) if p in present]

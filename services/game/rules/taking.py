@@ -4,7 +4,7 @@ défausse permet au joueur de poser"). A card the seat could not use would leave
 it with no legal move: no discard (the card is owed), no Reposer in `classic`.
 
 The check refuses only what is certain: a card in no meld the hand could make
-with it, nor on the table (after opening); before opening, melds of every card
+with it, nor any table meld it could join (after opening); before opening, melds of every card
 that could go down with it worth less than the threshold even at each card's
 highest value. A take that passes may still end in a turn that times out (the
 card then goes back), never in a refusal of a move that was possible."""
@@ -14,7 +14,7 @@ from __future__ import annotations
 from .cards import JOKER
 from .errors import Reason, RuleError
 from .finder import candidates, find_melds
-from .melds import fits
+from .melds import MeldKind, fits
 from .ruleset import TakenDiscard
 from .state import GameState
 
@@ -43,12 +43,7 @@ def check_take_usable(state: GameState, seat: int) -> None:
     hand = [*state.hands[seat], card]
     in_meld = any(card in shape.cards for shape in candidates(hand, rules))
     if state.opened[seat]:
-        deck = rules.deck
-        on_table = any(
-            fits(meld, card, rules) is not None or any(deck.rank[c] == JOKER for c in meld.cards)
-            for meld in state.melds
-        )
-        if not (in_meld or on_table):
+        if not (in_meld or _may_join(state, card)):
             raise RuleError(
                 Reason.DISCARD_UNUSABLE,
                 "That card fits none of the melds you could make or lay off on this turn:"
@@ -63,6 +58,24 @@ def check_take_usable(state: GameState, seat: int) -> None:
             " taken from the discard pile before opening must be part of the opening."
             " Draw from the stock.",
         )
+
+
+def _may_join(state: GameState, card: int) -> bool:
+    """Whether ``card`` could go onto a table meld, alone or laid off with other
+    cards of the hand (TS and JS onto 7S 8S 9S), or free one of its jokers: a
+    group of its rank, a run of its suit, any meld holding a joker, or a joker."""
+    rules = state.ruleset
+    deck = rules.deck
+    if deck.rank[card] == JOKER:
+        return bool(state.melds)
+    for meld in state.melds:
+        if fits(meld, card, rules) is not None or any(deck.rank[c] == JOKER for c in meld.cards):
+            return True
+        if meld.kind == MeldKind.GROUP and meld.rank == deck.rank[card]:
+            return True
+        if meld.kind == MeldKind.RUN and meld.suit == deck.suit[card]:
+            return True
+    return False
 
 
 def _opening_bound(state: GameState, hand: list[int]) -> int:
