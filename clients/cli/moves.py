@@ -253,10 +253,10 @@ def swap_plan(view: table_pb2.TableView, command: C.SwapCommand) -> SwapPlan:
     # Refused before the player is asked where the joker goes: no joker stands for that card.
     table_meld = meld_from_view(meld_view, rules)
     wanted = {j: _targets(table_meld, j, rules) for j in jokers}
-    first = command.cards[0]
-    joker = next((j for j in jokers if first in wanted[j]), None)
+    # Any card typed will do: a brelan's joker leaves with both missing cards, in any order.
+    joker = next((j for j in jokers if any(c in wanted[j] for c in command.cards)), None)
     if joker is None:
-        raise MoveError(_not_standing_for(command.meld, list(wanted.values()), first))
+        raise MoveError(_not_standing_for(command.meld, list(wanted.values()), command.cards[0]))
     replacements = _pick(view, list(command.cards))
     request = game_pb2.SwapJokerRequest(
         table_id=view.table_id,

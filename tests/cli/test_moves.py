@@ -9,7 +9,7 @@ import pytest
 from clients.cli import commands as C
 from clients.cli.cards import CardError, Style, pick
 from clients.cli.moves import MoveError, hint_text, request_for, swap_plan, swap_refused
-from services.common.pb.rummy.v1 import game_pb2, table_pb2
+from services.common.pb.rummy.v1 import cards_pb2, game_pb2, table_pb2
 
 from .views import CAFE, Cards, sample_view
 
@@ -138,6 +138,19 @@ def test_classic_frees_a_brelan_joker_with_both_missing_cards() -> None:
     kept = plan.placement("keep", view.hand).message
     assert isinstance(kept, game_pb2.SwapJokerRequest)
     assert list(kept.replacement_card_ids) == list(plan.request.replacement_card_ids)
+
+
+def test_a_brelan_joker_named_as_one_suit_leaves_with_both_cards_in_either_order() -> None:
+    """Q♥ Q♦ JK with its joker named Q♣ (another app can name it): Q♠ typed first
+    is no reason to refuse, since Q♠ and Q♣ together free it."""
+    view = sample_view(hand="QS QC 5S KD", ruleset="classic")
+    joker = next(c.id for c in view.melds[1].cards if c.code == "JK")
+    del view.melds[1].jokers[:]
+    clubs = cards_pb2.SUIT_CLUBS
+    view.melds[1].jokers.append(table_pb2.JokerRole(joker_card_id=joker, rank="Q", suit=clubs))
+    plan = swap_plan(view, swap("s 2 qs qc"))
+    assert plan.request.joker_card_id == joker
+    assert _codes(view, plan.request.replacement_card_ids) == ["QS", "QC"]
 
 
 def test_a_swap_for_a_card_no_joker_stands_for_is_refused_before_any_question() -> None:
