@@ -71,7 +71,7 @@ def passed_text(
     who = seat_name(view, event.seat, you="You")
     reason = event.turn_passed.reason
     if reason == table_pb2.TURN_PASSED_REASON_LEFT:
-        return f"{who} left during their turn."
+        return f"{who} left during {'your' if who == 'You' else 'their'} turn."
     whose = "your" if who == "You" else f"{who}'s"
     if back:
         went = f"the {style.card(back)} went back to the discard pile and the turn passed"

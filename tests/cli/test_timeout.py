@@ -114,3 +114,11 @@ async def test_both_players_are_told_the_taken_card_went_back(
             await term.leave()
         finally:
             term.kill()
+
+
+def test_a_seat_that_left_during_its_turn_is_told_in_the_right_person() -> None:
+    view = sample_view()
+    for seat, text in ((0, "You left during your turn."), (1, "Bob left during their turn.")):
+        passed = table_pb2.TableEvent(seq=43, version=15, seat=seat)
+        passed.turn_passed.reason = table_pb2.TURN_PASSED_REASON_LEFT
+        assert narrate(passed, view, PLAIN) == text
