@@ -25,6 +25,7 @@ import grpc
 import pexpect
 from pexpect import fdpexpect
 
+from clients.cli.cards import Style
 from services.common.limits import Limits
 from services.common.pb.rummy.v1 import (
     auth_pb2,
@@ -35,7 +36,7 @@ from services.common.pb.rummy.v1 import (
 )
 from services.game.server import GameServer
 from services.matchmaker.server import MatchmakerConfig, MatchmakerServer
-from tests.game.harness import SECRET, UNLIMITED, service_auth, start_server
+from tests.game.harness import SECRET, UNLIMITED, card, deck_order, service_auth, start_server
 
 ROOT = Path(__file__).resolve().parents[2]
 WAIT_S = 30.0
@@ -161,6 +162,10 @@ def play_args(running: Servers, name: str, config_dir: Path) -> tuple[str, ...]:
         *("play", "--server", running.address, "--bots"),
         *("--name", name, "--config-dir", str(config_dir)),
     )
+
+
+SEATED = r"already seated at table [0-9a-f-]{36}: going back to it"
+"""What `rummy play` says as it goes back to a kept seat (`rejoining`)."""
 
 
 def rejoining(running: Servers, config_dir: Path) -> Terminal:
@@ -350,3 +355,23 @@ class Terminal:
                 return
             await self.play_turn()
         raise AssertionError(f"the game did not end:\n{self.transcript()}")
+
+
+async def back_at_a_dealt_table(
+    running: Servers,
+    config_dir: Path,
+    hand: str,
+    drawn: str,
+    *,
+    options: table_pb2.TableOptions | None = None,
+) -> Terminal:
+    """`rummy play` back at a `cafe` table where it was dealt ``hand`` against a bot
+    that takes its time, its first turn begun and ``drawn`` drawn from the stock."""
+    order = deck_order(2, {0: [card(c) for c in hand.split()]}, stock=[card(drawn)])
+    await seat_with_a_bot(running, config_dir, "cafe", order, options=options)
+    term = rejoining(running, config_dir)
+    await term.expect(SEATED)
+    assert await term.next_turn()
+    await term.send("d")
+    await term.expect(f"You drew {Style(False).card(drawn)}")
+    return term

@@ -16,11 +16,10 @@ from tests.game.harness import LONG_TURNS_MS, Player
 from tests.rules.helpers import deck_order as scripted_order
 from tests.rules.test_claims import HANDS
 
-from .harness import rejoining, seat_with_a_bot, servers, sign_in
+from .harness import SEATED, rejoining, seat_with_a_bot, servers, sign_in
 from .views import SERVER_NOW_MS, Cards, sample_view
 
 PLAIN = Style(False)
-SEATED = r"already seated at table [0-9a-f-]{36}: going back to it"
 
 
 def contract_view(current: int = 1) -> table_pb2.TableView:

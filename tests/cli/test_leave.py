@@ -5,9 +5,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from .harness import MY_DRAW, rejoining, seat_with_a_bot, servers
+from .harness import MY_DRAW, SEATED, rejoining, seat_with_a_bot, servers
 
-SEATED = r"already seated at table [0-9a-f-]{36}: going back to it"
 QUESTION = r"Leave this table for good\? You lose the game\. \[y/N\] > "
 
 

@@ -10,12 +10,11 @@ from services.common.pb.rummy.v1 import table_pb2
 from services.game.rules.ruleset import RAMI51
 from tests.rules.helpers import deck_order as scripted_order
 
-from .harness import rejoining, seat_with_a_bot, servers
+from .harness import SEATED, rejoining, seat_with_a_bot, servers
 from .views import sample_view
 
 SAM = "2S 5S 9S KS 3H 7H JH 4C 8C QC 2D 6D TD"
 BOT = "3S 6S TS AH 4H 8H QH 5C 9C KC 3D 7D JD"
-SEATED = r"already seated at table [0-9a-f-]{36}: going back to it"
 DRAW_ONLY = r"\[Your turn[^\]\r\n]*: draw \(d\)\] > "
 
 

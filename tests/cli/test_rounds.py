@@ -5,13 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from services.common.pb.rummy.v1 import table_pb2
-from tests.game.harness import card, deck_order
 
-from .harness import rejoining, seat_with_a_bot, servers
+from .harness import back_at_a_dealt_table, servers
 
 OUT_HAND = "AS 2S 3S 4S 4H 5H 6H 7C 8C 9C QD QH QS"
 """Four melds: with one card drawn, Sam lays them down and goes out with a discard."""
-SEATED = r"already seated at table [0-9a-f-]{36}: going back to it"
 
 
 async def test_going_out_with_a_discard_tells_the_round_and_goes_on_to_the_next_deal(
@@ -20,15 +18,9 @@ async def test_going_out_with_a_discard_tells_the_round_and_goes_on_to_the_next_
     """Before, the client crashed: it looked the discarded card up in the pile,
     which the next deal had already made anew."""
     async with servers(fresh_dsn, bot_delay_ms=600_000) as running:
-        order = deck_order(2, {0: [card(c) for c in OUT_HAND.split()]}, stock=[card("KC")])
         options = table_pb2.TableOptions(rounds=2)
-        await seat_with_a_bot(running, tmp_path, "cafe", order, options=options)
-        term = rejoining(running, tmp_path)
+        term = await back_at_a_dealt_table(running, tmp_path, OUT_HAND, "KC", options=options)
         try:
-            await term.expect(SEATED)
-            assert await term.next_turn()
-            await term.send("d")
-            await term.expect("You drew K♣")
             await term.send("m AS 2S 3S 4S / 4H 5H 6H / 7C 8C 9C / QD QH QS")
             await term.expect(r"Your hand \(1\): K♣")
             await term.send("x kc")

@@ -14,12 +14,11 @@ from services.game.rules.ruleset import CLASSIC
 from tests.game.harness import card, deck_order
 from tests.rules.helpers import deck_order as scripted_order
 
-from .harness import Terminal, rejoining, seat_with_a_bot, servers
+from .harness import SEATED, Terminal, back_at_a_dealt_table, rejoining, seat_with_a_bot, servers
 
 HAND = "QH QD QC JK QS 2C 3C 7S 8S 9S 4C 5H KD"
 CLASSIC_HAND = "KH KD KC 7S 8S JK 9S 2C 4D 6H TD 3S 9H QC"
 CLASSIC_BOT = "2H 3H 5C 6C 8C TC JC 2D 5D 7D 8D JD 4H 7H"
-SEATED = r"already seated at table [0-9a-f-]{36}: going back to it"
 
 
 async def test_the_player_says_where_a_swapped_joker_goes(fresh_dsn: str, tmp_path: Path) -> None:
@@ -139,14 +138,8 @@ async def test_a_swap_out_of_turn_is_refused_before_any_question(
     """Before, the player was asked where the joker goes, and only then refused."""
     # The bot takes its time: its turn lasts for the whole test.
     async with servers(fresh_dsn, bot_delay_ms=600_000) as running:
-        order = deck_order(2, {0: [card(c) for c in HAND.split()]}, stock=[card("4D")])
-        await seat_with_a_bot(running, tmp_path, "cafe", order)
-        term = rejoining(running, tmp_path)
+        term = await back_at_a_dealt_table(running, tmp_path, HAND, "4D")
         try:
-            await term.expect(SEATED)
-            assert await term.next_turn()
-            await term.send("d")
-            await term.expect("You drew 4♦")
             await term.send("m QH QD QC JK")
             await term.expect(r"\[1\] you: Q♥ Q♦ Q♣ JK\(Q♠\)")
             await term.send("x kd")
@@ -167,14 +160,8 @@ async def test_a_swap_for_the_wrong_card_is_refused_before_any_question(
     """Before, the player was asked where the joker goes, and only then refused."""
     hand = "AS AH AC JK 9H 2C 3C 7S 8S 9S 4C 5H KD"
     async with servers(fresh_dsn, bot_delay_ms=600_000) as running:
-        order = deck_order(2, {0: [card(c) for c in hand.split()]}, stock=[card("4D")])
-        await seat_with_a_bot(running, tmp_path, "cafe", order)
-        term = rejoining(running, tmp_path)
+        term = await back_at_a_dealt_table(running, tmp_path, hand, "4D")
         try:
-            await term.expect(SEATED)
-            assert await term.next_turn()
-            await term.send("d")
-            await term.expect("You drew 4♦")
             await term.send("m AS AH AC JK")
             await term.expect(r"\[1\] you: A♠ A♥ A♣ JK\(A♦\)")
             await term.send("s 1 9h")

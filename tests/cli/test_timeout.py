@@ -15,8 +15,8 @@ from services.game.rules.ruleset import CLASSIC
 from tests.game.harness import Player
 from tests.rules.helpers import deck_order as scripted_order
 
-from .harness import rejoining, seat_with_a_bot, servers, sign_in
-from .test_swap import CLASSIC_HAND, SEATED
+from .harness import SEATED, rejoining, seat_with_a_bot, servers, sign_in
+from .test_swap import CLASSIC_HAND
 from .views import Cards, sample_view
 
 PLAIN = Style(False)
