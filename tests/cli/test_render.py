@@ -111,3 +111,15 @@ def test_the_results_of_a_round_and_of_the_game() -> None:
     assert game_text(view, game) == (
         "Game over: you win (every round was played).\n  Final totals: you 3, Bob 9"
     )
+
+
+def test_classic_offers_the_discard_only_when_it_could_be_used() -> None:
+    """The server refuses a take `classic` would leave unused (DISCARD_UNUSABLE):
+    the prompt does not offer it. KKK, QQQ and four 5s open with the 5♦."""
+    clock = Clock()
+    view = sample_view(phase=table_pb2.PHASE_DRAW, ruleset="classic", hand="7S TS 2H 9S")
+    assert turn_status(view, clock, PLAIN).endswith(": draw (d)")
+    view = sample_view(
+        phase=table_pb2.PHASE_DRAW, ruleset="classic", hand="5S 5H 5C KS KH KC QS QH QC"
+    )
+    assert turn_status(view, clock, PLAIN).endswith("draw (d) or take 5♦ (t)")
