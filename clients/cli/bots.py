@@ -23,9 +23,10 @@ from services.game.rules.legal import discardable
 from services.game.rules.scoring import card_penalty
 
 from . import matchmaking, waiting
-from .connection import Connection, Refused
+from .connection import Connection
 from .identity import MemoryIdentity
 from .moves import action_request
+from .refusals import Refused
 from .render import my_turn
 from .viewstate import state_from_view
 

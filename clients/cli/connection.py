@@ -20,8 +20,6 @@ from typing import Any
 
 import grpc
 from google.protobuf.message import Message
-from google.rpc import error_details_pb2
-from grpc_status import rpc_status
 
 from services.common.pb.rummy.v1 import (
     auth_pb2,
@@ -32,10 +30,22 @@ from services.common.pb.rummy.v1 import (
     table_pb2,
 )
 
+from .refusals import (
+    Refused,
+    closed_at_once,
+    plaintext_failure,
+    rate_limited_for,
+    refusal,
+    tls_failure,
+)
+
 CALL_TIMEOUT_S = 10.0
 """Bounds one unary call; a retry gets a fresh deadline."""
 GIVE_UP_AFTER_S = 60.0
 """How long retries go on before an outage is reported as an error."""
+CLOSED_AT_ONCE_TRIES = 3
+"""Attempts a never-reached server closes at once before the client says it wants TLS
+(a plaintext server restarting refuses connections instead; about a second)."""
 RETRYABLE = (
     grpc.StatusCode.UNAVAILABLE,
     grpc.StatusCode.DEADLINE_EXCEEDED,
@@ -45,11 +55,6 @@ RETRYABLE = (
 )
 STREAM_RETRYABLE = (*RETRYABLE, grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN)
 """A stream may also end like this when its server goes away mid-flight."""
-RATE_LIMITED = "RATE_LIMITED"
-MIN_RATE_WAIT_S = 0.05
-"""The least a rate-limited call waits before it is made again."""
-TLS_FAILED = "TLS_HANDSHAKE_FAILED"
-"""The client's own reason: a `--tls` connection whose handshake failed."""
 CHANNEL_OPTIONS = [
     # A restarted server is found again within a couple of seconds, not minutes.
     ("grpc.initial_reconnect_backoff_ms", 200),
@@ -67,77 +72,6 @@ def open_channel(target: str, *, tls: bool = False) -> grpc.aio.Channel:
         credentials = grpc.ssl_channel_credentials()
         return grpc.aio.secure_channel(target, credentials, options=CHANNEL_OPTIONS)
     return grpc.aio.insecure_channel(target, options=CHANNEL_OPTIONS)
-
-
-class Refused(Exception):
-    """A call the server answered with an error: its code, reason and sentence."""
-
-    def __init__(
-        self,
-        code: grpc.StatusCode,
-        reason: str,
-        message: str,
-        metadata: dict[str, str] | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.code = code
-        self.reason = reason
-        self.message = message
-        self.metadata = metadata or {}
-
-    def __str__(self) -> str:
-        return f"{self.message} [{self.reason}]" if self.reason else self.message
-
-
-def refusal(error: grpc.RpcError) -> Refused:
-    """The code, ErrorInfo reason and sentence of a failed call."""
-    code: grpc.StatusCode = error.code()
-    message: str = error.details() or code.name
-    try:
-        status = rpc_status.from_call(error)
-    except ValueError:
-        status = None
-    if status is not None:
-        for detail in status.details:
-            info = error_details_pb2.ErrorInfo()
-            if detail.Unpack(info):
-                return Refused(code, info.reason, message, dict(info.metadata))
-    return Refused(code, "", message)
-
-
-def rate_limited_for(refused: Refused) -> float | None:
-    """How long to wait before calling again when the server says this client is
-    calling too fast (RESOURCE_EXHAUSTED, RATE_LIMITED: its `retry_after_ms` is
-    when its bucket holds a token again); None for any other refusal. A little
-    jitter, so clients limited together do not all come back at once."""
-    if refused.code != grpc.StatusCode.RESOURCE_EXHAUSTED or refused.reason != RATE_LIMITED:
-        return None
-    try:
-        after_s = int(refused.metadata.get("retry_after_ms", "0")) / 1000
-    except ValueError:
-        after_s = 0.0
-    return max(MIN_RATE_WAIT_S, after_s) * random.uniform(1.0, 1.25)
-
-
-def tls_failure(refused: Refused, target: str) -> Refused | None:
-    """A TLS handshake with ``target`` that failed, told in one sentence; None for
-    any other refusal. gRPC says so only in its message (no code or detail of its
-    own), and retrying does not help: the server speaks plaintext, or its
-    certificate is not trusted here."""
-    text = refused.message.lower()
-    if refused.code != grpc.StatusCode.UNAVAILABLE or "handshake failed" not in text:
-        return None
-    if "certificate_verify_failed" in text:
-        why = (
-            f"The TLS certificate of {target} is not trusted here (it is checked against"
-            " the system's root certificates)."
-        )
-    else:
-        why = (
-            f"The server at {target} did not answer TLS: if it is a plaintext server"
-            " (one on this machine, say), run without --tls."
-        )
-    return Refused(grpc.StatusCode.FAILED_PRECONDITION, TLS_FAILED, why)
 
 
 class Backoff:
@@ -275,16 +209,24 @@ class Connection:
         backoff = Backoff()
         started = time.monotonic()
         warned = renewed = False
+        closed = 0
         while True:
             try:
                 reply = await attempt()
             except grpc.aio.AioRpcError as error:
                 refused = refusal(error)
-                # A server that answered before is away; one never reached may not speak TLS.
+                # A server that answered before is away; one never reached may not
+                # speak TLS, or speak only TLS (closing plaintext connections at once).
                 if self.tls and target not in self._reached:
                     failed = tls_failure(refused, target)
                     if failed is not None:
                         raise failed from None
+                elif target not in self._reached and closed_at_once(refused):
+                    closed += 1
+                    if closed >= CLOSED_AT_ONCE_TRIES:
+                        raise plaintext_failure(target) from None
+                    await backoff.wait()  # not told as an outage: it may be none
+                    continue
                 if refused.code == grpc.StatusCode.UNAUTHENTICATED and self.token and not renewed:
                     # TOKEN_EXPIRED or TOKEN_INVALID: sign in again, once, and retry.
                     renewed = True
@@ -296,7 +238,7 @@ class Connection:
                     raise refused from None
                 if time.monotonic() - started > self.give_up_after:
                     raise refused from None
-                if not warned:
+                if not warned and not closed:  # (closed: a TLS server, more likely)
                     self.notify(f"Cannot reach {target}: trying again…")
                     warned = True
                 await backoff.wait()

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from . import load, matchmaking, rules_cmd, waiting
 from .cards import Style, colour_wanted
-from .connection import Connection, Refused
+from .connection import Connection
 from .identity import Identity, LastMatch
 from .invocation import DEFAULT_SERVER
 from .options import (
@@ -45,6 +45,7 @@ from .options import (
     whole,
 )
 from .play import Seek, play
+from .refusals import Refused
 from .watch import watch
 
 MAX_BOTS = 100_000

@@ -21,10 +21,11 @@ import grpc
 from services.common.pb.rummy.v1 import matchmaker_pb2 as mm
 from services.common.pb.rummy.v1 import table_pb2
 
-from .connection import RETRYABLE, TLS_FAILED, Connection, Refused
+from .connection import RETRYABLE, Connection
 from .identity import Identity, LastMatch, default_config_dir
 from .invocation import command_line
 from .options import describe
+from .refusals import PLAINTEXT_FAILED, TLS_FAILED, Refused
 from .render import game_text
 
 DEFAULT_GAME_PORT = 50051
@@ -95,6 +96,8 @@ async def _look(conn: Connection, table_id: str, target: str) -> table_pb2.Table
                 return f"the game service at {where} has no such table"
             if refused.reason == TLS_FAILED:
                 return f"the game service at {where} did not answer TLS"
+            if refused.reason == PLAINTEXT_FAILED:
+                return f"the game service at {where} answers only TLS"
             raise
 
 

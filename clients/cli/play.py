@@ -21,12 +21,13 @@ from services.common.pb.rummy.v1 import game_pb2, table_pb2
 from . import commands as C
 from . import matchmaking
 from .cards import Style, colour_wanted
-from .connection import Connection, Refused
+from .connection import Connection
 from .deckcheck import DeckCheck
 from .discards import claim_text
 from .identity import Identity, LastMatch
 from .moves import MoveError, Request, hint_text, request_for, swap_plan, swap_refused
 from .narrate import Narrator
+from .refusals import Refused
 from .render import Clock, game_text, hand_line, my_turn, table_text, turn_status
 from .terminal import Terminal
 

@@ -19,17 +19,11 @@ import grpc
 
 from services.common.pb.rummy.v1 import matchmaker_pb2 as mm
 
-from .connection import (
-    STREAM_RETRYABLE,
-    Backoff,
-    Connection,
-    Refused,
-    rate_limited_for,
-    refusal,
-)
+from .connection import STREAM_RETRYABLE, Backoff, Connection
 from .identity import Identity, LastMatch
 from .invocation import command_line
 from .matchmaking import ALREADY_SEATED, QueueChoice, Say, remember, seat_kept
+from .refusals import Refused, rate_limited_for, refusal
 
 BOTS_AFTER_MS = 300
 """With --bots, how long to wait for people before bots take the empty seats."""

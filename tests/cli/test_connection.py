@@ -9,8 +9,9 @@ import grpc
 import pytest
 
 from clients.cli.bots import BotPlayer, Stats
-from clients.cli.connection import Connection, Refused
+from clients.cli.connection import Connection
 from clients.cli.matchmaking import QueueChoice
+from clients.cli.refusals import Refused
 from services.common.pb.rummy.v1 import table_pb2
 
 from .harness import servers

@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 from clients.cli import matchmaking, waiting
-from clients.cli.connection import Connection, Refused
+from clients.cli.connection import Connection
 from clients.cli.identity import Identity, LastMatch
 from clients.cli.matchmaking import QueueChoice
+from clients.cli.refusals import Refused
 from services.common.pb.rummy.v1.table_pb2 import TableView
 
 from .harness import Servers, Terminal, seat_with_a_bot, servers

@@ -213,3 +213,21 @@ async def test_a_certificate_not_trusted_here_is_told_in_one_sentence(
         f"Error: The TLS certificate of localhost:{gateway.port} is not trusted here (it is"
         " checked against the system's root certificates). [TLS_HANDSHAKE_FAILED]"
     ], out
+
+
+async def test_plaintext_to_a_tls_server_is_told_in_one_sentence(
+    fresh_dsn: str, tmp_path: Path
+) -> None:
+    """Before, the client retried for a minute ("Connection lost"), as for a server
+    that is down: a TLS gateway closes a plaintext connection at once, every time."""
+    cert, key = certificate(tmp_path)
+    async with servers(fresh_dsn) as running, tls_gateway(running.address, cert, key) as gateway:
+        code, out = await run_cli(
+            *("play", "--server", f"localhost:{gateway.port}"),
+            *("--config-dir", str(tmp_path)),
+        )
+    assert code == 1, out
+    assert out.splitlines() == [
+        f"Error: The server at localhost:{gateway.port} closes plaintext connections at"
+        " once: if it is behind TLS (a public address, say), run with --tls. [PLAINTEXT_REFUSED]"
+    ], out
