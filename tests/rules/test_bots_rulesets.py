@@ -155,3 +155,16 @@ def test_bots_keep_a_card_for_the_discard_when_a_contract_could_take_every_card(
     assert isinstance(action, Meld)
     table.act(0, action)
     assert table.state.opened[0] and len(table.state.hands[0]) == 1
+
+
+def test_bots_see_a_contract_run_whose_joker_goes_below_to_stay_apart() -> None:
+    """Deal 3 (two runs of 4): JK 3H 4H 5H and 7H 8H 9H TH. With the joker above
+    (3H 4H 5H JK, the 6H) the two runs would join into one; below, they do not."""
+    table = at_deal(3, ["3H 4H 5H JK 7H 8H 9H TH KC 2D", HEARTS], stock="QC")
+    table.draw(0)
+    melds = [a for a in legal_actions(table.state, 0) if isinstance(a, Meld)]
+    assert melds, "the contract is there to lay"
+    action = GreedyBot().move(table.state, 0)
+    assert isinstance(action, Meld)
+    table.act(0, action)
+    assert table.state.opened[0]

@@ -32,3 +32,15 @@ def test_hint_finds_the_opening_that_uses_the_taken_discard() -> None:
     assert any(table.state.taken_discard in m.cards for m in got.melds)
     table.act(0, Meld(tuple(MeldSpec(m.cards) for m in got.melds)))
     assert table.state.opened[0]
+
+
+def test_hint_a_taken_discard_that_opens_in_another_set_than_the_lightest_hand() -> None:
+    """With the TC taken, the lightest hand lays A-2-3 and 10-J-Q-K of clubs (46
+    points, too few); TC JC QC KC AC opens with 51."""
+    table = classic(["2C QC JS 5S JC 3S 3C KC KC 7C TS AC 5C 9H", LONER], discard="TC")
+    table.take(0)
+    got = hint(table.state, 0)
+    assert got.opens, got.refusal
+    assert any(table.state.taken_discard in m.cards for m in got.melds)
+    table.act(0, Meld(tuple(MeldSpec(m.cards) for m in got.melds)))
+    assert table.state.opened[0]

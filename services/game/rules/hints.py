@@ -6,13 +6,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .errors import Reason, RuleError
+from .errors import RuleError
 from .finder import candidates, find_melds
 from .melds import Shape
 from .opening import laying_refusal
 from .plans import melds_to_lay
 from .scoring import meld_points
 from .state import GameState
+from .turns import taken_card_owed
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +34,10 @@ def hint(state: GameState, seat: int) -> Hint:
     found = find_melds(hand, rules, keep_one=keep)
     melds = melds_to_lay(state, seat, hand, found) or list(found.melds)
     refusal = laying_refusal(state, seat, melds) if melds else None
-    if refusal is not None and refusal.reason is Reason.TAKEN_CARD_UNUSED:
+    # A discard taken this turn that the opening must use: the lightest hand's melds
+    # may leave it out, or count too little, while another set opens with it.
+    owed = state.current == seat and taken_card_owed(state) and not state.opened[seat]
+    if refusal is not None and owed:
         melds, refusal = _with_taken_card(state, seat, keep) or (melds, refusal)
     return Hint(melds, refusal)
 

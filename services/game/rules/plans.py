@@ -4,14 +4,15 @@ hints and `legal_actions`; the engine stays the referee."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from itertools import combinations
 
 from .contract import check_contract
 from .errors import RuleError
 from .finder import Found, candidates, find_melds
-from .melds import MeldKind, Shape
-from .ruleset import CONTRACT_RUN, Contract
+from .melds import MeldKind, Shape, check_meld
+from .ruleset import CONTRACT_RUN, Contract, Ruleset
 from .scoring import meld_points
 from .state import GameState
 from .turns import taken_card_owed
@@ -35,7 +36,12 @@ def contract_plan(hand: Sequence[int], contract: Contract, state: GameState) -> 
     rules = state.ruleset
     shapes = candidates(hand, rules)
     groups = [s for s in shapes if s.kind == MeldKind.GROUP]
-    runs = [s for s in shapes if s.kind == MeldKind.RUN and len(s.cards) >= CONTRACT_RUN]
+    runs = [
+        layout
+        for s in shapes
+        if s.kind == MeldKind.RUN and len(s.cards) >= CONTRACT_RUN
+        for layout in _joker_ends(s, rules)
+    ]
     best: list[Shape] | None = None
     best_points = -1
     tried = 0
@@ -59,6 +65,19 @@ def contract_plan(hand: Sequence[int], contract: Contract, state: GameState) -> 
             if points > best_points:
                 best, best_points = chosen, points
     return best
+
+
+def _joker_ends(run: Shape, rules: Ruleset) -> list[Shape]:
+    """``run``, and the same cards with its end joker at the other end when that is
+    a run too: which end decides whether two runs of one suit join into one
+    (JK 3H 4H 5H stays apart from 7H 8H 9H TH; 3H 4H 5H JK does not)."""
+    layouts = [run]
+    jokers = [i for i in (0, len(run.cards) - 1) if rules.deck.is_joker(run.cards[i])]
+    for end in jokers[:1]:
+        cards = run.cards[1:] + run.cards[:1] if end == 0 else run.cards[-1:] + run.cards[:-1]
+        with contextlib.suppress(RuleError):  # not a run that way round
+            layouts.append(check_meld(cards, rules, kind=MeldKind.RUN))
+    return layouts
 
 
 def contract_progress(hand: Sequence[int], contract: Contract, state: GameState) -> int:
