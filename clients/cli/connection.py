@@ -286,6 +286,7 @@ class Connection:
         lost_at: float | None = None
         limited_at: float | None = None
         while True:
+            opened_with = self.token
             call = self.game.Watch(
                 game_pb2.WatchRequest(table_id=table_id, after_seq=position), metadata=self.auth
             )
@@ -309,7 +310,9 @@ class Connection:
                 yield view
                 continue
             if refused.code == grpc.StatusCode.UNAUTHENTICATED:
-                await self.login()
+                # The stream's token expired: resume with the refreshed one, if any.
+                if self.token == opened_with:
+                    await self.login()
                 continue
             if rate_limited_for(refused) is not None:
                 limited_at = limited_at or time.monotonic()

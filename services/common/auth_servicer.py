@@ -12,7 +12,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from services.common import errors
 from services.common.auth import PLAYER_TTL_S, TokenError, issue_token, verify_token
 from services.common.errors import DB_ERRORS
-from services.common.interceptors import current_claims
+from services.common.identity import current_claims
 from services.common.pb.rummy.v1 import auth_pb2, auth_pb2_grpc
 
 MAX_NAME = 32

@@ -17,15 +17,16 @@ For each call, in this order:
    bad token ends the call with UNAUTHENTICATED and an ErrorInfo reason
    (TOKEN_MISSING, TOKEN_EXPIRED, TOKEN_INVALID) before the servicer runs.
    Otherwise the verified claims are available to the servicer through
-   :func:`current_claims` and :func:`current_player_id`.
+   `services.common.identity`.
+5. A table's event stream (`EXPIRING_STREAMS`) outlives no token: before each
+   message it sends, a token that has expired since the stream opened ends it
+   with UNAUTHENTICATED, reason ``TOKEN_EXPIRED``; the client signs in again
+   and resumes. A table sends at least one event a turn, so the stream ends
+   within a turn of the expiry, at no cost to an idle stream (no timer per
+   stream).
 
 One interceptor rather than three: each layer costs a coroutine per call and a
 generator frame per open stream, and the token is verified once, not per layer.
-
-The claims travel in a ContextVar rather than a servicer argument, so plain
-functions a thin servicer calls (and log binding) can read them. grpc.aio runs
-each RPC in its own task, with its own copy of the context: a value set while
-handling one call is never seen by another.
 """
 
 from __future__ import annotations
@@ -37,144 +38,33 @@ import inspect
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterable
-from contextvars import ContextVar
 from typing import Any
 
 import grpc
-import structlog
-from google.protobuf.message import DecodeError
 
 from services.common import errors
-from services.common.auth import Claims, TokenError, TokenInvalid, TokenVerifier
+from services.common.auth import Claims, TokenError, TokenExpired, TokenInvalid, TokenVerifier
+from services.common.decoding import (
+    MALFORMED,
+    MALFORMED_REQUEST,
+    MAX_REQUEST_BYTES,
+    REQUEST_TOO_LARGE,
+    TOO_LARGE,
+    tolerant_decoder,
+)
+from services.common.identity import (
+    CURRENT_CALL,
+    PUBLIC_SERVICES,
+    bearer_token,
+    is_public,
+    refuse_token,
+)
 from services.common.limits import Limits, Quotas
 from services.common.metrics import RPC_DURATION, RPC_REQUESTS
 
-PUBLIC_METHODS = frozenset({"/rummy.v1.AuthService/Login"})
-PUBLIC_SERVICES = frozenset(
-    {
-        "grpc.health.v1.Health",
-        "grpc.reflection.v1alpha.ServerReflection",
-        "grpc.reflection.v1.ServerReflection",
-    }
-)
-"""Probes (kubelet, load balancers) and tools like grpcurl carry no token."""
-
-_current: ContextVar[_Call | None] = ContextVar("rummy_call", default=None)
-"""The call a task serves: one context variable for identity and log context."""
-
-_MESSAGES = {
-    "TOKEN_MISSING": "Please sign in.",
-    "TOKEN_EXPIRED": "Your sign-in has expired. Please sign in again.",
-    "TOKEN_INVALID": "Your sign-in is not valid. Please sign in again.",
-}
-
-
-class NotAuthenticated(LookupError):
-    """Read the caller's identity outside an authenticated RPC (a server bug)."""
-
-
-def current_claims() -> Claims:
-    """Claims of the token that authenticated the RPC being handled."""
-    call = _current.get()
-    if call is None or call.claims is None:
-        raise NotAuthenticated("no authenticated caller in this context")
-    return call.claims
-
-
-def log_context(
-    _logger: object, _name: str, event: structlog.typing.EventDict
-) -> structlog.typing.EventDict:
-    """structlog processor: the request id, method and caller of the call being served."""
-    call = _current.get()
-    if call is not None:
-        event.setdefault("request_id", call.request_id)
-        event.setdefault("rpc", call.method)
-        if call.claims is not None:
-            event.setdefault("caller", call.claims.subject)
-    return event
-
-
-def current_player_id() -> str:
-    """The calling player's id. Service credentials have no player id."""
-    claims = current_claims()
-    if claims.is_service:
-        raise NotAuthenticated(f"service {claims.subject!r} is not a player")
-    return claims.subject
-
-
-async def require_service(context: grpc.aio.ServicerContext) -> Claims:
-    """For internal methods: abort with PERMISSION_DENIED unless a service calls."""
-    claims = current_claims()
-    if not claims.is_service:
-        await errors.abort(
-            context,
-            grpc.StatusCode.PERMISSION_DENIED,
-            "SERVICE_CREDENTIAL_REQUIRED",
-            "This call is reserved for the game's own services.",
-        )
-    return claims
-
-
-async def require_player(context: grpc.aio.ServicerContext) -> str:
-    """For player methods: abort with PERMISSION_DENIED for a service credential."""
-    claims = current_claims()
-    if claims.is_service:
-        await errors.abort(
-            context,
-            grpc.StatusCode.PERMISSION_DENIED,
-            "PLAYER_CREDENTIAL_REQUIRED",
-            "This call needs a player's sign-in.",
-        )
-    return claims.subject
-
-
-def bearer_token(metadata: Iterable[tuple[str, str | bytes]] | None) -> str:
-    """The token of the ``authorization: Bearer <token>`` header, or ''; TokenInvalid
-    for an authorization header of another scheme."""
-    for key, value in metadata or ():
-        if key.lower() != "authorization":
-            continue
-        text = value.decode() if isinstance(value, bytes) else value
-        scheme, _, token = text.strip().partition(" ")
-        if scheme.lower() != "bearer":
-            raise TokenInvalid("authorization header is not a bearer token")
-        return token.strip()
-    return ""
-
-
-def is_public(method: str) -> bool:
-    """``method`` is the full path ``/package.Service/Method``."""
-    service = method.lstrip("/").partition("/")[0]
-    return method in PUBLIC_METHODS or service in PUBLIC_SERVICES
-
-
-MAX_REQUEST_BYTES = 64 * 1024
-"""Far above a player's request (a few hundred bytes) or the matchmaker's largest
-CreateTables (32 tables): anything bigger is refused unparsed. gRPC reads a little
-more (`serving.MAX_RECEIVE_BYTES`), so that such a request gets a reason."""
-
-MALFORMED_REQUEST = "MALFORMED_REQUEST"
-REQUEST_TOO_LARGE = "REQUEST_TOO_LARGE"
-_MALFORMED = object()
-"""What an undecodable request becomes, so it is refused as INVALID_ARGUMENT
-rather than failing inside gRPC with UNKNOWN."""
-_TOO_LARGE = object()
-"""What a request over `MAX_REQUEST_BYTES` becomes, unparsed."""
-
-
-def _tolerant(decode: Callable[[bytes], Any] | None) -> Callable[[bytes], Any] | None:
-    if decode is None:
-        return None
-
-    def tolerant(data: bytes) -> Any:
-        if len(data) > MAX_REQUEST_BYTES:
-            return _TOO_LARGE
-        try:
-            return decode(data)
-        except DecodeError:
-            return _MALFORMED
-
-    return tolerant
+EXPIRING_STREAMS = frozenset({("GameService", "Watch")})
+"""(service, method) of the streams an expired token ends. Not the matchmaker's:
+closing a waiting stream gives up the ticket, and a ticket lives minutes."""
 
 
 def _split(method: str) -> tuple[str, str]:
@@ -234,10 +124,10 @@ class _Call:
     async def enter(self, request: Any, context: grpc.aio.ServicerContext, quotas: Quotas) -> None:
         """Bind the log context, then limits, decoding and identity, in that order."""
         self.context = context
-        _current.set(self)
+        CURRENT_CALL.set(self)
         if self.limited:
             await quotas.admit(context, self.player)
-        if request is _TOO_LARGE:
+        if request is TOO_LARGE:
             # INVALID_ARGUMENT, not RESOURCE_EXHAUSTED: the same request will never
             # pass, and apps read RESOURCE_EXHAUSTED as "wait, then retry" (RATE_LIMITED).
             await errors.abort(
@@ -247,7 +137,7 @@ class _Call:
                 "The request is too large for the game to read. Please update the app.",
                 metadata={"max_bytes": str(MAX_REQUEST_BYTES)},
             )
-        if request is _MALFORMED:
+        if request is MALFORMED:
             await errors.abort(
                 context,
                 grpc.StatusCode.INVALID_ARGUMENT,
@@ -255,8 +145,7 @@ class _Call:
                 "The request could not be read. Please update the app.",
             )
         if self.denial is not None:
-            reason = self.denial.reason
-            await errors.abort(context, grpc.StatusCode.UNAUTHENTICATED, reason, _MESSAGES[reason])
+            await refuse_token(context, self.denial.reason)
 
     def finish(
         self,
@@ -297,7 +186,7 @@ class Gate(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             return None
         tolerant = self._decoders.get(decode)
         if tolerant is None:
-            tolerant = self._decoders[decode] = _tolerant(decode)
+            tolerant = self._decoders[decode] = tolerant_decoder(decode)
         return tolerant
 
     async def intercept_service(
@@ -378,8 +267,12 @@ class Gate(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             await call.enter(request, context, self.quotas)
             player = await self._open(call, context)
             if inspect.isasyncgenfunction(inner):  # closed at once, even when cancelled
+                expiring = (call.service, call.method) in EXPIRING_STREAMS
+                claims = call.claims if expiring else None
                 async with contextlib.aclosing(inner(request, context)) as items:
                     async for item in items:
+                        if claims is not None and claims.expires_at <= self._clock():
+                            await refuse_token(context, TokenExpired.reason)
                         await context.write(item)
             else:
                 await inner(request, context)

@@ -14,7 +14,7 @@ import sys
 
 import structlog
 
-from services.common.interceptors import log_context
+from services.common.identity import log_context
 
 
 def configure(*, fmt: str = "auto", level: str = "info") -> None:

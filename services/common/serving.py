@@ -9,8 +9,8 @@ from grpc_reflection.v1alpha import reflection
 
 from services.common.auth_servicer import AuthServicer
 from services.common.db import Pool
+from services.common.decoding import MAX_REQUEST_BYTES
 from services.common.health import HealthMonitor
-from services.common.interceptors import MAX_REQUEST_BYTES
 from services.common.pb.rummy.v1 import auth_pb2, auth_pb2_grpc
 
 MAX_RECEIVE_BYTES = 4 * MAX_REQUEST_BYTES

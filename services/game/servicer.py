@@ -13,7 +13,7 @@ from google.protobuf.message import Message
 
 from services.common import errors
 from services.common.errors import DB_ERRORS
-from services.common.interceptors import require_player, require_service
+from services.common.identity import require_player, require_service
 from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc
 
 from . import convert, options

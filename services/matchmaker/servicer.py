@@ -14,7 +14,7 @@ import grpc
 from services.common import errors
 from services.common.db import Connection, Pool
 from services.common.errors import DB_ERRORS
-from services.common.interceptors import require_player
+from services.common.identity import require_player
 from services.common.pb.rummy.v1 import matchmaker_pb2 as mm
 from services.common.pb.rummy.v1 import matchmaker_pb2_grpc
 

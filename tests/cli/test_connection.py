@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
+import time
 
 import grpc
 import pytest
@@ -12,7 +14,9 @@ from clients.cli.bots import BotPlayer, Stats
 from clients.cli.connection import Connection
 from clients.cli.matchmaking import QueueChoice
 from clients.cli.refusals import Refused
+from services.common.auth import issue_token
 from services.common.pb.rummy.v1 import table_pb2
+from tests.game.harness import SECRET, create_table, login, play_turns
 
 from .harness import servers
 
@@ -74,3 +78,38 @@ async def test_an_unreachable_server_is_named_while_the_client_tries_again() -> 
     await conn.close()
     assert refused.value.code == grpc.StatusCode.UNAVAILABLE
     assert notes[0] == f"Cannot reach {address}: trying again…"
+
+
+async def test_a_watch_goes_on_when_its_token_expires(fresh_dsn: str) -> None:
+    async with (
+        servers(fresh_dsn) as running,
+        grpc.aio.insecure_channel(running.game_address) as channel,
+    ):
+        players = [await login(channel, f"P{i}") for i in range(2)]
+        table_id = await create_table(channel, players, turn_timer_ms=3_600_000)
+        spectator = Connection(running.address, "device-spectator-2", "Eve")
+        await spectator.login()
+        spectator.use_game(running.game_address)
+        short = issue_token(spectator.player_id, secret=SECRET, ttl_s=2, now=time.time())
+        spectator.token = short  # expires in 1 to 2 s
+        seqs: list[int] = []
+
+        async def follow() -> None:
+            async for item in spectator.watch(table_id, 0):
+                if isinstance(item, table_pb2.TableEvent):
+                    seqs.append(item.seq)
+
+        following = asyncio.create_task(follow())
+        await play_turns(players, table_id, 1)
+        await asyncio.sleep(2.2)  # the stream's token has expired
+        view = await play_turns(players, table_id, 2)
+        async with asyncio.timeout(30):
+            while not seqs or seqs[-1] < view.last_seq:
+                await asyncio.sleep(0.02)
+        following.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await following
+        await spectator.close()
+
+    assert spectator.token != short, "signed in again"
+    assert seqs == list(range(1, view.last_seq + 1)), "no gap and no duplicate"

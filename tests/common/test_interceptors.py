@@ -14,15 +14,15 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection, reflection_pb2, reflection_pb2_grpc
 
 from services.common.auth import issue_service_token, issue_token
+from services.common.decoding import MAX_REQUEST_BYTES
 from services.common.errors import DOMAIN, error_info
-from services.common.interceptors import (
-    MAX_REQUEST_BYTES,
-    Gate,
+from services.common.identity import (
     current_player_id,
     log_context,
     require_player,
     require_service,
 )
+from services.common.interceptors import Gate
 from services.common.limits import Limits
 from services.common.pb.rummy.v1 import (
     auth_pb2,
@@ -40,6 +40,8 @@ pytestmark = pytest.mark.asyncio(loop_scope="session")
 SECRET = "interceptor-test-secret-0123456789abcdef"
 UNLIMITED = Limits(player_rate=0, peer_rate=0, streams_per_player=0)
 TIMEOUT_S = 5
+SLOW_EVENT_S = 2.2
+"""Longer than a 2 s token has left once the stream is open."""
 
 
 class Auth(auth_pb2_grpc.AuthServiceServicer):
@@ -66,18 +68,22 @@ class Game(game_pb2_grpc.GameServiceServicer):
         return game_pb2.GetTableResponse(view=table_pb2.TableView(seats=[seat]))
 
     async def Watch(self, request: Any, context: Any) -> AsyncIterator[game_pb2.WatchResponse]:
-        # An async-generator stream handler.
+        # An async-generator stream handler; the "slow" table's second event comes late.
         for seq in (1, 2):
-            await asyncio.sleep(0)
+            await asyncio.sleep(SLOW_EVENT_S if request.table_id == "slow" and seq == 2 else 0)
             yield game_pb2.WatchResponse(event=table_pb2.TableEvent(seq=seq))
         context.set_trailing_metadata((("player-id", current_player_id()),))
 
 
 class Matchmaker(matchmaker_pb2_grpc.MatchmakerServiceServicer):
     async def Enqueue(self, request: Any, context: Any) -> None:
-        # A coroutine stream handler that writes through the context.
+        # A coroutine stream handler that writes through the context; a table of
+        # 3 gets a second message late.
         ticket = matchmaker_pb2.Ticket(ticket_id=current_player_id())
         await context.write(matchmaker_pb2.EnqueueResponse(ticket=ticket))
+        if request.table_size == 3:
+            await asyncio.sleep(SLOW_EVENT_S)
+            await context.write(matchmaker_pb2.EnqueueResponse(ticket=ticket))
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="session")
@@ -185,6 +191,33 @@ async def test_streams_see_the_caller(channel: grpc.aio.Channel) -> None:
     )
     tickets = [response.ticket.ticket_id async for response in enqueue]
     assert tickets == ["bob"]
+
+
+async def test_a_stream_ends_when_its_token_expires(channel: grpc.aio.Channel) -> None:
+    game = game_pb2_grpc.GameServiceStub(channel)
+    token = player_token("ann", ttl_s=2)  # expires 1 to 2 s from now
+    call = game.Watch(
+        game_pb2.WatchRequest(table_id="slow"), metadata=bearer(token), timeout=TIMEOUT_S
+    )
+    first = await call.read()
+    assert first.event.seq == 1  # sent while the token was good
+    # The second event comes after the expiry: the stream ends instead of sending it.
+    assert await refusal(call.read()) == (grpc.StatusCode.UNAUTHENTICATED, "TOKEN_EXPIRED")
+
+    # A fresh token resumes the same stream whole.
+    again = game.Watch(game_pb2.WatchRequest(table_id="slow"), metadata=bearer(player_token("ann")))
+    assert [response.event.seq async for response in again] == [1, 2]
+
+
+async def test_a_waiting_stream_outlives_its_token(channel: grpc.aio.Channel) -> None:
+    # Closing a matchmaking stream gives up the ticket: expiry must not do it.
+    matchmaker = matchmaker_pb2_grpc.MatchmakerServiceStub(channel)
+    enqueue = matchmaker.Enqueue(
+        matchmaker_pb2.EnqueueRequest(table_size=3),
+        metadata=bearer(player_token("bob", ttl_s=2)),
+        timeout=TIMEOUT_S,
+    )
+    assert [response.ticket.ticket_id async for response in enqueue] == ["bob", "bob"]
 
 
 async def test_concurrent_callers_never_see_each_other(channel: grpc.aio.Channel) -> None:

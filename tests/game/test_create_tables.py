@@ -8,8 +8,8 @@ import uuid
 import grpc
 
 from services.common.auth_servicer import MAX_NAME
+from services.common.decoding import MAX_REQUEST_BYTES
 from services.common.errors import error_info
-from services.common.interceptors import MAX_REQUEST_BYTES
 from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc, table_pb2
 from services.game.request_parsing import MAX_PLAYER_ID, MAX_REQUEST_ID
 from services.game.servicer import TABLES_PER_CALL

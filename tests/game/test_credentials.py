@@ -4,6 +4,7 @@ table is left as it was."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import time
@@ -15,7 +16,7 @@ import jwt
 from services.common.auth import issue_service_token, issue_token
 from services.common.pb.rummy.v1 import auth_pb2, auth_pb2_grpc, game_pb2, game_pb2_grpc
 
-from .harness import SECRET, create_request, create_table, login, refused, snapshot
+from .harness import SECRET, WAIT_S, create_request, create_table, login, refused, snapshot
 from .stored import table_db
 
 UNAUTHENTICATED = grpc.StatusCode.UNAUTHENTICATED
@@ -166,3 +167,35 @@ async def test_bad_tokens_are_refused_on_the_event_stream(channel: grpc.aio.Chan
         if got != (code, reason):
             failures.append((name, got))
     assert not failures, failures
+
+
+async def test_a_watch_ends_at_the_first_event_after_its_token_expired(
+    channel: grpc.aio.Channel,
+) -> None:
+    players = [await login(channel, f"P{i}") for i in range(2)]
+    table_id = await create_table(channel, players, turn_timer_ms=3_600_000)
+    by_seat = {p.seat: p for p in players}
+    view = await players[0].view(table_id)
+    mover = by_seat[view.current_seat]
+    watcher = by_seat[1 - view.current_seat]
+    short = issue_token(watcher.player_id, secret=SECRET, ttl_s=2, now=time.time())
+    stub = game_pb2_grpc.GameServiceStub(channel)
+    stream = stub.Watch(
+        game_pb2.WatchRequest(table_id=table_id, after_seq=view.last_seq),
+        metadata=bearer(short),
+        timeout=WAIT_S,
+    )
+    await asyncio.sleep(2.2)  # the token has expired; the stream is open and idle
+    await mover.call("DrawStock", game_pb2.DrawStockRequest(table_id=table_id))
+    assert await refused(stream.read()) == (UNAUTHENTICATED, "TOKEN_EXPIRED")
+
+    # Signed in again, the watcher resumes where it was: the draw is the next event.
+    resumed = stub.Watch(
+        game_pb2.WatchRequest(table_id=table_id, after_seq=view.last_seq),
+        metadata=watcher.auth,
+        timeout=WAIT_S,
+    )
+    reply = await resumed.read()
+    assert reply.event.seq == view.last_seq + 1
+    assert reply.event.seat == mover.seat
+    resumed.cancel()

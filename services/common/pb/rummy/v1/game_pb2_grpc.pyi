@@ -116,6 +116,9 @@ class GameServiceStub:
       FAILED_PRECONDITION, reason SNAPSHOT_REQUIRED  the events after
           `after_seq` are no longer kept: call GetTable and watch from its
           `last_seq`.
+      UNAUTHENTICATED, reason TOKEN_EXPIRED  the token the stream was opened
+          with has expired (checked before each event): sign in again or
+          refresh, and reconnect with `after_seq` = the last `seq` received.
     The stream ends with OK after the GameEnded event.
     """
 
@@ -212,6 +215,9 @@ class GameServiceAsyncStub(GameServiceStub):
       FAILED_PRECONDITION, reason SNAPSHOT_REQUIRED  the events after
           `after_seq` are no longer kept: call GetTable and watch from its
           `last_seq`.
+      UNAUTHENTICATED, reason TOKEN_EXPIRED  the token the stream was opened
+          with has expired (checked before each event): sign in again or
+          refresh, and reconnect with `after_seq` = the last `seq` received.
     The stream ends with OK after the GameEnded event.
     """
 
@@ -389,6 +395,9 @@ class GameServiceServicer(metaclass=abc.ABCMeta):
           FAILED_PRECONDITION, reason SNAPSHOT_REQUIRED  the events after
               `after_seq` are no longer kept: call GetTable and watch from its
               `last_seq`.
+          UNAUTHENTICATED, reason TOKEN_EXPIRED  the token the stream was opened
+              with has expired (checked before each event): sign in again or
+              refresh, and reconnect with `after_seq` = the last `seq` received.
         The stream ends with OK after the GameEnded event.
         """
 
