@@ -40,12 +40,34 @@ player who tapped "play" waits a little longer instead. A client's own deadline
 still ends its call first."""
 
 
-def server_options(*extra: tuple[str, int]) -> list[tuple[str, int]]:
+KEEPALIVE_MS = 60_000
+"""How long a connection may stay quiet before the server pings it; one that has
+not answered `KEEPALIVE_TIMEOUT_MS` later is closed, with its calls.
+
+A phone that drops off the network without closing its connection would
+otherwise keep its streams open for gRPC's default, two hours: a waiting ticket
+matched for nobody, a Watch fed into a dead socket."""
+KEEPALIVE_TIMEOUT_MS = 20_000
+CLIENT_PING_MS = 10_000
+"""The most often a client may ping on a quiet connection (apps keep theirs alive
+with pings every 10 s or more); gRPC's default would close, after two such pings,
+the connection of a client pinging more often than every 5 minutes."""
+
+
+def server_options(
+    *extra: tuple[str, int], keepalive_ms: int = KEEPALIVE_MS
+) -> list[tuple[str, int]]:
     return [
         ("grpc.max_receive_message_length", MAX_RECEIVE_BYTES),
         ("grpc.server.max_pending_requests", PENDING_CALLS),
         ("grpc.server.max_pending_requests_hard_limit", PENDING_CALLS_HARD),
         ("grpc.server_max_unrequested_time_in_server", UNTAKEN_CALL_S),
+        ("grpc.keepalive_time_ms", keepalive_ms),
+        ("grpc.keepalive_timeout_ms", min(keepalive_ms, KEEPALIVE_TIMEOUT_MS)),
+        ("grpc.http2.ping_timeout_ms", min(keepalive_ms, KEEPALIVE_TIMEOUT_MS)),
+        ("grpc.keepalive_permit_without_calls", 1),
+        ("grpc.http2.max_pings_without_data", 0),  # a quiet stream is pinged on
+        ("grpc.http2.min_ping_interval_without_data_ms", CLIENT_PING_MS),
         *extra,
     ]
 

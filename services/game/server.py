@@ -20,7 +20,7 @@ from services.common.limits import Limits
 from services.common.looplag import LoopLag
 from services.common.metrics import ACTIVE_TABLES
 from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc
-from services.common.serving import serve, server_options
+from services.common.serving import KEEPALIVE_MS, serve, server_options
 
 from . import retention
 from .fanout import Fanout
@@ -66,6 +66,8 @@ class GameConfig:
     answer_retention_s: float = retention.ANSWER_RETENTION_S
     """Finished tables' stored request answers are purged this long after the end."""
     purge_interval_s: float = 600.0
+    keepalive_ms: int = KEEPALIVE_MS
+    """A quiet connection is pinged after this, and closed if it does not answer."""
 
 
 class GameServer:
@@ -84,6 +86,11 @@ class GameServer:
         self._purger: asyncio.Task[None] | None = None
         self.tables: Tables | None = None
         self.loop_lag = LoopLag()
+
+    @property
+    def watch_streams(self) -> int:
+        """Watch streams open on this replica."""
+        return self._fanout.streams if self._fanout is not None else 0
 
     async def start(self) -> None:
         config = self.config
@@ -105,6 +112,7 @@ class GameServer:
                 # a Watch cut by this resumes from its last seq like any reconnect.
                 ("grpc.max_connection_age_ms", MAX_CONNECTION_AGE_MS),
                 ("grpc.max_connection_age_grace_ms", 30_000),
+                keepalive_ms=config.keepalive_ms,
             ),
         )
         game_pb2_grpc.add_GameServiceServicer_to_server(GameServicer(tables, fanout, pool), server)
