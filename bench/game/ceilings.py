@@ -153,6 +153,7 @@ async def ceiling_run(
                     "bench",
                     "",
                     None,
+                    None,
                 )
                 assert moved == 1
                 known[table_id] = (last + n, version)

@@ -22,6 +22,7 @@ timeouts and bot turns do; the version makes the two ways exclusive.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import time
 import uuid
 from collections.abc import Sequence
@@ -65,6 +66,8 @@ class _Move:
     request_id: str
     """Scoped by the kind of move ("Discard:<id>"), or empty."""
     expected_version: int | None
+    digest: bytes | None
+    """Of what the request asked (`request_digest`), kept with its answer."""
 
 
 def _seated(row: asyncpg.Record) -> tuple[SeatPlayer, ...]:
@@ -74,6 +77,22 @@ def _seated(row: asyncpg.Record) -> tuple[SeatPlayer, ...]:
     return tuple(
         SeatPlayer(p, n, b)
         for p, n, b in zip(row["players"], row["names"], row["bots"], strict=True)
+    )
+
+
+def request_digest(request: Message) -> bytes:
+    """What a request asked, but its id: the same id must always ask the same."""
+    asked = type(request)()
+    asked.CopyFrom(request)
+    asked.ClearField("request_id")
+    return hashlib.blake2b(asked.SerializeToString(deterministic=True), digest_size=16).digest()
+
+
+def _reused() -> Refusal:
+    return Refusal(
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "REQUEST_ID_REUSED",
+        "This request id was already used for another move: send each move with a new one.",
     )
 
 
@@ -98,15 +117,17 @@ class TableMoves(TableStore):
         *,
         request_id: str = "",
         expected_version: int | None = None,
+        digest: bytes | None = None,
     ) -> Message | bytes:
         """Apply one player's action. The answer is ``respond``'s message, committed
-        with the action; a replayed ``request_id`` gets the first answer's bytes."""
+        with the action; a replayed ``request_id`` gets the first answer's bytes,
+        unless its ``digest`` (`request_digest`) differs: then REQUEST_ID_REUSED."""
         kind = type(action).__name__
         if request_id:
             # Scoped by the call: an id reused for another kind of move is a new request.
             request_id = f"{kind}:{request_id}"
         started = time.perf_counter()
-        move = _Move(table_id, player_id, action, respond, request_id, expected_version)
+        move = _Move(table_id, player_id, action, respond, request_id, expected_version, digest)
         try:
             response, committed = await self._act(move)
         except Refusal as refusal:
@@ -173,10 +194,12 @@ class TableMoves(TableStore):
         row = await self._clocked(con, statements.READ, table_id, player_id, request_id)
         if row is None:
             raise Refusal(grpc.StatusCode.NOT_FOUND, "TABLE_NOT_FOUND", "There is no such table.")
-        if row["response"] is not None:
+        if row["response"] is not None or row["error"] is not None:
+            if row["digest"] is not None and row["digest"] != move.digest:
+                raise _reused()
+            if row["error"] is not None:
+                raise Refusal.from_json(row["error"])
             return bytes(row["response"]), None
-        if row["error"] is not None:
-            raise Refusal.from_json(row["error"])
         seats = _seated(row)
         seat = next((s for s, p in enumerate(seats) if p.player_id == player_id), None)
         if seat is None:
@@ -190,12 +213,17 @@ class TableMoves(TableStore):
             self._parsed.seat(table_id, seats, row["bot_seats"])
             state, events = self._judged(before, seat, move.action, row["now_ms"], row["bot_seats"])
         except Refusal as refusal:
-            if not request_id:
-                raise
+            if not request_id or row["status"] != "active":
+                raise  # a finished table cannot move on: nothing to keep
             # Kept, so a retry gets this refusal rather than a second chance once
             # the table has moved on; unless a retry's answer is already kept.
             if await con.fetchval(
-                statements.REMEMBER_REFUSAL, table_id, player_id, request_id, refusal.to_json()
+                statements.REMEMBER_REFUSAL,
+                table_id,
+                player_id,
+                request_id,
+                refusal.to_json(),
+                move.digest,
             ):
                 raise
             return None
@@ -250,6 +278,7 @@ class TableMoves(TableStore):
                 move.player_id,
                 request_id,
                 response.SerializeToString() if request_id else None,
+                move.digest,
             )
         except asyncpg.UniqueViolationError:
             return None  # a retry of this very request was answered first: replay it
@@ -298,6 +327,7 @@ class TableMoves(TableStore):
                     move.player_id,
                     request_id,
                     response.SerializeToString(),
+                    move.digest,
                 )
         self._parsed.committed(table_id, state, committed.version, committed.last_seq)
         return response, committed

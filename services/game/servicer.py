@@ -19,6 +19,7 @@ from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc
 from . import convert, options
 from .failures import guard, refusal_of_failure
 from .fanout import Fanout, read_events
+from .moves import request_digest
 from .outcomes import Committed, Refusal
 from .request_parsing import (
     Malformed,
@@ -192,6 +193,7 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
                 respond,
                 request_id=request.request_id,
                 expected_version=expected,
+                digest=request_digest(request) if request.request_id else None,
             )
             if isinstance(answer, bytes):  # a retried request: the first answer, as kept
                 message = response()

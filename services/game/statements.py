@@ -8,9 +8,9 @@ from __future__ import annotations
 # --- reading a table -----------------------------------------------------------
 
 READ = (
-    "SELECT t.state, t.version, t.last_seq, t.bot_seats,"
+    "SELECT t.state, t.version, t.last_seq, t.bot_seats, t.status,"
     " (extract(epoch from clock_timestamp()) * 1000)::bigint AS now_ms,"
-    " r.response, r.error, s.players, s.names, s.bots"
+    " r.response, r.error, r.digest, s.players, s.names, s.bots"
     " FROM tables t LEFT JOIN action_requests r"
     " ON r.table_id = t.id AND r.player_id = $2 AND r.request_id = $3"
     " LEFT JOIN LATERAL (SELECT array_agg(player_id ORDER BY seat) AS players,"
@@ -67,8 +67,9 @@ COMPARE_AND_SET = (
     " logged AS (INSERT INTO table_events (table_id, seq, version, kind, payload, created_at)"
     " SELECT $1, s, $3, k, p, $6 FROM moved,"
     " unnest($7::bigint[], $8::text[], $9::bytea[]) AS e(s, k, p)),"
-    " answered AS (INSERT INTO action_requests (table_id, player_id, request_id, response)"
-    " SELECT $1, $10, $11, $12 FROM moved WHERE $11 <> '')"
+    " answered AS (INSERT INTO action_requests"
+    " (table_id, player_id, request_id, response, digest)"
+    " SELECT $1, $10, $11, $12, $13 FROM moved WHERE $11 <> '')"
     " SELECT count(*) AS moved,"
     " (extract(epoch from clock_timestamp()) * 1000)::bigint AS now_ms FROM moved"
 )
@@ -76,8 +77,8 @@ COMPARE_AND_SET = (
 one judged from), the events it caused and the request's answer."""
 
 REMEMBER_REFUSAL = (
-    "INSERT INTO action_requests (table_id, player_id, request_id, error)"
-    " VALUES ($1, $2, $3, $4::jsonb) ON CONFLICT DO NOTHING RETURNING true"
+    "INSERT INTO action_requests (table_id, player_id, request_id, error, digest)"
+    " VALUES ($1, $2, $3, $4::jsonb, $5) ON CONFLICT DO NOTHING RETURNING true"
 )
 
 LOCK = (
@@ -90,8 +91,8 @@ LOCK = (
 LEAVE_SEAT = "UPDATE table_seats SET left_at = now() WHERE table_id = $1 AND seat = $2"
 
 REMEMBER_ANSWER = (
-    "INSERT INTO action_requests (table_id, player_id, request_id, response)"
-    " VALUES ($1, $2, $3, $4)"
+    "INSERT INTO action_requests (table_id, player_id, request_id, response, digest)"
+    " VALUES ($1, $2, $3, $4, $5)"
 )
 
 WRITE_LOCKED = (

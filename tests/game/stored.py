@@ -101,6 +101,13 @@ class TableDb:
         assert row is not None, "no such table"
         return row["version"], serial.loads(row["state"])
 
+    async def kept_requests(self, table_id: str) -> int:
+        """Request answers (and refusals) stored for the table."""
+        count = await self._con.fetchval(
+            "SELECT count(*) FROM action_requests WHERE table_id = $1", uuid.UUID(table_id)
+        )
+        return int(count)
+
     async def count_tables(self) -> int:
         return int(await self._con.fetchval("SELECT count(*) FROM tables"))
 

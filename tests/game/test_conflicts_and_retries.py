@@ -12,7 +12,7 @@ import pytest
 
 from services.common.errors import error_info
 from services.common.pb.rummy.v1 import game_pb2, table_pb2
-from services.game.rules.actions import Action, Discard, DrawStock, TakeDiscard
+from services.game.rules.actions import Action, Discard, DrawStock, Leave, TakeDiscard
 
 from .harness import Player, create_table, deck_order, login, refused, snapshot
 from .stored import table_db
@@ -148,3 +148,43 @@ async def test_a_stale_expected_version_is_aborted_and_changes_nothing(
 
     done = await on_b[0].send(table_id, Discard(drew.card.id), expected_version=drew.version)
     assert done.version == drew.version + 1
+
+
+async def test_a_request_id_sent_with_another_move_is_refused_and_changes_nothing(
+    channels: list[grpc.aio.Channel],
+) -> None:
+    on_a, on_b, table_id = await seated(channels)
+    drew = await on_a[0].send(table_id, DrawStock())
+    hand = [c.id for c in drew.view.hand]
+    first = await on_a[0].send(table_id, Discard(hand[0]), request_id="r1")
+    refused_first = await refused(on_a[1].send(table_id, Discard(hand[1]), request_id="r2"))
+    assert refused_first == (grpc.StatusCode.FAILED_PRECONDITION, "MUST_DRAW_FIRST")
+    before = await snapshot([*on_a, *on_b], table_id)
+
+    # The same ids, asking something else (a client whose id counter started again):
+    # refused, not answered with the first request's answer, and nothing applied.
+    reused = (grpc.StatusCode.INVALID_ARGUMENT, "REQUEST_ID_REUSED")
+    assert await refused(on_b[0].send(table_id, Discard(hand[1]), request_id="r1")) == reused
+    later = on_a[1].send(table_id, Discard(hand[1]), request_id="r2", expected_version=1)
+    assert await refused(later) == reused
+    assert await snapshot([*on_a, *on_b], table_id) == before
+
+    # The same request again is a retry: its first answer, on either replica.
+    again = await on_b[0].send(table_id, Discard(hand[0]), request_id="r1")
+    assert again.SerializeToString() == first.SerializeToString()
+    assert await refused(on_b[1].send(table_id, Discard(hand[1]), request_id="r2")) == (
+        refused_first
+    )
+
+
+async def test_refusals_at_a_finished_table_are_not_kept(
+    channels: list[grpc.aio.Channel], fresh_dsn: str
+) -> None:
+    on_a, _, table_id = await seated(channels)
+    await on_a[0].send(table_id, Leave())  # the last other player left: the game ends
+    for n in range(5):
+        late = on_a[1].send(table_id, DrawStock(), request_id=f"late-{n}")
+        assert await refused(late) == (grpc.StatusCode.FAILED_PRECONDITION, "GAME_OVER")
+    async with table_db(fresh_dsn) as db:
+        kept = await db.kept_requests(table_id)
+    assert kept == 1  # the leave's answer only

@@ -37,7 +37,9 @@ class GameServiceStub:
     request_id        optional, a fresh UUID per user action (AIP-155). A
     retry with the same id returns the first answer and
     applies nothing twice, so retry freely on UNAVAILABLE
-    or DEADLINE_EXCEEDED.
+    or DEADLINE_EXCEEDED. The same id with another request
+    (other fields) is refused: INVALID_ARGUMENT,
+    REQUEST_ID_REUSED.
     expected_version  optional, the `version` of the view the player acted
     on. If the table has moved on, the call fails with
     ABORTED and nothing is applied (AIP-154).
@@ -47,7 +49,8 @@ class GameServiceStub:
     Every refusal carries a `google.rpc.ErrorInfo` detail (domain "rummy.v1")
     with a stable UPPER_SNAKE `reason` to switch on, and a message a player
     can read. Status codes:
-    INVALID_ARGUMENT     malformed request (unknown card id, same card twice;
+    INVALID_ARGUMENT     malformed request (unknown card id, same card twice,
+    a request id already used for another request;
     over 64 KB: reason REQUEST_TOO_LARGE, the limit in
     metadata `max_bytes`. Past 256 KB gRPC itself
     refuses it, RESOURCE_EXHAUSTED with no ErrorInfo).
@@ -153,7 +156,9 @@ class GameServiceServicer:
     request_id        optional, a fresh UUID per user action (AIP-155). A
     retry with the same id returns the first answer and
     applies nothing twice, so retry freely on UNAVAILABLE
-    or DEADLINE_EXCEEDED.
+    or DEADLINE_EXCEEDED. The same id with another request
+    (other fields) is refused: INVALID_ARGUMENT,
+    REQUEST_ID_REUSED.
     expected_version  optional, the `version` of the view the player acted
     on. If the table has moved on, the call fails with
     ABORTED and nothing is applied (AIP-154).
@@ -163,7 +168,8 @@ class GameServiceServicer:
     Every refusal carries a `google.rpc.ErrorInfo` detail (domain "rummy.v1")
     with a stable UPPER_SNAKE `reason` to switch on, and a message a player
     can read. Status codes:
-    INVALID_ARGUMENT     malformed request (unknown card id, same card twice;
+    INVALID_ARGUMENT     malformed request (unknown card id, same card twice,
+    a request id already used for another request;
     over 64 KB: reason REQUEST_TOO_LARGE, the limit in
     metadata `max_bytes`. Past 256 KB gRPC itself
     refuses it, RESOURCE_EXHAUSTED with no ErrorInfo).
@@ -393,7 +399,9 @@ class GameService:
     request_id        optional, a fresh UUID per user action (AIP-155). A
     retry with the same id returns the first answer and
     applies nothing twice, so retry freely on UNAVAILABLE
-    or DEADLINE_EXCEEDED.
+    or DEADLINE_EXCEEDED. The same id with another request
+    (other fields) is refused: INVALID_ARGUMENT,
+    REQUEST_ID_REUSED.
     expected_version  optional, the `version` of the view the player acted
     on. If the table has moved on, the call fails with
     ABORTED and nothing is applied (AIP-154).
@@ -403,7 +411,8 @@ class GameService:
     Every refusal carries a `google.rpc.ErrorInfo` detail (domain "rummy.v1")
     with a stable UPPER_SNAKE `reason` to switch on, and a message a player
     can read. Status codes:
-    INVALID_ARGUMENT     malformed request (unknown card id, same card twice;
+    INVALID_ARGUMENT     malformed request (unknown card id, same card twice,
+    a request id already used for another request;
     over 64 KB: reason REQUEST_TOO_LARGE, the limit in
     metadata `max_bytes`. Past 256 KB gRPC itself
     refuses it, RESOURCE_EXHAUSTED with no ErrorInfo).
