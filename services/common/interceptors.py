@@ -38,9 +38,10 @@ import inspect
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterable
-from typing import Any
+from typing import Any, NoReturn
 
 import grpc
+import structlog
 
 from services.common import errors
 from services.common.auth import Claims, TokenError, TokenExpired, TokenInvalid, TokenVerifier
@@ -67,6 +68,9 @@ EXPIRING_STREAMS = frozenset({("GameService", "Watch")})
 closing a waiting stream gives up the ticket, and a ticket lives minutes."""
 
 
+log = structlog.get_logger(__name__)
+
+
 def _split(method: str) -> tuple[str, str]:
     """``/rummy.v1.GameService/Discard`` -> (``GameService``, ``Discard``)."""
     service, _, name = method.lstrip("/").partition("/")
@@ -82,6 +86,22 @@ def _code(context: grpc.aio.ServicerContext, error: BaseException | None) -> str
         return "OK"
     cancelled = isinstance(error, asyncio.CancelledError) or context.cancelled()
     return "CANCELLED" if cancelled else "UNKNOWN"
+
+
+async def _internal(context: grpc.aio.ServicerContext, error: Exception) -> NoReturn:
+    """A handler failed unexpectedly: logged whole, told to the client as INTERNAL
+    with a reason and a sentence, never with the error's own text (gRPC would send
+    "Unexpected <class ...>: ..." as UNKNOWN). One that set its status first
+    (the generated base class's UNIMPLEMENTED) ends with that status."""
+    if isinstance(context.code(), grpc.StatusCode):
+        raise error
+    log.error("unexpected_error", exc_info=error)
+    await errors.abort(
+        context,
+        grpc.StatusCode.INTERNAL,
+        "INTERNAL",
+        "Something went wrong on the server. Please try again in a moment.",
+    )
 
 
 def _request_id(metadata: Iterable[tuple[str, str | bytes]] | None) -> str:
@@ -244,6 +264,12 @@ class Gate(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             await call.enter(request, context, self.quotas)
             result = inner(request, context)
             return await result if inspect.isawaitable(result) else result
+        except grpc.aio.AbortError as exc:
+            error = exc
+            raise
+        except Exception as exc:
+            error = exc
+            await _internal(context, exc)
         except BaseException as exc:
             error = exc
             raise
@@ -276,6 +302,12 @@ class Gate(grpc.aio.ServerInterceptor):  # type: ignore[misc]
                         await context.write(item)
             else:
                 await inner(request, context)
+        except grpc.aio.AbortError as exc:
+            error = exc
+            raise
+        except Exception as exc:
+            error = exc
+            await _internal(context, exc)
         except BaseException as exc:
             error = exc
             raise

@@ -57,6 +57,8 @@ class Game(game_pb2_grpc.GameServiceServicer):
 
     async def GetTable(self, request: Any, context: Any) -> game_pb2.GetTableResponse:
         player_id = await require_player(context)
+        if request.table_id == "boom":
+            raise KeyError("internal-detail")  # a server bug
         # Yield to the loop so concurrent calls interleave before reading again.
         await asyncio.sleep(0.01)
         assert current_player_id() == player_id
@@ -71,6 +73,8 @@ class Game(game_pb2_grpc.GameServiceServicer):
         # An async-generator stream handler; the "slow" table's second event comes late.
         for seq in (1, 2):
             await asyncio.sleep(SLOW_EVENT_S if request.table_id == "slow" and seq == 2 else 0)
+            if request.table_id == "boom" and seq == 2:
+                raise KeyError("internal-detail")  # a server bug
             yield game_pb2.WatchResponse(event=table_pb2.TableEvent(seq=seq))
         context.set_trailing_metadata((("player-id", current_player_id()),))
 
@@ -218,6 +222,24 @@ async def test_a_waiting_stream_outlives_its_token(channel: grpc.aio.Channel) ->
         timeout=TIMEOUT_S,
     )
     assert [response.ticket.ticket_id async for response in enqueue] == ["bob", "bob"]
+
+
+async def test_a_server_bug_is_internal_with_a_reason_and_no_detail(
+    channel: grpc.aio.Channel,
+) -> None:
+    game = game_pb2_grpc.GameServiceStub(channel)
+    auth = bearer(player_token("ann"))
+    unary = game.GetTable(game_pb2.GetTableRequest(table_id="boom"), metadata=auth)
+    stream = game.Watch(game_pb2.WatchRequest(table_id="boom"), metadata=auth)
+    assert (await stream.read()).event.seq == 1
+    for failed in (unary, stream.read()):
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            await failed
+        info = error_info(caught.value)
+        assert caught.value.code() == grpc.StatusCode.INTERNAL
+        assert info is not None and info.reason == "INTERNAL"
+        assert "internal-detail" not in (caught.value.details() or "")
+        assert "KeyError" not in (caught.value.details() or "")
 
 
 async def test_concurrent_callers_never_see_each_other(channel: grpc.aio.Channel) -> None:

@@ -65,6 +65,8 @@ class GameServiceStub:
     UNAUTHENTICATED      see AuthService.
     UNAVAILABLE          the server or its database is briefly unavailable:
     retry with the same `request_id`.
+    INTERNAL             a fault of the server's own (reason INTERNAL); the
+    error's details stay in its log.
     """
 
     def __init__(self, channel):
@@ -184,6 +186,8 @@ class GameServiceServicer:
     UNAUTHENTICATED      see AuthService.
     UNAVAILABLE          the server or its database is briefly unavailable:
     retry with the same `request_id`.
+    INTERNAL             a fault of the server's own (reason INTERNAL); the
+    error's details stay in its log.
     """
 
     def CreateTable(self, request, context):
@@ -427,6 +431,8 @@ class GameService:
     UNAUTHENTICATED      see AuthService.
     UNAVAILABLE          the server or its database is briefly unavailable:
     retry with the same `request_id`.
+    INTERNAL             a fault of the server's own (reason INTERNAL); the
+    error's details stay in its log.
     """
 
     @staticmethod

@@ -60,6 +60,8 @@ class GameServiceStub:
       UNAUTHENTICATED      see AuthService.
       UNAVAILABLE          the server or its database is briefly unavailable:
                            retry with the same `request_id`.
+      INTERNAL             a fault of the server's own (reason INTERNAL); the
+                           error's details stay in its log.
     """
 
     @typing.overload
@@ -165,6 +167,8 @@ class GameServiceAsyncStub(GameServiceStub):
       UNAUTHENTICATED      see AuthService.
       UNAVAILABLE          the server or its database is briefly unavailable:
                            retry with the same `request_id`.
+      INTERNAL             a fault of the server's own (reason INTERNAL); the
+                           error's details stay in its log.
     """
 
     def __init__(self, channel: grpc.aio.Channel) -> None: ...
@@ -266,6 +270,8 @@ class GameServiceServicer(metaclass=abc.ABCMeta):
       UNAUTHENTICATED      see AuthService.
       UNAVAILABLE          the server or its database is briefly unavailable:
                            retry with the same `request_id`.
+      INTERNAL             a fault of the server's own (reason INTERNAL); the
+                           error's details stay in its log.
     """
 
     @abc.abstractmethod
