@@ -139,6 +139,7 @@ class Fanout:
         self._outbox: dict[uuid.UUID, int] = {}
         self._flush_wanted = asyncio.Event()
         self._notifier: asyncio.Task[None] | None = None
+        self._poller: asyncio.Task[None] | None = None
         self.connected = asyncio.Event()
         self.closing = False
 
@@ -149,9 +150,10 @@ class Fanout:
     async def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name="fanout")
         self._notifier = asyncio.create_task(self._notify_loop(), name="notifier")
+        self._poller = asyncio.create_task(self._poll_loop(), name="fanout-poll")
 
     async def stop(self) -> None:
-        for task in (self._task, self._notifier):
+        for task in (self._task, self._notifier, self._poller):
             if task is not None:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
@@ -324,7 +326,6 @@ class Fanout:
                 await con.add_listener(CHANNEL, self._notified)
                 self.connected.set()
                 while not con.is_closed():
-                    await self._poll()
                     await asyncio.sleep(self._poll_interval)
             except _DB_ERRORS as error:
                 log.warning("fanout_connection_lost", error=str(error))
@@ -332,6 +333,13 @@ class Fanout:
                 self.connected.clear()
                 with contextlib.suppress(Exception):
                     await con.close(timeout=1)
+
+    async def _poll_loop(self) -> None:
+        """Polls with or without the listening connection: while it cannot connect
+        (the server's connection limit reached, say) the pool's may still read."""
+        while True:
+            await asyncio.sleep(self._poll_interval)
+            await self._poll()
 
     async def _poll(self) -> None:
         """The safety net: find watched tables that moved without a notification."""

@@ -158,3 +158,34 @@ async def test_a_watcher_catching_up_on_a_table_retention_deletes_is_told_it_is_
     )
     got = [e.seq for e in watcher.events]
     assert got == list(range(1, len(got) + 1)) and len(got) < seqs[-1]
+
+
+async def test_watchers_get_events_while_the_listening_connection_is_down(
+    fresh_dsn: str,
+) -> None:
+    """The replica's LISTEN connection cannot connect (its address refuses), but its
+    pool can read: the periodic check still brings the table's moves to a watcher."""
+    server = await start_server(fresh_dsn)
+    pool = await asyncpg.create_pool(fresh_dsn, min_size=1, max_size=2)
+    fanout = Fanout(pool, "postgresql://postgres@127.0.0.1:9/nowhere", poll_interval=0.1)
+    await fanout.start()
+    try:
+        async with grpc.aio.insecure_channel(address(server)) as channel:
+            players = [await login(channel, f"P{i}") for i in range(2)]
+            table_id = await create_table(channel, players, turn_timer_ms=LONG_TURNS_MS)
+            view = await players[0].view(table_id)
+            sub = fanout.subscribe(uuid.UUID(table_id), view.last_seq)
+            assert fanout.caught_up(sub)
+            mover = next(p for p in players if p.seat == view.current_seat)
+            await mover.call("DrawStock", game_pb2.DrawStockRequest(table_id=table_id))
+            async with asyncio.timeout(WAIT_S):
+                while sub.queue.empty():
+                    await sub.queue.arrival()
+            live = sub.queue.pop()
+            assert live is not None and live.seq == view.last_seq + 1
+            assert not fanout.connected.is_set()
+            fanout.unsubscribe(sub)
+    finally:
+        await fanout.stop()
+        await pool.close()
+        await server.stop(0)
