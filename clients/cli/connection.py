@@ -301,10 +301,7 @@ class Connection:
                 refused = refusal(error)
             finally:
                 call.cancel()
-            if refused.code in (
-                grpc.StatusCode.OUT_OF_RANGE,
-                grpc.StatusCode.FAILED_PRECONDITION,
-            ) and refused.reason in ("SEQ_AHEAD", "SNAPSHOT_REQUIRED"):
+            if refused.code == grpc.StatusCode.OUT_OF_RANGE and refused.reason == "SEQ_AHEAD":
                 view = await self.view(table_id)
                 position = view.last_seq
                 yield view

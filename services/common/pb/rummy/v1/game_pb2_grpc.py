@@ -299,9 +299,9 @@ class GameServiceServicer:
         the client fell too far behind: reconnect (to any replica) with
         `after_seq` = the last `seq` received.
         OUT_OF_RANGE, reason SEQ_AHEAD  `after_seq` is past the last event.
-        FAILED_PRECONDITION, reason SNAPSHOT_REQUIRED  the events after
-        `after_seq` are no longer kept: call GetTable and watch from its
-        `last_seq`.
+        NOT_FOUND, reason TABLE_NOT_FOUND  the table has finished and its
+        record (with its events) is no longer kept; a table's events are
+        kept whole as long as the table is.
         UNAUTHENTICATED, reason TOKEN_EXPIRED  the token the stream was opened
         with has expired (checked before each event): sign in again or
         refresh, and reconnect with `after_seq` = the last `seq` received.
