@@ -55,7 +55,7 @@ the connection of a client pinging more often than every 5 minutes."""
 
 
 def server_options(
-    *extra: tuple[str, int], keepalive_ms: int = KEEPALIVE_MS
+    *extra: tuple[str, int], keepalive_ms: int = KEEPALIVE_MS, client_ping_ms: int = CLIENT_PING_MS
 ) -> list[tuple[str, int]]:
     return [
         ("grpc.max_receive_message_length", MAX_RECEIVE_BYTES),
@@ -67,7 +67,7 @@ def server_options(
         ("grpc.http2.ping_timeout_ms", min(keepalive_ms, KEEPALIVE_TIMEOUT_MS)),
         ("grpc.keepalive_permit_without_calls", 1),
         ("grpc.http2.max_pings_without_data", 0),  # a quiet stream is pinged on
-        ("grpc.http2.min_ping_interval_without_data_ms", CLIENT_PING_MS),
+        ("grpc.http2.min_ping_interval_without_data_ms", client_ping_ms),
         *extra,
     ]
 

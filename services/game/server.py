@@ -20,7 +20,7 @@ from services.common.limits import Limits
 from services.common.looplag import LoopLag
 from services.common.metrics import ACTIVE_TABLES
 from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc
-from services.common.serving import KEEPALIVE_MS, serve, server_options
+from services.common.serving import CLIENT_PING_MS, KEEPALIVE_MS, serve, server_options
 
 from . import retention
 from .fanout import Fanout
@@ -68,6 +68,8 @@ class GameConfig:
     purge_interval_s: float = 600.0
     keepalive_ms: int = KEEPALIVE_MS
     """A quiet connection is pinged after this, and closed if it does not answer."""
+    client_ping_ms: int = CLIENT_PING_MS
+    """The most often a client may ping a quiet connection."""
 
 
 class GameServer:
@@ -113,6 +115,7 @@ class GameServer:
                 ("grpc.max_connection_age_ms", MAX_CONNECTION_AGE_MS),
                 ("grpc.max_connection_age_grace_ms", 30_000),
                 keepalive_ms=config.keepalive_ms,
+                client_ping_ms=config.client_ping_ms,
             ),
         )
         game_pb2_grpc.add_GameServiceServicer_to_server(GameServicer(tables, fanout, pool), server)

@@ -11,14 +11,18 @@ import grpc
 import pytest
 
 from clients.cli.bots import BotPlayer, Stats
-from clients.cli.connection import Connection
+from clients.cli.connection import Connection, open_channel
 from clients.cli.matchmaking import QueueChoice
 from clients.cli.refusals import Refused
 from services.common.auth import issue_token
 from services.common.pb.rummy.v1 import table_pb2
-from tests.game.harness import SECRET, create_table, login, play_turns
+from tests.faults.proxy import Proxy
+from tests.game.harness import SECRET, create_table, login, play_turns, start_server
 
 from .harness import servers
+
+KEEPALIVE_MS = 300
+"""A client keepalive for the test: a dead connection is found in about 0.6 s."""
 
 
 async def test_a_game_goes_on_across_a_game_server_restart(fresh_dsn: str) -> None:
@@ -112,4 +116,59 @@ async def test_a_watch_goes_on_when_its_token_expires(fresh_dsn: str) -> None:
         await spectator.close()
 
     assert spectator.token != short, "signed in again"
+    assert seqs == list(range(1, view.last_seq + 1)), "no gap and no duplicate"
+
+
+async def test_a_watch_on_a_connection_the_network_lost_reconnects(fresh_dsn: str) -> None:
+    # The server takes pings often and never pings itself within the test: only the
+    # client's keepalive can find the connection dead.
+    server = await start_server(fresh_dsn, client_ping_ms=100)
+    proxy = Proxy(f"127.0.0.1:{server.port}")
+    through = await proxy.start()
+    try:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{server.port}") as direct:
+            players = [await login(direct, f"P{i}") for i in range(2)]
+            table_id = await create_table(direct, players, turn_timer_ms=3_600_000)
+            spectator = Connection(
+                through,
+                "device-spectator-3",
+                "Eve",
+                channels={through: open_channel(through, keepalive_ms=KEEPALIVE_MS)},
+            )
+            notes: list[str] = []
+            spectator.notify = notes.append
+            await spectator.login()
+            seqs: list[int] = []
+
+            async def follow() -> None:
+                async for item in spectator.watch(table_id, 0):
+                    if isinstance(item, table_pb2.TableEvent):
+                        seqs.append(item.seq)
+
+            following = asyncio.create_task(follow())
+            view = await players[0].view(table_id)
+            async with asyncio.timeout(30):
+                while len(seqs) < view.last_seq:
+                    await asyncio.sleep(0.02)
+            await asyncio.sleep(4 * KEEPALIVE_MS / 1000)  # pings answered: nothing lost
+            assert not notes
+
+            proxy.hold()  # from now on the connection passes nothing to the client
+            async with asyncio.timeout(30):
+                while not notes:
+                    await asyncio.sleep(0.02)
+            assert notes[0] == "Connection to the table lost: reconnecting…"
+            proxy.release()
+            view = await play_turns(players, table_id, 1)
+            async with asyncio.timeout(30):
+                while not seqs or seqs[-1] < view.last_seq:
+                    await asyncio.sleep(0.02)
+            following.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await following
+            await spectator.close()
+    finally:
+        await proxy.close()
+        await server.stop(0)
+
     assert seqs == list(range(1, view.last_seq + 1)), "no gap and no duplicate"

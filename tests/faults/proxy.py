@@ -140,7 +140,7 @@ class Proxy:
         self.hold_new = False
         for link in self.links:
             link.holding = False
-            if link.held and not link.cut:
+            if link.held and not link.cut and not link.client.is_closing():
                 link.client.write(bytes(link.held))
                 link.passed += len(link.held)
             link.held.clear()
