@@ -72,6 +72,13 @@ class GameConfig:
     """The most often a client may ping a quiet connection."""
 
 
+ACTIVE_TABLES_SQL = (
+    "SELECT count(*) FROM tables WHERE status = 'active' AND turn_deadline IS NOT NULL"
+)
+"""Every active table has its clock running (a turn, a claim window), so this counts
+them all, from the sweeper's small index rather than a scan of every table kept."""
+
+
 class GameServer:
     """One game replica. `start()` returns once it listens; `port` says where."""
 
@@ -194,7 +201,7 @@ class GameServer:
         while True:
             with contextlib.suppress(*DB_ERRORS, asyncpg.PostgresError):
                 ACTIVE_TABLES.set(
-                    await self._pool.fetchval("SELECT count(*) FROM tables WHERE status = 'active'")
+                    await self._pool.fetchval(ACTIVE_TABLES_SQL)
                 )
             await asyncio.sleep(TABLE_COUNT_INTERVAL_S)
 

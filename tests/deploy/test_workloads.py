@@ -192,6 +192,9 @@ def test_autoscaling_and_disruption_budgets(overlay: Rendered) -> None:
             assert hpa["spec"]["minReplicas"] >= 2, name
         pdb = overlay.one("PodDisruptionBudget", name)
         assert pdb["spec"]["maxUnavailable"] == 1, name
+        # Readiness follows the database: an outage makes every pod unready, and
+        # the default policy would then refuse every eviction (a drain hangs).
+        assert pdb["spec"]["unhealthyPodEvictionPolicy"] == "AlwaysAllow", name
         labels = deployment["spec"]["template"]["metadata"]["labels"]
         assert _selects(pdb["spec"]["selector"], labels), name
         constraints = deployment["spec"]["template"]["spec"]["topologySpreadConstraints"]

@@ -6,12 +6,14 @@ import asyncio
 import urllib.request
 from collections.abc import Iterator
 
+import asyncpg
 import grpc
 import pytest
 from prometheus_client import start_http_server
 from prometheus_client.parser import text_string_to_metric_families
 
 from services.common.pb.rummy.v1 import game_pb2
+from services.game.server import ACTIVE_TABLES_SQL
 
 from .harness import WAIT_S, create_table, login, play_to_end, shuffled_deck
 
@@ -124,3 +126,18 @@ async def test_a_watch_the_client_closes_counts_as_cancelled(
             await asyncio.sleep(0.05)
     unknown = after("rummy_rpc_requests_total", code="UNKNOWN", **labels)
     assert unknown == before("rummy_rpc_requests_total", code="UNKNOWN", **labels)
+
+
+async def test_the_active_tables_count_counts_the_active_tables(
+    channel: grpc.aio.Channel, fresh_dsn: str
+) -> None:
+    players = [await login(channel, f"P{i}") for i in range(4)]
+    await create_table(channel, players[:2])
+    ended = await create_table(channel, players[2:])
+    await players[2].call("Leave", game_pb2.LeaveRequest(table_id=ended))  # the game ends
+    con = await asyncpg.connect(fresh_dsn)
+    try:
+        by_status = await con.fetchval("SELECT count(*) FROM tables WHERE status = 'active'")
+        assert await con.fetchval(ACTIVE_TABLES_SQL) == by_status == 1
+    finally:
+        await con.close()
