@@ -46,6 +46,8 @@ FIRST_RETRY_S = 1.0
 LAST_RETRY_S = 30.0
 """Waits between start-up attempts while the database is out of reach: doubling,
 then every 30 s, so a long outage costs a log line per half minute."""
+SLOW_START_S = 2.0
+"""A start that takes longer waits on the database: health answers meanwhile."""
 STOP_TIMEOUT_S = 10.0
 """Bounds the clean-up of an attempt that failed half-way (its pool may hang)."""
 
@@ -138,7 +140,13 @@ async def _start(
         while True:
             server = make()
             try:
-                await server.start()
+                starting = asyncio.ensure_future(server.start())
+                done, _ = await asyncio.wait({starting}, timeout=SLOW_START_S)
+                if not done and waiting is None:
+                    # Waiting on the database (another replica's migration holds
+                    # the lock, say): alive meanwhile, or the startup probe kills it.
+                    waiting = await _health_only(listen)
+                await starting
                 return server
             except (*DB_ERRORS, asyncpg.PostgresError) as error:
                 with contextlib.suppress(Exception):

@@ -200,9 +200,7 @@ class GameServer:
         assert self._pool is not None
         while True:
             with contextlib.suppress(*DB_ERRORS, asyncpg.PostgresError):
-                ACTIVE_TABLES.set(
-                    await self._pool.fetchval(ACTIVE_TABLES_SQL)
-                )
+                ACTIVE_TABLES.set(await self._pool.fetchval(ACTIVE_TABLES_SQL))
             await asyncio.sleep(TABLE_COUNT_INTERVAL_S)
 
     async def _purge(self) -> None:

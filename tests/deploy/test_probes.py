@@ -19,10 +19,12 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
+import asyncpg
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from services.common.db.migrations import LOCK_KEY as MIGRATION_LOCK_KEY
 from services.common.health import LIVENESS
 from tests.faults.processes import GAME_LAUNCH, free_port
 
@@ -162,3 +164,23 @@ async def test_an_outage_makes_a_replica_unready_but_never_dead(
     assert process.returncode == 0, log.read_text()
     start_up = log.read_text().partition("game_server_started")[0]
     assert "database_unreachable_at_start" in start_up and "Traceback" not in start_up
+
+
+@pytest.mark.timeout(240)
+async def test_a_replica_waiting_for_another_s_migration_is_alive_and_not_ready(
+    fresh_dsn: str, tmp_path: Path
+) -> None:
+    address = f"127.0.0.1:{free_port()}"
+    log = tmp_path / "game.log"
+    migrating = await asyncpg.connect(fresh_dsn)  # holds the lock, as a long migration does
+    try:
+        await migrating.execute("SELECT pg_advisory_lock($1)", MIGRATION_LOCK_KEY)
+        with game_process(fresh_dsn, address, log) as process:
+            async with health_of(address) as stub:
+                await until(stub, SERVING, NOT_SERVING, log)
+                assert process.poll() is None
+                await migrating.execute("SELECT pg_advisory_unlock($1)", MIGRATION_LOCK_KEY)
+                await until(stub, SERVING, SERVING, log)
+    finally:
+        await migrating.close()
+    assert process.returncode == 0, log.read_text()

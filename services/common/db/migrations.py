@@ -34,7 +34,7 @@ log = logging.getLogger(__name__)
 _FILE_NAME = re.compile(r"(?P<version>\d{4})_(?P<name>[a-z0-9_]+)\.sql")
 
 # One key for every replica: whoever holds it migrates while the others wait.
-_LOCK_KEY = int.from_bytes(
+LOCK_KEY = int.from_bytes(
     hashlib.sha256(b"rummy:schema_migrations").digest()[:8], "big", signed=True
 )
 
@@ -183,12 +183,12 @@ async def _connection(db: Pool | Connection) -> AsyncIterator[Connection]:
 @asynccontextmanager
 async def _advisory_lock(conn: Connection, timeout: float) -> AsyncIterator[None]:
     # A session lock, not a transaction one: it must span several transactions.
-    await conn.execute("SELECT pg_advisory_lock($1)", _LOCK_KEY, timeout=timeout)
+    await conn.execute("SELECT pg_advisory_lock($1)", LOCK_KEY, timeout=timeout)
     try:
         yield
     finally:
         if not conn.is_closed():
-            await conn.execute("SELECT pg_advisory_unlock($1)", _LOCK_KEY)
+            await conn.execute("SELECT pg_advisory_unlock($1)", LOCK_KEY)
 
 
 async def _applied(conn: Connection) -> dict[int, _Applied]:
