@@ -54,8 +54,12 @@ class HealthMonitor:
             await self._servicer.set(name, SERVING if serving else NOT_SERVING)
 
     async def check(self) -> bool:
+        """PostgreSQL answered within the timeout, the wait for a connection included
+        (a pool whose connections all hang on a lost server would otherwise keep
+        the replica SERVING until the queries' own timeout, 30 s)."""
         try:
-            await self._pool.fetchval("SELECT 1", timeout=self._timeout)
+            async with asyncio.timeout(self._timeout):
+                await self._pool.fetchval("SELECT 1")
             return True
         except (*DB_ERRORS, asyncpg.PostgresError, asyncpg.InternalClientError, TimeoutError):
             return False
@@ -73,7 +77,12 @@ class HealthMonitor:
     async def _run(self) -> None:
         while True:
             await asyncio.sleep(self._interval)
-            await self.set(await self.check())
+            try:
+                await self.set(await self.check())
+            except Exception:  # never stop following the database, frozen at SERVING
+                log.exception("health_check_failed")
+                with contextlib.suppress(Exception):
+                    await self.set(False)
 
     async def shutdown(self) -> None:
         """Stop following the database and answer NOT_SERVING from now on."""
