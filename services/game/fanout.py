@@ -37,6 +37,8 @@ from . import eventlog
 from .rules.events import Event
 
 CHANNEL = "table_events"
+LISTEN_CHECK_S = 5.0
+"""The listening connection must answer a query this fast, or it is replaced."""
 NOTIFY_ITEMS = 150
 """Tables per notification: a payload stays under PostgreSQL's 8,000 bytes."""
 log = structlog.get_logger(__name__)
@@ -126,11 +128,13 @@ class Fanout:
         *,
         queue_size: int = 256,
         poll_interval: float = 1.0,
+        listen_check_s: float = LISTEN_CHECK_S,
     ) -> None:
         self._pool = pool
         self._dsn = dsn
         self._queue_size = queue_size
         self._poll_interval = poll_interval
+        self._listen_check_s = listen_check_s
         self._subs: dict[uuid.UUID, set[Subscription]] = {}
         self._cursor: dict[uuid.UUID, int] = {}
         self._pending: set[uuid.UUID] = set()
@@ -325,8 +329,10 @@ class Fanout:
             try:
                 await con.add_listener(CHANNEL, self._notified)
                 self.connected.set()
-                while not con.is_closed():
+                while True:
                     await asyncio.sleep(self._poll_interval)
+                    # A socket the network lost without a word never closes: ask.
+                    await con.fetchval("SELECT 1", timeout=self._listen_check_s)
             except _DB_ERRORS as error:
                 log.warning("fanout_connection_lost", error=str(error))
             finally:
