@@ -264,14 +264,10 @@ class Gate(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             await call.enter(request, context, self.quotas)
             result = inner(request, context)
             return await result if inspect.isawaitable(result) else result
-        except grpc.aio.AbortError as exc:
-            error = exc
-            raise
-        except Exception as exc:
-            error = exc
-            await _internal(context, exc)
         except BaseException as exc:
             error = exc
+            if isinstance(exc, Exception) and not isinstance(exc, grpc.aio.AbortError):
+                await _internal(context, exc)
             raise
         finally:
             call.finish(context, error, started)
@@ -302,14 +298,10 @@ class Gate(grpc.aio.ServerInterceptor):  # type: ignore[misc]
                         await context.write(item)
             else:
                 await inner(request, context)
-        except grpc.aio.AbortError as exc:
-            error = exc
-            raise
-        except Exception as exc:
-            error = exc
-            await _internal(context, exc)
         except BaseException as exc:
             error = exc
+            if isinstance(exc, Exception) and not isinstance(exc, grpc.aio.AbortError):
+                await _internal(context, exc)
             raise
         finally:
             if player is not None:

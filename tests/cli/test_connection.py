@@ -25,6 +25,32 @@ KEEPALIVE_MS = 300
 """A client keepalive for the test: a dead connection is found in about 0.6 s."""
 
 
+class Follower:
+    """A client's Watch of a table from its first event, read in the background."""
+
+    def __init__(self, conn: Connection, table_id: str) -> None:
+        self.seqs: list[int] = []
+        self.views: list[table_pb2.TableView] = []
+        self.task = asyncio.create_task(self._follow(conn, table_id))
+
+    async def _follow(self, conn: Connection, table_id: str) -> None:
+        async for item in conn.watch(table_id, 0):
+            if isinstance(item, table_pb2.TableView):
+                self.views.append(item)
+            else:
+                self.seqs.append(item.seq)
+
+    async def until(self, seq: int) -> None:
+        async with asyncio.timeout(30):
+            while not self.seqs or self.seqs[-1] < seq:
+                await asyncio.sleep(0.02)
+
+    async def stop(self) -> None:
+        self.task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self.task
+
+
 async def test_a_game_goes_on_across_a_game_server_restart(fresh_dsn: str) -> None:
     async with servers(fresh_dsn, bot_delay_ms=100) as running:
         stats = Stats()
@@ -40,24 +66,13 @@ async def test_a_game_goes_on_across_a_game_server_restart(fresh_dsn: str) -> No
         spectator.notify = notes.append
         await spectator.login()
         spectator.use_game(running.game_address)
-        seqs: list[int] = []
-        views: list[table_pb2.TableView] = []
-
-        async def follow() -> None:
-            async for item in spectator.watch(table_id, 0):
-                if isinstance(item, table_pb2.TableView):
-                    views.append(item)
-                else:
-                    seqs.append(item.seq)
-
-        following = asyncio.create_task(follow())
-        async with asyncio.timeout(30):
-            while len(seqs) < 8:
-                await asyncio.sleep(0.02)
+        following = Follower(spectator, table_id)
+        await following.until(8)
         await running.restart_game()
         async with asyncio.timeout(90):
             await playing
-            await following
+            await following.task
+        seqs, views = following.seqs, following.views
         await spectator.close()
         await bot.conn.close()
 
@@ -96,27 +111,16 @@ async def test_a_watch_goes_on_when_its_token_expires(fresh_dsn: str) -> None:
         spectator.use_game(running.game_address)
         short = issue_token(spectator.player_id, secret=SECRET, ttl_s=2, now=time.time())
         spectator.token = short  # expires in 1 to 2 s
-        seqs: list[int] = []
-
-        async def follow() -> None:
-            async for item in spectator.watch(table_id, 0):
-                if isinstance(item, table_pb2.TableEvent):
-                    seqs.append(item.seq)
-
-        following = asyncio.create_task(follow())
+        following = Follower(spectator, table_id)
         await play_turns(players, table_id, 1)
         await asyncio.sleep(2.2)  # the stream's token has expired
         view = await play_turns(players, table_id, 2)
-        async with asyncio.timeout(30):
-            while not seqs or seqs[-1] < view.last_seq:
-                await asyncio.sleep(0.02)
-        following.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await following
+        await following.until(view.last_seq)
+        await following.stop()
         await spectator.close()
 
     assert spectator.token != short, "signed in again"
-    assert seqs == list(range(1, view.last_seq + 1)), "no gap and no duplicate"
+    assert following.seqs == list(range(1, view.last_seq + 1)), "no gap and no duplicate"
 
 
 async def test_a_watch_on_a_connection_the_network_lost_reconnects(fresh_dsn: str) -> None:
@@ -138,18 +142,9 @@ async def test_a_watch_on_a_connection_the_network_lost_reconnects(fresh_dsn: st
             notes: list[str] = []
             spectator.notify = notes.append
             await spectator.login()
-            seqs: list[int] = []
-
-            async def follow() -> None:
-                async for item in spectator.watch(table_id, 0):
-                    if isinstance(item, table_pb2.TableEvent):
-                        seqs.append(item.seq)
-
-            following = asyncio.create_task(follow())
+            following = Follower(spectator, table_id)
             view = await players[0].view(table_id)
-            async with asyncio.timeout(30):
-                while len(seqs) < view.last_seq:
-                    await asyncio.sleep(0.02)
+            await following.until(view.last_seq)
             await asyncio.sleep(4 * KEEPALIVE_MS / 1000)  # pings answered: nothing lost
             assert not notes
 
@@ -160,15 +155,11 @@ async def test_a_watch_on_a_connection_the_network_lost_reconnects(fresh_dsn: st
             assert notes[0] == "Connection to the table lost: reconnecting…"
             proxy.release()
             view = await play_turns(players, table_id, 1)
-            async with asyncio.timeout(30):
-                while not seqs or seqs[-1] < view.last_seq:
-                    await asyncio.sleep(0.02)
-            following.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await following
+            await following.until(view.last_seq)
+            await following.stop()
             await spectator.close()
     finally:
         await proxy.close()
         await server.stop(0)
 
-    assert seqs == list(range(1, view.last_seq + 1)), "no gap and no duplicate"
+    assert following.seqs == list(range(1, view.last_seq + 1)), "no gap and no duplicate"
