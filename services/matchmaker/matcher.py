@@ -7,7 +7,7 @@
    tables, 16 to a call (CreateTables; idempotent: each table id is chosen here
    and kept in the match). A game service too old for CreateTables gets one
    CreateTable call per table (see `table_maker`).
-3. Mark the tickets `matched` and wake their streams.
+3. Mark the tickets `matched` and wake their streams (see `settling`).
 
 Steps 2 and 3 of a batch run in the background while step 1 claims the next
 batch, up to a few batches at once.
@@ -17,9 +17,10 @@ once its connection is gone); any replica picks them up after a few seconds
 and repeats steps 2 and 3, so no ticket is lost and no player is seated twice.
 
 Nothing that goes wrong stops the loop: a failed pass is logged and the next one
-waits a little longer (see `backoff_s`); a match whose table cannot be made, or
-whose record cannot be read, is given up with its tickets, saying why, rather
-than tried for ever.
+waits a little longer (see `backoff_s`); a match whose table the game service
+refuses, or cannot make in time, or whose record cannot be read, is given up
+with its tickets, saying why, rather than tried for ever (unless its table turns
+out to exist: its tickets are then matched).
 """
 
 from __future__ import annotations
@@ -39,8 +40,8 @@ from services.common.db import Connection, Pool
 from services.common.errors import DB_ERRORS
 from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc
 
-from . import endings, standing
-from .aftercommit import after_commit, transaction
+from . import endings, settling, standing
+from .aftercommit import transaction
 from .claim import Place, Queue, queued
 from .matching import Group, form_tables
 from .messages import options_message
@@ -62,6 +63,8 @@ GIVE_UP_S = 120.0
 """A match whose table the game service has not created after this long (it was
 unreachable, or kept failing) ends its tickets with `NOT_STARTED`."""
 NOT_STARTED = "Your table could not be started: please queue again."
+REFUSED = "Your table could not be started because of a fault on our side: please queue again."
+"""Why the tickets of a table the game service refused for good end."""
 BATCHES_IN_FLIGHT = 4
 """Claimed batches whose tables are being created while the loop claims the next."""
 BACKOFF_MAX_S = 2.0
@@ -252,86 +255,35 @@ class Matcher:
             return
         outcomes = await self._create([p.request for p in plans])
         created = [p.table_id for p, ok in zip(plans, outcomes, strict=True) if ok is True]
-        failed = [p.table_id for p, ok in zip(plans, outcomes, strict=True) if ok is False]
+        refused = [p.table_id for p, ok in zip(plans, outcomes, strict=True) if ok is False]
         given_up = [
             p.table_id
             for p, ok in zip(plans, outcomes, strict=True)
             if ok is None and pending[p.table_id]
         ] + list(unreadable)
-        woken: list[uuid.UUID] = []
-        if created:
-            await con.execute(
-                "UPDATE matches SET state = 'created', done_at = now()"
-                " WHERE table_id = ANY($1::uuid[])",
-                created,
-            )
-            # The clock now, not the transaction's start: the wait includes the
-            # table's creation.
-            rows = await con.fetch(
-                "UPDATE tickets SET state = 'matched', ended_at = clock_timestamp()"
-                " WHERE table_id = ANY($1::uuid[]) AND state = 'matching'"
-                f" RETURNING {endings.ENDED}, table_id, seated",
-                created,
-            )
-            endings.record_ended(rows, "matched")
-            tables = {r["table_id"]: r for r in rows}
-            queues = [
-                metrics.queue_label(r["seated"], r["ruleset"], private=r["private"])
-                for r in tables.values()
-            ]
-
-            def count() -> None:
-                for queue in queues:
-                    metrics.MATCHES.labels(queue).inc()
-
-            after_commit(count)
-            woken += [r["id"] for r in rows]
-        if failed or given_up:
-            await con.execute(
-                "UPDATE matches SET state = 'failed', done_at = now()"
-                " WHERE table_id = ANY($1::uuid[])",
-                failed + given_up,
-            )
-        if failed:
-            # The game service refused the table for good: back to the queue, but
-            # for those who asked to leave meanwhile (nobody waits on their ticket).
-            rows = await con.fetch(
-                "UPDATE tickets SET state = CASE WHEN leave_requested THEN 'cancelled'"
-                " ELSE 'queued' END, table_id = NULL, seat = NULL, seated = NULL,"
-                " ended_at = CASE WHEN leave_requested THEN clock_timestamp() END,"
-                " end_message = CASE WHEN leave_requested THEN $2 ELSE '' END"
-                " WHERE table_id = ANY($1::uuid[]) AND state = 'matching'"
-                f" RETURNING {endings.ENDED}, state, invite_code, is_host",
-                failed,
-                endings.LEFT,
-            )
-            endings.record_ended([r for r in rows if r["state"] == "cancelled"], "cancelled")
-            woken += [r["id"] for r in rows]
-            # A host who left meanwhile takes the private table with them: its
-            # guests must not wait in the queue for a table nobody hosts.
-            closed = [r["invite_code"] for r in rows if r["is_host"] and r["state"] == "cancelled"]
-            if closed:
-                woken += await endings.close_private(con, closed, endings.HOST_LEFT)
+        # A table refused (ALREADY_EXISTS: made by an earlier call, asked for in
+        # other words), or not answered for in GIVE_UP_S (an answer lost, then
+        # the game service out of reach), may exist all the same: its players
+        # sit there, and their tickets say so.
+        found = await settling.made(con, refused + given_up)
+        created += [t for t in refused + given_up if t in found]
+        refused = [t for t in refused if t not in found]
+        given_up = [t for t in given_up if t not in found]
+        woken = await settling.seat(con, created)
+        if refused:
+            # The game service refused for good: formed again, the same table
+            # would be refused again on every pass.
+            ended = await settling.end(con, refused, REFUSED)
+            log.error("matches_refused", tables=len(refused), tickets=len(ended))
+            woken += ended
         if given_up:
-            # Not created in GIVE_UP_S (or the match cannot be read): the game
-            # service may have made the table all the same (an answer lost), so
-            # the tickets cannot go back to the queue, where they could be seated
-            # twice. They end, saying why; a player seated after all is told so
-            # on queueing again (ALREADY_SEATED).
-            rows = await con.fetch(
-                "UPDATE tickets SET state = CASE WHEN leave_requested THEN 'cancelled'"
-                " ELSE 'expired' END, ended_at = clock_timestamp(),"
-                " end_message = CASE WHEN leave_requested THEN $2 ELSE $3 END"
-                " WHERE table_id = ANY($1::uuid[]) AND state = 'matching'"
-                f" RETURNING {endings.ENDED}, state",
-                given_up,
-                endings.LEFT,
-                NOT_STARTED,
-            )
-            for outcome in ("cancelled", "expired"):
-                endings.record_ended([r for r in rows if r["state"] == outcome], outcome)
-            log.error("matches_given_up", tables=len(given_up), tickets=len(rows))
-            woken += [r["id"] for r in rows]
+            # Not created in GIVE_UP_S (or the match cannot be read), and not
+            # found made: the tickets cannot go back to the queue, where a table
+            # made after all would seat them twice. They end, saying why; a
+            # player seated after all is told so on queueing again (ALREADY_SEATED).
+            ended = await settling.end(con, given_up, NOT_STARTED)
+            log.error("matches_given_up", tables=len(given_up), tickets=len(ended))
+            woken += ended
         # RETURNING, not a lookup by table id: no index serves that one.
         await notify(con, woken)
 

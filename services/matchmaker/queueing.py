@@ -31,6 +31,16 @@ class AlreadyQueued(Exception):
         self.ticket_id = ticket_id
 
 
+class BeingSeated(AlreadyQueued):
+    """The live ticket's table is being set up: it can no longer be replaced."""
+
+
+class AlreadySeated(Exception):
+    def __init__(self, table_id: uuid.UUID) -> None:
+        super().__init__(str(table_id))
+        self.table_id = table_id
+
+
 def new_invite_code() -> str:
     return "".join(secrets.choice(INVITE_ALPHABET) for _ in range(6))
 
@@ -64,7 +74,9 @@ async def insert(
     replace: bool = False,
     ticket_id: uuid.UUID | None = None,
 ) -> TicketRow:
-    """Queue a ticket; `AlreadyQueued` names the live one unless ``replace``."""
+    """Queue a ticket. `AlreadyQueued` names the live one unless ``replace``;
+    with ``replace``, a live one whose table is being set up is `BeingSeated`.
+    `AlreadySeated` names the unfinished table the player sits at."""
     values = (
         ticket_id or uuid.uuid4(),
         player_id,
@@ -81,52 +93,65 @@ async def insert(
         fill_bots_ms,
         ttl_s,
     )
-    if not replace:
-        # The common case in one statement: the unique index on live tickets
-        # decides, whatever concurrent Enqueue calls of the same player do.
-        for _ in range(3):
-            row = await con.fetchrow(
-                f"{_INSERT} ON CONFLICT (player_id) WHERE state IN ('queued', 'matching')"
-                f" DO NOTHING RETURNING {COLUMNS}",
-                *values,
-            )
-            if row is not None:
-                return TicketRow.of(row)
-            live_id = await _live(con, player_id)
-            if live_id is not None:
-                raise AlreadyQueued(str(live_id))
-            # The live ticket ended in between: try again.
-        raise AlreadyQueued("")
     async with transaction(con):
-        live = await con.fetchrow(
-            "SELECT id, state FROM tickets WHERE player_id = $1 AND state = ANY($2::text[])"
-            " FOR UPDATE",
-            player_id,
-            list(LIVE),
+        row = await (_replace if replace else _add)(con, player_id, values)
+        # The live ticket this one waited for (on the unique index, or the lock
+        # in `_replace`) may have ended because its table was made: the seat,
+        # committed before that ticket ended, shows to this later statement. The
+        # caller's earlier look at the seats came too soon to see it.
+        seated = await seated_at(con, player_id)
+        if seated is not None:
+            raise AlreadySeated(seated)
+    return row
+
+
+async def _add(con: Connection, player_id: str, values: tuple[object, ...]) -> TicketRow:
+    # The unique index on live tickets decides, whatever concurrent Enqueue
+    # calls of the same player do.
+    for _ in range(3):
+        row = await con.fetchrow(
+            f"{_INSERT} ON CONFLICT (player_id) WHERE state IN ('queued', 'matching')"
+            f" DO NOTHING RETURNING {COLUMNS}",
+            *values,
         )
-        if live is not None:
-            if live["state"] != "queued":
-                raise AlreadyQueued(str(live["id"]))
-            replaced = await con.fetchrow(
-                "UPDATE tickets SET state = 'cancelled', ended_at = now(),"
-                " end_message = 'Replaced by a new ticket.' WHERE id = $1"
-                f" RETURNING {ENDED}, invite_code, is_host",
-                live["id"],
-            )
-            assert replaced is not None  # locked above
-            record_ended([replaced], "cancelled")
-            ended = [live["id"]]
-            if replaced["is_host"] and replaced["invite_code"]:
-                ended += await close_private(con, [replaced["invite_code"]], HOST_LEFT)
-            # Delivered at commit: the replaced ticket's stream ends at once.
-            await notify(con, ended)
-        try:
-            # A savepoint: when a concurrent Enqueue of the same player wins the
-            # unique index, the lookup below still runs in this transaction.
-            async with con.transaction():
-                row = await con.fetchrow(f"{_INSERT} RETURNING {COLUMNS}", *values)
-        except asyncpg.UniqueViolationError:
-            raise AlreadyQueued(str(await _live(con, player_id))) from None
+        if row is not None:
+            return TicketRow.of(row)
+        live_id = await _live(con, player_id)
+        if live_id is not None:
+            raise AlreadyQueued(str(live_id))
+        # The live ticket ended in between: try again.
+    raise AlreadyQueued("")
+
+
+async def _replace(con: Connection, player_id: str, values: tuple[object, ...]) -> TicketRow:
+    live = await con.fetchrow(
+        "SELECT id, state FROM tickets WHERE player_id = $1 AND state = ANY($2::text[]) FOR UPDATE",
+        player_id,
+        list(LIVE),
+    )
+    if live is not None:
+        if live["state"] != "queued":
+            raise BeingSeated(str(live["id"]))
+        replaced = await con.fetchrow(
+            "UPDATE tickets SET state = 'cancelled', ended_at = now(),"
+            " end_message = 'Replaced by a new ticket.' WHERE id = $1"
+            f" RETURNING {ENDED}, invite_code, is_host",
+            live["id"],
+        )
+        assert replaced is not None  # locked above
+        record_ended([replaced], "cancelled")
+        ended = [live["id"]]
+        if replaced["is_host"] and replaced["invite_code"]:
+            ended += await close_private(con, [replaced["invite_code"]], HOST_LEFT)
+        # Delivered at commit: the replaced ticket's stream ends at once.
+        await notify(con, ended)
+    try:
+        # A savepoint: when a concurrent Enqueue of the same player wins the
+        # unique index, the lookup below still runs in this transaction.
+        async with con.transaction():
+            row = await con.fetchrow(f"{_INSERT} RETURNING {COLUMNS}", *values)
+    except asyncpg.UniqueViolationError:
+        raise AlreadyQueued(str(await _live(con, player_id))) from None
     assert row is not None
     return TicketRow.of(row)
 
@@ -147,6 +172,8 @@ _QUEUE_AT_ONCE = (
     " FROM (SELECT 1) AS one LEFT JOIN players p ON p.id = $2"
     " WHERE NOT EXISTS (SELECT 1 FROM table_seats s JOIN tables t ON t.id = s.table_id"
     " WHERE s.player_id = $2 AND s.left_at IS NULL AND t.status = 'active')"
+    " AND NOT EXISTS (SELECT 1 FROM tickets WHERE player_id = $2"
+    " AND state IN ('queued', 'matching'))"
     " ON CONFLICT (player_id) WHERE state IN ('queued', 'matching') DO NOTHING"
     f" RETURNING {COLUMNS}"
 )
@@ -170,7 +197,11 @@ async def queue_at_once(
 ) -> TicketRow | None:
     """The common case of queueing, in one statement: the player's name and rating
     are read in it, and no ticket is made for a player seated at an unfinished
-    table or holding a live ticket. None then: the caller finds out which."""
+    table or holding a live ticket. None then: the caller finds out which.
+
+    A live ticket this statement sees also means None, even if it ends before
+    the insert reaches the unique index: its table may have been made after
+    this statement looked at the seats, so `insert` looks again."""
     row = await con.fetchrow(
         _QUEUE_AT_ONCE,
         ticket_id or uuid.uuid4(),

@@ -70,3 +70,25 @@ def table_full() -> Refused:
         "TABLE_FULL",
         "That table is already full.",
     )
+
+
+_WAITS = {
+    "fill_with_bots_after_ms": "the wait before bots take the empty seats",
+    "accept_smaller_after_ms": "the wait before a smaller table will do",
+}
+"""The waits a request may ask for, as a player reads them."""
+
+
+def wait_wanted(field: str, wait_ms: int, *, ttl_s: float) -> int:
+    """A wait ``field`` asks for, checked: a ticket expires after ``ttl_s``, so a
+    wait as long would never end (0, never, is always fine)."""
+    lifetime_ms = round(ttl_s * 1000)
+    if wait_ms >= lifetime_ms:
+        raise Refused(
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "WAIT_TOO_LONG",
+            f"A ticket waits at most {ttl_s:g} seconds in the queue:"
+            f" {_WAITS[field]} must be shorter than that.",
+            {"field": field, "ticket_lifetime_ms": str(lifetime_ms)},
+        )
+    return wait_ms

@@ -37,6 +37,11 @@ LISTEN_CHECK_S = 0.5
 """How often the LISTEN connection is checked; the first pause before re-opening it."""
 LISTEN_RETRY_MAX_S = 5.0
 """The longest pause between two attempts to re-open the LISTEN connection."""
+CANCEL_ON_STOP_S = 3.0
+"""How long a stopping replica waits, once its calls are over, for the tickets of
+the streams it closed to be cancelled before it closes its pool (a few
+milliseconds, unless the database is out of reach). Within the margin the
+deployment leaves after the shutdown grace."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +89,7 @@ class MatchmakerServer:
         self.health: HealthMonitor | None = None
         self._game_channel: grpc.aio.Channel | None = None
         self.matcher: Matcher | None = None
+        self._servicer: MatchmakerServicer | None = None
         self.wakeups = Wakeups()
         self.loop_lag = LoopLag()
 
@@ -104,15 +110,13 @@ class MatchmakerServer:
             interceptors=[Gate(config.limits, secret=config.secret)],
             options=server_options(),
         )
-        matchmaker_pb2_grpc.add_MatchmakerServiceServicer_to_server(
-            MatchmakerServicer(
-                pool,
-                self.wakeups,
-                game_target=config.public_game_target or config.game_target,
-                ticket_ttl_s=config.ticket_ttl_s,
-            ),
-            server,
+        self._servicer = MatchmakerServicer(
+            pool,
+            self.wakeups,
+            game_target=config.public_game_target or config.game_target,
+            ticket_ttl_s=config.ticket_ttl_s,
         )
+        matchmaker_pb2_grpc.add_MatchmakerServiceServicer_to_server(self._servicer, server)
         self.port, self.health = await serve(
             server,
             matchmaker_pb2.DESCRIPTOR.services_by_name["MatchmakerService"].full_name,
@@ -168,6 +172,10 @@ class MatchmakerServer:
                 await task
         if self._server is not None:
             await self._server.stop(self.config.grace if grace is None else grace)
+        if self._servicer is not None:
+            # The streams still open were closed by the stop: their tickets are
+            # cancelled while the pool is open (a closed stream cancels its ticket).
+            await self._servicer.stopped(CANCEL_ON_STOP_S)
         if self._game_channel is not None:
             await self._game_channel.close()
         if self._pool is not None:

@@ -21,8 +21,8 @@ from services.common.pb.rummy.v1 import matchmaker_pb2_grpc
 from . import endings, queueing, tickets
 from .aftercommit import transaction
 from .messages import ticket_message
-from .queueing import AlreadyQueued
-from .request_checks import Refused, invite_not_found, table_full, table_wanted
+from .queueing import AlreadyQueued, AlreadySeated, BeingSeated
+from .request_checks import Refused, invite_not_found, table_full, table_wanted, wait_wanted
 from .streams import Streams
 from .tickets import TicketRow
 from .wakeups import Wakeups
@@ -40,6 +40,11 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
         self._game_target = game_target
         self._ttl = ticket_ttl_s
         self._streams = Streams(pool, wakeups, game_target=game_target)
+
+    async def stopped(self, wait_s: float) -> None:
+        """The server has stopped: the tickets of the streams it closed are
+        cancelled, waiting at most ``wait_s`` (see `Streams.cancel_closed`)."""
+        await self._streams.cancel_closed(wait_s)
 
     # --- helpers ------------------------------------------------------------
 
@@ -156,12 +161,7 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
         # Refused, or replacing a live ticket: the checks one by one, to say why.
         seated = await queueing.seated_at(con, player)
         if seated is not None:
-            raise Refused(
-                grpc.StatusCode.FAILED_PRECONDITION,
-                "ALREADY_SEATED",
-                "You are already playing at a table: leave it to queue again.",
-                {"table_id": str(seated), "game_target": self._game_target},
-            )
+            raise self._seated(seated)
         profile = await con.fetchrow(
             "SELECT display_name, rating FROM players WHERE id = $1", player
         )
@@ -181,6 +181,15 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
                 ticket_id=ticket_id,
                 **extra,
             )
+        except AlreadySeated as seated_now:
+            raise self._seated(seated_now.table_id) from None
+        except BeingSeated as live:
+            raise Refused(
+                grpc.StatusCode.FAILED_PRECONDITION,
+                "TICKET_MATCHING",
+                "You are being seated at a table: wait a moment.",
+                {"ticket_id": live.ticket_id},
+            ) from None
         except AlreadyQueued as live:
             raise Refused(
                 grpc.StatusCode.ALREADY_EXISTS,
@@ -188,6 +197,14 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
                 "You are already waiting for a table.",
                 {"ticket_id": live.ticket_id},
             ) from None
+
+    def _seated(self, table_id: uuid.UUID) -> Refused:
+        return Refused(
+            grpc.StatusCode.FAILED_PRECONDITION,
+            "ALREADY_SEATED",
+            "You are already playing at a table: leave it to queue again.",
+            {"table_id": str(table_id), "game_target": self._game_target},
+        )
 
     # --- RPCs -------------------------------------------------------------------
 
@@ -208,8 +225,12 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
                 family=family,
                 mode=mode,
                 replace=request.replace_existing,
-                accept_smaller_ms=min(request.accept_smaller_after_ms, 3_600_000),
-                fill_bots_ms=min(request.fill_with_bots_after_ms, 3_600_000),
+                accept_smaller_ms=wait_wanted(
+                    "accept_smaller_after_ms", request.accept_smaller_after_ms, ttl_s=self._ttl
+                ),
+                fill_bots_ms=wait_wanted(
+                    "fill_with_bots_after_ms", request.fill_with_bots_after_ms, ttl_s=self._ttl
+                ),
             )
 
         row = await self._guarded(context, start())
@@ -223,6 +244,9 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
 
         async def start() -> TicketRow:
             ruleset, options = table_wanted(request)
+            fill_bots_ms = wait_wanted(
+                "fill_with_bots_after_ms", request.fill_with_bots_after_ms, ttl_s=self._ttl
+            )
             for _ in range(CODE_DRAWS):
                 code = queueing.new_invite_code()
                 try:
@@ -234,7 +258,7 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
                         family=f"invite:{code}",
                         invite_code=code,
                         is_host=True,
-                        fill_bots_ms=min(request.fill_with_bots_after_ms, 3_600_000),
+                        fill_bots_ms=fill_bots_ms,
                     )
                 except asyncpg.UniqueViolationError as error:
                     if error.constraint_name != queueing.LIVE_INVITE_INDEX:

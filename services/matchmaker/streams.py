@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import asyncpg
+import structlog
 
 from services.common.db import Pool
 from services.common.errors import DB_ERRORS
@@ -21,6 +22,8 @@ from .messages import match_message, ticket_message
 from .standing import Standing, standing
 from .tickets import Reads, TicketRow
 from .wakeups import Wakeups
+
+log = structlog.get_logger(__name__)
 
 PROGRESS_EVERY_S = 1.0
 PROGRESS_PER_S = 500
@@ -54,6 +57,8 @@ class Streams:
         self._background: set[asyncio.Task[Any]] = set()
         self._cancelling: dict[str, asyncio.Task[None]] = {}
         """Each player's ticket being cancelled after its stream closed here."""
+        self._open: dict[uuid.UUID, tuple[str, str | None, bool]] = {}
+        """The tickets followed here, not ended yet: player, invite code, host."""
         self._sweeper: asyncio.Future[None] | None = None
 
     async def follow(
@@ -69,6 +74,7 @@ class Streams:
         loop = asyncio.get_running_loop()
         started = loop.time()
         ended = False
+        self._open[row.id] = (row.player_id, row.invite_code, host)
         try:
             with self._wakeups.watch(row.id) as wake:
                 self._ensure_sweeper()
@@ -92,6 +98,7 @@ class Streams:
                             return
                         if current.state in FINAL:
                             ended = True
+                            self._open.pop(row.id, None)
                             yield wrap(
                                 ticket=ticket_message(current, game_target=self._game_target)
                             )
@@ -106,7 +113,8 @@ class Streams:
                         continue  # no progress this time: the ticket keeps its place
                     yield wrap(progress=progress)
         finally:
-            if not ended:
+            # Unless `cancel_closed` took the ticket over (the server stopped).
+            if not ended and self._open.pop(row.id, None) is not None:
                 self.cancel_later(row.player_id, row.id, row.invite_code, host)
 
     async def _progress(self, row: TicketRow, waited_s: float) -> mm.QueueProgress:
@@ -157,14 +165,15 @@ class Streams:
         """The stream is gone (maybe cancelled itself): cancel outside its task."""
 
         async def work() -> None:
-            # A replica shutting down closes its pool under its streams: the
-            # ticket then stays queued (GetTicket tells its fate), no error.
-            with contextlib.suppress(*DB_ERRORS):
+            try:
                 if host and invite_code:
                     await endings.cancel_private(self._pool, invite_code, endings.HOST_LEFT)
                 # Whatever state it is in: a ticket whose table is being set up
                 # keeps the wish to leave.
                 await endings.cancel(self._pool, ticket_id, endings.LEFT)
+            except DB_ERRORS as error:
+                # The ticket stays queued until it expires (GetTicket tells its fate).
+                log.warning("ticket_cancel_failed", ticket_id=str(ticket_id), error=str(error))
 
         task = asyncio.ensure_future(work())
         self._background.add(task)
@@ -184,3 +193,23 @@ class Streams:
         if pending is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(asyncio.shield(pending), CANCEL_WAIT_S)
+
+    async def cancel_closed(self, wait_s: float) -> None:
+        """The server has stopped, closing every stream: cancel the tickets they
+        followed and wait for those cancellations (at most ``wait_s``), so that
+        none stays queued with nobody to play it. Before the pool closes.
+
+        The stop does not wait for the streams' own endings, which come later
+        (a stream cut as it sent a message, only once it is collected): their
+        tickets are cancelled here instead."""
+        for ticket_id, (player, invite_code, host) in list(self._open.items()):
+            del self._open[ticket_id]
+            self.cancel_later(player, ticket_id, invite_code, host)
+        if not self._background:
+            return
+        _, late = await asyncio.wait(self._background, timeout=wait_s)
+        if late:
+            log.warning("ticket_cancels_unfinished", tickets=len(late))
+            for task in late:
+                task.cancel()
+            await asyncio.gather(*late, return_exceptions=True)

@@ -31,6 +31,9 @@ PERMANENT = {
     grpc.StatusCode.ALREADY_EXISTS,
     grpc.StatusCode.FAILED_PRECONDITION,
 }
+"""Refusals that asking again would not change. ALREADY_EXISTS among them: the
+table id is taken, maybe by this very table made by an earlier call, which the
+matcher then finds made (see `settling.made`)."""
 
 
 class TableMaker:

@@ -129,11 +129,12 @@ async def test_a_host_who_left_as_the_table_was_set_up_closes_it_if_it_cannot_be
         )
         assert (status, info.reason) == REFUSED_AS_TOO_LATE
         assert await b.matcher().recover() == 1
-        # The host is gone: the guest is not put back in the queue to wait for them.
+        # The table cannot be made: the guest is told so, not put back in the
+        # queue to wait for a host who left.
         await asyncio.gather(hosting.end(), guest.end())
         assert hosting.final.state == mm.TICKET_STATE_CANCELLED
-        assert guest.final.state == mm.TICKET_STATE_CANCELLED
-        assert guest.final.end_message == endings.HOST_LEFT
+        assert guest.final.state == mm.TICKET_STATE_EXPIRED
+        assert guest.final.end_message == matcher_module.REFUSED
         assert await db.count("SELECT count(*) FROM tickets WHERE state = 'queued'") == 0
 
 

@@ -300,6 +300,9 @@ async def test_a_player_who_left_during_a_refused_match_is_not_queued_again(
         )
         assert (status, info.reason) == (grpc.StatusCode.FAILED_PRECONDITION, "TICKET_MATCHING")
         assert await b.matcher().recover() == 1
-        await leaving.end()
+        await asyncio.gather(leaving.end(), staying.end())
         assert leaving.final.state == mm.TICKET_STATE_CANCELLED
-        assert await db.state(staying.ticket_id) == "queued"
+        # The other player's table was refused too: told so, not queued again.
+        assert staying.final.state == mm.TICKET_STATE_EXPIRED
+        assert staying.final.end_message == matcher_module.REFUSED
+        assert await db.state(staying.ticket_id) == "expired"

@@ -45,6 +45,45 @@ async def test_bad_table_sizes_are_refused(fresh_dsn: str, size: int) -> None:
         assert await db.count("SELECT count(*) FROM tickets") == 0
 
 
+@pytest.mark.parametrize(
+    ("field", "private"),
+    [
+        ("fill_with_bots_after_ms", False),
+        ("accept_smaller_after_ms", False),
+        ("fill_with_bots_after_ms", True),
+    ],
+)
+async def test_waits_as_long_as_a_ticket_lives_are_refused(
+    fresh_dsn: str, field: str, private: bool
+) -> None:
+    """A ticket expires first: such a wait could never end."""
+    async with backend(fresh_dsn, ttl_s=30.0) as b, store(fresh_dsn) as db:
+        alice, bob = await players(b.channel(), 2)
+
+        def asking(player: Player, wait_ms: int) -> Any:
+            if private:
+                return stub(player).CreatePrivateTable(
+                    mm.CreatePrivateTableRequest(table_size=3, **{field: wait_ms}),
+                    metadata=player.auth,
+                )
+            return stub(player).Enqueue(
+                mm.EnqueueRequest(table_size=3, **{field: wait_ms}), metadata=player.auth
+            )
+
+        for wait_ms in (30_000, 3_600_000, 2**32 - 1):
+            code, info = await refusal(asking(alice, wait_ms).read())
+            assert (code, info.reason) == (grpc.StatusCode.INVALID_ARGUMENT, "WAIT_TOO_LONG")
+            assert dict(info.metadata) == {"field": field, "ticket_lifetime_ms": "30000"}
+        assert await db.count("SELECT count(*) FROM tickets") == 0
+        # Shorter than the ticket's life: taken as asked.
+        call = asking(bob, 29_999)
+        first = await asyncio.wait_for(call.read(), WAIT_S)
+        assert first.ticket.state == mm.TICKET_STATE_QUEUED
+        column = "fill_bots_ms" if field.startswith("fill") else "accept_smaller_ms"
+        assert await db.count(f"SELECT {column} FROM tickets") == 29_999
+        call.cancel()
+
+
 async def test_unknown_rule_sets_and_bad_options_are_refused(fresh_dsn: str) -> None:
     async with backend(fresh_dsn) as b, store(fresh_dsn) as db:
         (alice,) = await players(b.channel(), 1)

@@ -66,7 +66,9 @@ class _TicketStateEnumTypeWrapper(google.protobuf.internal.enum_type_wrapper._En
     private table's creator. Final.
     """
     TICKET_STATE_EXPIRED: _TicketState.ValueType  # 4
-    """Waited longer than the server's ticket lifetime. Final."""
+    """Waited longer than the server's ticket lifetime, or its table could not
+    be started (`end_message` says which). Final.
+    """
 
 class TicketState(_TicketState, metaclass=_TicketStateEnumTypeWrapper):
     """Where a ticket is in its life."""
@@ -81,7 +83,9 @@ TICKET_STATE_CANCELLED: TicketState.ValueType  # 3
 private table's creator. Final.
 """
 TICKET_STATE_EXPIRED: TicketState.ValueType  # 4
-"""Waited longer than the server's ticket lifetime. Final."""
+"""Waited longer than the server's ticket lifetime, or its table could not
+be started (`end_message` says which). Final.
+"""
 Global___TicketState: typing_extensions.TypeAlias = TicketState
 
 @typing.final
@@ -225,16 +229,20 @@ class EnqueueRequest(google.protobuf.message.Message):
     ruleset: builtins.str
     """"cafe", "rami51", "classic" or "contract"."""
     replace_existing: builtins.bool
-    """Cancel the caller's live ticket, if any, and queue this one instead."""
+    """Cancel the caller's live ticket, if any, and queue this one instead
+    (too late once that ticket's table is being set up: see Enqueue).
+    """
     mode: Global___MatchMode.ValueType
     accept_smaller_after_ms: builtins.int
     """After this long in the queue, also accept a table with fewer seats
-    (never fewer than 2). 0: never.
+    (never fewer than 2). 0: never. Like every wait asked for, shorter than
+    the server's ticket lifetime, or INVALID_ARGUMENT (reason WAIT_TOO_LONG,
+    the lifetime in the ErrorInfo metadata key "ticket_lifetime_ms").
     """
     fill_with_bots_after_ms: builtins.int
     """After this long in the queue, fill the empty seats with bots. 0: never.
     Such a training table seats only players who also asked for bots (at any
-    wait), and changes nobody's rating.
+    wait), and changes nobody's rating. Shorter than the ticket lifetime.
     """
     @property
     def options(self) -> services.common.pb.rummy.v1.table_pb2.TableOptions:
@@ -374,7 +382,9 @@ class CreatePrivateTableRequest(google.protobuf.message.Message):
     """Seats at the table, the creator's included: 2, 3 or 4."""
     ruleset: builtins.str
     fill_with_bots_after_ms: builtins.int
-    """After this long, fill the seats still empty with bots. 0: never."""
+    """After this long, fill the seats still empty with bots. 0: never.
+    Shorter than the server's ticket lifetime (see EnqueueRequest).
+    """
     @property
     def options(self) -> services.common.pb.rummy.v1.table_pb2.TableOptions: ...
     def __init__(

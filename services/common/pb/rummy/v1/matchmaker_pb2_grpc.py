@@ -40,9 +40,11 @@ class MatchmakerServiceStub:
     server streams: first the ticket, then progress now and then, and last
     the match, after which the stream ends with OK. Closing the stream
     cancels the ticket (as Cancel does: once its table is being set up, the
-    player is seated all the same). A table the game service cannot create
-    within two minutes ends its tickets EXPIRED, saying so. A stream that ends with an error, or drops, can be
-    followed up with GetTicket to learn what became of the ticket.
+    player is seated all the same). A table the game service refuses, or
+    cannot create within two minutes, ends its tickets EXPIRED, saying so in
+    `end_message` (unless the table turns out to exist: they are then matched).
+    A stream that ends with an error, or drops, can be followed up with
+    GetTicket to learn what became of the ticket.
     """
 
     def __init__(self, channel):
@@ -92,15 +94,19 @@ class MatchmakerServiceServicer:
     server streams: first the ticket, then progress now and then, and last
     the match, after which the stream ends with OK. Closing the stream
     cancels the ticket (as Cancel does: once its table is being set up, the
-    player is seated all the same). A table the game service cannot create
-    within two minutes ends its tickets EXPIRED, saying so. A stream that ends with an error, or drops, can be
-    followed up with GetTicket to learn what became of the ticket.
+    player is seated all the same). A table the game service refuses, or
+    cannot create within two minutes, ends its tickets EXPIRED, saying so in
+    `end_message` (unless the table turns out to exist: they are then matched).
+    A stream that ends with an error, or drops, can be followed up with
+    GetTicket to learn what became of the ticket.
     """
 
     def Enqueue(self, request, context):
         """Joins a queue and waits for a table. A player with a live ticket gets
         ALREADY_EXISTS (reason TICKET_EXISTS, the live ticket's id in the
-        ErrorInfo metadata key "ticket_id") unless `replace_existing` is set.
+        ErrorInfo metadata key "ticket_id") unless `replace_existing` is set;
+        a live ticket whose table is being set up cannot be replaced any more:
+        FAILED_PRECONDITION (reason TICKET_MATCHING, its id in "ticket_id").
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -193,9 +199,11 @@ class MatchmakerService:
     server streams: first the ticket, then progress now and then, and last
     the match, after which the stream ends with OK. Closing the stream
     cancels the ticket (as Cancel does: once its table is being set up, the
-    player is seated all the same). A table the game service cannot create
-    within two minutes ends its tickets EXPIRED, saying so. A stream that ends with an error, or drops, can be
-    followed up with GetTicket to learn what became of the ticket.
+    player is seated all the same). A table the game service refuses, or
+    cannot create within two minutes, ends its tickets EXPIRED, saying so in
+    `end_message` (unless the table turns out to exist: they are then matched).
+    A stream that ends with an error, or drops, can be followed up with
+    GetTicket to learn what became of the ticket.
     """
 
     @staticmethod

@@ -35,9 +35,11 @@ class MatchmakerServiceStub:
     server streams: first the ticket, then progress now and then, and last
     the match, after which the stream ends with OK. Closing the stream
     cancels the ticket (as Cancel does: once its table is being set up, the
-    player is seated all the same). A table the game service cannot create
-    within two minutes ends its tickets EXPIRED, saying so. A stream that ends with an error, or drops, can be
-    followed up with GetTicket to learn what became of the ticket.
+    player is seated all the same). A table the game service refuses, or
+    cannot create within two minutes, ends its tickets EXPIRED, saying so in
+    `end_message` (unless the table turns out to exist: they are then matched).
+    A stream that ends with an error, or drops, can be followed up with
+    GetTicket to learn what became of the ticket.
     """
 
     @typing.overload
@@ -47,7 +49,9 @@ class MatchmakerServiceStub:
     Enqueue: grpc.UnaryStreamMultiCallable[services.common.pb.rummy.v1.matchmaker_pb2.EnqueueRequest, services.common.pb.rummy.v1.matchmaker_pb2.EnqueueResponse]
     """Joins a queue and waits for a table. A player with a live ticket gets
     ALREADY_EXISTS (reason TICKET_EXISTS, the live ticket's id in the
-    ErrorInfo metadata key "ticket_id") unless `replace_existing` is set.
+    ErrorInfo metadata key "ticket_id") unless `replace_existing` is set;
+    a live ticket whose table is being set up cannot be replaced any more:
+    FAILED_PRECONDITION (reason TICKET_MATCHING, its id in "ticket_id").
     """
     Cancel: grpc.UnaryUnaryMultiCallable[services.common.pb.rummy.v1.matchmaker_pb2.CancelRequest, services.common.pb.rummy.v1.matchmaker_pb2.CancelResponse]
     """Cancels one of the caller's tickets. Cancelling a ticket that has ended
@@ -86,16 +90,20 @@ class MatchmakerServiceAsyncStub(MatchmakerServiceStub):
     server streams: first the ticket, then progress now and then, and last
     the match, after which the stream ends with OK. Closing the stream
     cancels the ticket (as Cancel does: once its table is being set up, the
-    player is seated all the same). A table the game service cannot create
-    within two minutes ends its tickets EXPIRED, saying so. A stream that ends with an error, or drops, can be
-    followed up with GetTicket to learn what became of the ticket.
+    player is seated all the same). A table the game service refuses, or
+    cannot create within two minutes, ends its tickets EXPIRED, saying so in
+    `end_message` (unless the table turns out to exist: they are then matched).
+    A stream that ends with an error, or drops, can be followed up with
+    GetTicket to learn what became of the ticket.
     """
 
     def __init__(self, channel: grpc.aio.Channel) -> None: ...
     Enqueue: grpc.aio.UnaryStreamMultiCallable[services.common.pb.rummy.v1.matchmaker_pb2.EnqueueRequest, services.common.pb.rummy.v1.matchmaker_pb2.EnqueueResponse]  # type: ignore[assignment]
     """Joins a queue and waits for a table. A player with a live ticket gets
     ALREADY_EXISTS (reason TICKET_EXISTS, the live ticket's id in the
-    ErrorInfo metadata key "ticket_id") unless `replace_existing` is set.
+    ErrorInfo metadata key "ticket_id") unless `replace_existing` is set;
+    a live ticket whose table is being set up cannot be replaced any more:
+    FAILED_PRECONDITION (reason TICKET_MATCHING, its id in "ticket_id").
     """
     Cancel: grpc.aio.UnaryUnaryMultiCallable[services.common.pb.rummy.v1.matchmaker_pb2.CancelRequest, services.common.pb.rummy.v1.matchmaker_pb2.CancelResponse]  # type: ignore[assignment]
     """Cancels one of the caller's tickets. Cancelling a ticket that has ended
@@ -133,9 +141,11 @@ class MatchmakerServiceServicer(metaclass=abc.ABCMeta):
     server streams: first the ticket, then progress now and then, and last
     the match, after which the stream ends with OK. Closing the stream
     cancels the ticket (as Cancel does: once its table is being set up, the
-    player is seated all the same). A table the game service cannot create
-    within two minutes ends its tickets EXPIRED, saying so. A stream that ends with an error, or drops, can be
-    followed up with GetTicket to learn what became of the ticket.
+    player is seated all the same). A table the game service refuses, or
+    cannot create within two minutes, ends its tickets EXPIRED, saying so in
+    `end_message` (unless the table turns out to exist: they are then matched).
+    A stream that ends with an error, or drops, can be followed up with
+    GetTicket to learn what became of the ticket.
     """
 
     @abc.abstractmethod
@@ -146,7 +156,9 @@ class MatchmakerServiceServicer(metaclass=abc.ABCMeta):
     ) -> typing.Union[collections.abc.Iterator[services.common.pb.rummy.v1.matchmaker_pb2.EnqueueResponse], collections.abc.AsyncIterator[services.common.pb.rummy.v1.matchmaker_pb2.EnqueueResponse]]:
         """Joins a queue and waits for a table. A player with a live ticket gets
         ALREADY_EXISTS (reason TICKET_EXISTS, the live ticket's id in the
-        ErrorInfo metadata key "ticket_id") unless `replace_existing` is set.
+        ErrorInfo metadata key "ticket_id") unless `replace_existing` is set;
+        a live ticket whose table is being set up cannot be replaced any more:
+        FAILED_PRECONDITION (reason TICKET_MATCHING, its id in "ticket_id").
         """
 
     @abc.abstractmethod
