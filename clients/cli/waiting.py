@@ -29,6 +29,7 @@ BOTS_AFTER_MS = 300
 """With --bots, how long to wait for people before bots take the empty seats."""
 MATCHING_WAIT_S = 1.0
 """How long to let a ticket being seated finish before queueing again."""
+TICKET_MATCHING = "TICKET_MATCHING"
 PRIVATE_TABLE_OPEN = "PRIVATE_TABLE_OPEN"
 """The client's own reason: this player already waits at a private table."""
 HOSTING = "host a new table"
@@ -120,13 +121,14 @@ async def _wait(conn: Connection, identity: Identity, wait: _Wait, say: Say) -> 
                 try:
                     await conn.call_matchmaker("Cancel", mm.CancelRequest(ticket_id=live))
                 except Refused as late:
-                    if late.reason != "TICKET_MATCHING":
+                    if late.reason != TICKET_MATCHING:
                         raise
-                    # That ticket is being seated: queueing again soon finds its table.
-                    say("Your last ticket is being seated: joining that table…")
-                    await asyncio.sleep(MATCHING_WAIT_S)
+                    await _being_seated(say)
                     continue
                 replaced = True
+                continue
+            if refused.reason == TICKET_MATCHING:  # the ticket a new one would replace
+                await _being_seated(say)
                 continue
             if refused.code == grpc.StatusCode.UNAUTHENTICATED:
                 await conn.login()
@@ -156,6 +158,13 @@ async def _wait(conn: Connection, identity: Identity, wait: _Wait, say: Say) -> 
             )
         say("Lost the matchmaker: waiting again…")
         await backoff.wait()
+
+
+async def _being_seated(say: Say) -> None:
+    """The last ticket is being seated and cannot be replaced: queueing again in a
+    moment finds its table (ALREADY_SEATED), or queues anew if it was not made."""
+    say("Your last ticket is being seated: joining that table…")
+    await asyncio.sleep(MATCHING_WAIT_S)
 
 
 async def queue(

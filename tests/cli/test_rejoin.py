@@ -3,9 +3,12 @@ seat the config folder knows nothing of, and a client stopped while queued."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import socket
 from pathlib import Path
 
+import asyncpg
 import pytest
 
 from clients.cli import matchmaking, waiting
@@ -150,3 +153,44 @@ async def test_stopping_while_queued_says_there_is_no_seat_to_keep(
         finally:
             term.kill()
     assert "seat is kept" not in term.log.getvalue()
+
+
+async def test_queueing_again_while_the_last_ticket_is_being_seated_joins_its_table(
+    fresh_dsn: str, tmp_path: Path
+) -> None:
+    async with servers(fresh_dsn) as running:
+        await running.game.stop(0)  # the match is made, its table cannot be yet
+        ann, bob = Identity(tmp_path / "ann"), Identity(tmp_path / "bob")
+        said: list[str] = []
+        first = asyncio.create_task(
+            waiting.queue(await _signed_in(running, ann), ann, QueueChoice(), said.append)
+        )
+        second = asyncio.create_task(
+            waiting.queue(await _signed_in(running, bob), bob, QueueChoice(), said.append)
+        )
+        con = await asyncpg.connect(fresh_dsn)
+        try:
+            async with asyncio.timeout(30):
+                while (
+                    await con.fetchval("SELECT count(*) FROM tickets WHERE state = 'matching'") < 2
+                ):
+                    await asyncio.sleep(0.05)
+        finally:
+            await con.close()
+        first.cancel()  # Ann's client stops; her ticket is being seated meanwhile
+        with contextlib.suppress(asyncio.CancelledError):
+            await first
+
+        again: list[str] = []
+        conn = await _signed_in(running, ann)
+        queued = asyncio.create_task(waiting.queue(conn, ann, QueueChoice(), again.append))
+        async with asyncio.timeout(30):
+            while not again:
+                await asyncio.sleep(0.05)
+        assert again[0] == "Your last ticket is being seated: joining that table…"
+        await running.restart_game()  # the table is made: both are seated at it
+        async with asyncio.timeout(60):
+            match, bobs = await queued, await second
+        await conn.close()
+    assert match.table_id and match.table_id == bobs.table_id
+    assert any("already seated" in line for line in again), again
