@@ -296,6 +296,15 @@ class Fanout:
                     return
         except _DB_ERRORS as error:
             log.warning("fanout_read_failed", table_id=str(table_id), error=str(error))
+        except Exception:
+            # An event this replica cannot read (a newer replica's, say): its live
+            # watchers are told to resume (from the log, wherever it is read)
+            # rather than waiting for news that will never come.
+            log.exception("fanout_deliver_failed", table_id=str(table_id))
+            for sub in list(self._subs.get(table_id, ())):
+                sub.overflowed = True
+                with contextlib.suppress(asyncio.QueueFull):
+                    sub.queue.put_nowait(None)
         finally:
             self._running.pop(table_id, None)
 

@@ -189,3 +189,45 @@ async def test_watchers_get_events_while_the_listening_connection_is_down(
         await fanout.stop()
         await pool.close()
         await server.stop(0)
+
+
+async def test_an_event_this_replica_cannot_read_sends_its_watchers_to_resume(
+    fresh_dsn: str,
+) -> None:
+    """A newer replica logged an event kind this one does not know: its live
+    watchers are told to resume, instead of waiting for news that never comes."""
+    server = await start_server(fresh_dsn)
+    con = await asyncpg.connect(fresh_dsn)
+    try:
+        async with grpc.aio.insecure_channel(address(server)) as channel:
+            players = [await login(channel, f"P{i}") for i in range(2)]
+            table_id = await create_table(channel, players, turn_timer_ms=LONG_TURNS_MS)
+            view = await players[0].view(table_id)
+            call = players[0].game.Watch(
+                game_pb2.WatchRequest(table_id=table_id, after_seq=view.last_seq - 1),
+                metadata=players[0].auth,
+                timeout=WAIT_S,
+            )
+            assert (await call.read()).event.seq == view.last_seq  # live from here
+            seq = view.last_seq + 1
+            async with con.transaction():
+                await con.execute(
+                    "INSERT INTO table_events (table_id, seq, version, kind, payload)"
+                    " VALUES ($1, $2, $3, 'KindFromANewerRelease', '{}')",
+                    uuid.UUID(table_id),
+                    seq,
+                    view.version,
+                )
+                await con.execute(
+                    "UPDATE tables SET last_seq = $2 WHERE id = $1", uuid.UUID(table_id), seq
+                )
+                await con.execute("SELECT pg_notify('table_events', $1)", f"{table_id}:{seq}")
+            with pytest.raises(grpc.aio.AioRpcError) as ended:
+                await call.read()
+            info = error_info(ended.value)
+            assert ended.value.code() == grpc.StatusCode.UNAVAILABLE
+            assert info is not None and info.reason == "RESUME_REQUIRED"
+            assert info.metadata["after_seq"] == str(view.last_seq)
+    finally:
+        await con.close()
+        await server.stop(0)
