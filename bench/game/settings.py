@@ -20,5 +20,5 @@ SEATS = 4
 BARE_SERVICE = "bench.Bare"
 STREAM_COUNTS = (1_000, 10_000)
 
-UNLIMITED = Limits(player_rate=0, peer_rate=0, streams_per_player=0)
+UNLIMITED = Limits(player_rate=0, peer_rate=0, streams_per_player=0, streams_per_replica=0)
 """The load comes from a few processes, not from players: no per-peer limit."""

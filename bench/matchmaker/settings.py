@@ -13,7 +13,7 @@ REPLICAS = 2
 PHASE_TIMEOUT_S = 180.0
 """No phase may take longer: a stuck service ends the run instead of hanging it."""
 
-UNLIMITED = Limits(player_rate=0, peer_rate=0, streams_per_player=0)
+UNLIMITED = Limits(player_rate=0, peer_rate=0, streams_per_player=0, streams_per_replica=0)
 """The load comes from a few processes, not from players: no per-peer limit."""
 OPTIONS = table_pb2.TableOptions(turn_timer_ms=3_600_000)
 """Nobody plays the tables the run creates: with the 45 s default their turns would

@@ -214,9 +214,10 @@ class Connection:
     # --- calls ------------------------------------------------------------------
 
     async def waited_out(self, refused: Refused, since: float) -> bool:
-        """For a RATE_LIMITED refusal: sleep as long as the server asked, and True,
-        while calls have been turned away for less than `give_up_after` (since
-        ``since``). False at once for any other refusal, or past that bound."""
+        """For a RATE_LIMITED or SERVER_FULL refusal: sleep as long as the server
+        asked, and True, while calls have been turned away for less than
+        `give_up_after` (since ``since``). False at once for any other refusal,
+        or past that bound."""
         pause = rate_limited_for(refused)
         if pause is None or time.monotonic() + pause - since > self.give_up_after:
             return False

@@ -11,6 +11,9 @@ from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
 RATE_LIMITED = "RATE_LIMITED"
+LIMITED = (RATE_LIMITED, "SERVER_FULL")
+"""Refusals that say when to call again (`retry_after_ms`): this client is going
+too fast, or the server holds all the streams it can."""
 MIN_RATE_WAIT_S = 0.05
 """The least a rate-limited call waits before it is made again."""
 TLS_FAILED = "TLS_HANDSHAKE_FAILED"
@@ -58,9 +61,10 @@ def refusal(error: grpc.RpcError) -> Refused:
 def rate_limited_for(refused: Refused) -> float | None:
     """How long to wait before calling again when the server says this client is
     calling too fast (RESOURCE_EXHAUSTED, RATE_LIMITED: its `retry_after_ms` is
-    when its bucket holds a token again); None for any other refusal. A little
+    when its bucket holds a token again) or is full (SERVER_FULL); None for any
+    other refusal. A little
     jitter, so clients limited together do not all come back at once."""
-    if refused.code != grpc.StatusCode.RESOURCE_EXHAUSTED or refused.reason != RATE_LIMITED:
+    if refused.code != grpc.StatusCode.RESOURCE_EXHAUSTED or refused.reason not in LIMITED:
         return None
     try:
         after_s = int(refused.metadata.get("retry_after_ms", "0")) / 1000

@@ -82,6 +82,11 @@ SETTINGS = (
         "8",
         "Live streams (Watch, queue and private-table waits) one player may hold (0: no limit)",
     ),
+    Setting(
+        "RUMMY_STREAMS_PER_REPLICA",
+        "10000",
+        "Live streams one server process holds, all players together (0: no limit)",
+    ),
     Setting("RUMMY_LOG_FORMAT", "auto", "json, console, or auto (console in a terminal)"),
     Setting("RUMMY_LOG_LEVEL", "info", "debug, info, warning or error"),
 )

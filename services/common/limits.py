@@ -9,7 +9,9 @@ that finds its bucket empty ends with RESOURCE_EXHAUSTED, reason
 bucket will hold a token again.
 
 Response streams (Watch, Enqueue, the private-table streams) also count
-against a per-player ceiling of open streams (reason ``TOO_MANY_STREAMS``); a
+against a per-player ceiling of open streams (reason ``TOO_MANY_STREAMS``),
+and against one for the whole replica (reason ``SERVER_FULL``: accounts cost
+nothing, so per-player ceilings alone do not bound a replica's memory); a
 stream's place is given back when it ends, however it ends.
 
 Memory stays bounded: a bucket that has refilled completely is the same as a
@@ -36,6 +38,10 @@ from services.common.config import Env
 
 RATE_LIMITED = "RATE_LIMITED"
 TOO_MANY_STREAMS = "TOO_MANY_STREAMS"
+SERVER_FULL = "SERVER_FULL"
+FULL_RETRY_MS = 5_000
+"""What a stream turned away from a full replica is told to wait (another
+replica, or a place given back here, may take it by then)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +54,9 @@ class Limits:
     peer_burst: int = 400
     streams_per_player: int = 8
     """Open response streams per player (0: no limit)."""
+    streams_per_replica: int = 10_000
+    """Open response streams of all players together (0: no limit). An idle
+    stream holds about 24 KB: 10,000 fit a game pod's 512 MiB memory limit."""
     max_buckets: int = 100_000
     """Per kind (players, peers); beyond it the least recently used are dropped."""
 
@@ -61,6 +70,7 @@ class Limits:
             peer_rate=peer_rate,
             peer_burst=peer_burst,
             streams_per_player=env.integer("RUMMY_STREAMS_PER_PLAYER", high=10_000),
+            streams_per_replica=env.integer("RUMMY_STREAMS_PER_REPLICA", high=10_000_000),
         )
 
 
@@ -113,24 +123,32 @@ class Buckets:
 
 
 class StreamCounts:
-    """Open streams by player; a player with none has no entry."""
+    """Open streams by player, and in all; a player with none has no entry."""
 
-    def __init__(self, ceiling: int) -> None:
+    def __init__(self, ceiling: int, total_ceiling: int = 0) -> None:
         self.ceiling = ceiling
+        self.total_ceiling = total_ceiling
+        self.total = 0
         self._open: dict[str, int] = {}
 
     def __len__(self) -> int:
         return len(self._open)
 
-    def open(self, player: str) -> bool:
+    def open(self, player: str) -> str | None:
+        """Count one more stream of ``player``; else the reason it may not open."""
+        if self.total_ceiling > 0 and self.total >= self.total_ceiling:
+            return SERVER_FULL
         count = self._open.get(player, 0)
         if self.ceiling > 0 and count >= self.ceiling:
-            return False
+            return TOO_MANY_STREAMS
         self._open[player] = count + 1
-        return True
+        self.total += 1
+        return None
 
     def close(self, player: str) -> None:
         count = self._open.get(player, 0) - 1
+        if count >= 0:
+            self.total -= 1
         if count > 0:
             self._open[player] = count
         else:
@@ -150,7 +168,7 @@ class Quotas:
             limits.player_rate, limits.player_burst, max_buckets=limits.max_buckets
         )
         self.peers = Buckets(limits.peer_rate, limits.peer_burst, max_buckets=limits.max_buckets)
-        self.streams = StreamCounts(limits.streams_per_player)
+        self.streams = StreamCounts(limits.streams_per_player, limits.streams_per_replica)
 
     async def admit(self, context: grpc.aio.ServicerContext, player: str | None) -> None:
         """Charge the connection's bucket, then the player's; abort if one is empty."""
@@ -170,13 +188,22 @@ class Quotas:
 
     async def open_stream(self, context: grpc.aio.ServicerContext, player: str) -> None:
         """Count one more open stream of ``player``, or abort; `close_stream` gives it back."""
-        if not self.streams.open(player):
+        refused = self.streams.open(player)
+        if refused == TOO_MANY_STREAMS:
             await errors.abort(
                 context,
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
                 TOO_MANY_STREAMS,
                 "You have too many live connections open. Close one and try again.",
                 metadata={"limit": str(self.streams.ceiling)},
+            )
+        if refused == SERVER_FULL:
+            await errors.abort(
+                context,
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                SERVER_FULL,
+                "The game is very busy right now. Please try again in a few seconds.",
+                metadata={"retry_after_ms": str(FULL_RETRY_MS)},
             )
 
     def close_stream(self, player: str) -> None:

@@ -41,7 +41,7 @@ CALL_S = 10.0
 STREAM_FIRST_S = 2.0
 """A stream that has said nothing yet by then is waiting for events: fine."""
 BAD = {grpc.StatusCode.UNKNOWN, grpc.StatusCode.INTERNAL}
-NO_LIMITS = Limits(player_rate=0, peer_rate=0, streams_per_player=0)
+NO_LIMITS = Limits(player_rate=0, peer_rate=0, streams_per_player=0, streams_per_replica=0)
 """The fuzzer calls faster than any player; the limits have tests of their own."""
 
 GAME = game_pb2.DESCRIPTOR.services_by_name["GameService"]

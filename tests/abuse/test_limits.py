@@ -164,6 +164,28 @@ async def test_watch_streams_per_player_are_limited_and_given_back(fresh_dsn: st
             call.cancel()
 
 
+async def test_a_full_replica_refuses_streams_with_a_time_to_come_back(fresh_dsn: str) -> None:
+    async with (
+        game(fresh_dsn, Limits(streams_per_player=0, streams_per_replica=2)) as server,
+        grpc.aio.insecure_channel(address(server)) as channel,
+    ):
+        alice, bob = await login(channel, "Alice"), await login(channel, "Bob")
+        table_id = await create_table(channel, [alice, bob])
+        watches = [alice.watch(table_id), bob.watch(table_id)]
+        for w in watches:
+            assert await asyncio.wait_for(w.next(), WAIT_S) is not None
+        with pytest.raises(grpc.aio.AioRpcError) as full:
+            await bob.watch(table_id).call.read()
+        info = error_info(full.value)
+        assert full.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert info is not None and info.reason == "SERVER_FULL"
+        assert int(info.metadata["retry_after_ms"]) > 0
+        watches[0].cancel()
+        again = await eventually_opens(lambda: bob.watch(table_id).call)
+        for call in (again, watches[1].call):
+            call.cancel()
+
+
 REQUEUES = 10
 """Stream closed, place given back, queue again: enough rounds to meet the race
 between a closed stream's cancel and the next ticket."""
@@ -230,19 +252,30 @@ def test_idle_buckets_are_evicted_and_their_number_is_capped() -> None:
 
 def test_stream_counts_forget_players_with_no_stream() -> None:
     counts = StreamCounts(ceiling=2)
-    assert counts.open("p") and counts.open("p")
-    assert not counts.open("p")
+    assert counts.open("p") is None and counts.open("p") is None
+    assert counts.open("p") == "TOO_MANY_STREAMS"
     counts.close("p")
     counts.close("p")
-    assert len(counts) == 0 and counts.open("p")
+    assert len(counts) == 0 and counts.total == 0 and counts.open("p") is None
+
+
+def test_a_full_replica_turns_every_player_away_until_a_stream_ends() -> None:
+    counts = StreamCounts(ceiling=2, total_ceiling=3)
+    assert [counts.open(p) for p in ("a", "a", "b")] == [None, None, None]
+    assert counts.open("c") == "SERVER_FULL"
+    assert counts.open("a") == "SERVER_FULL"  # full first, whoever asks
+    counts.close("c")  # never opened: gives nothing back
+    assert counts.total == 3
+    counts.close("a")
+    assert counts.open("c") is None and counts.total == 3
 
 
 def test_zero_means_no_limit() -> None:
     buckets = Buckets(rate=0.0, burst=1)
     assert all(buckets.take("p", 0.0) == 0.0 for _ in range(1000))
     assert len(buckets) == 0
-    counts = StreamCounts(ceiling=0)
-    assert all(counts.open("p") for _ in range(100))
+    counts = StreamCounts(ceiling=0, total_ceiling=0)
+    assert all(counts.open("p") is None for _ in range(100))
 
 
 def test_limits_from_the_environment() -> None:
@@ -253,9 +286,11 @@ def test_limits_from_the_environment() -> None:
                 "RUMMY_RATE_PER_PLAYER": "5/7",
                 "RUMMY_RATE_PER_PEER": "0.5",
                 "RUMMY_STREAMS_PER_PLAYER": "3",
+                "RUMMY_STREAMS_PER_REPLICA": "40",
             }
         )
     )
+    assert limits.streams_per_replica == 40
     assert (limits.player_rate, limits.player_burst) == (5.0, 7)
     assert (limits.peer_rate, limits.peer_burst) == (0.5, 1)
     assert limits.streams_per_player == 3

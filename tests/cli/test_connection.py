@@ -15,6 +15,7 @@ from clients.cli.connection import Connection, open_channel
 from clients.cli.matchmaking import QueueChoice
 from clients.cli.refusals import Refused
 from services.common.auth import issue_token
+from services.common.limits import Limits
 from services.common.pb.rummy.v1 import table_pb2
 from tests.faults.proxy import Proxy
 from tests.game.harness import SECRET, create_table, login, play_turns, start_server
@@ -163,3 +164,32 @@ async def test_a_watch_on_a_connection_the_network_lost_reconnects(fresh_dsn: st
         await server.stop(0)
 
     assert following.seqs == list(range(1, view.last_seq + 1)), "no gap and no duplicate"
+
+
+async def test_a_watch_turned_away_by_a_full_server_comes_back_when_told(
+    fresh_dsn: str,
+) -> None:
+    full = Limits(player_rate=0, peer_rate=0, streams_per_player=0, streams_per_replica=1)
+    server = await start_server(fresh_dsn, limits=full)
+    try:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{server.port}") as direct:
+            players = [await login(direct, f"P{i}") for i in range(2)]
+            table_id = await create_table(direct, players, turn_timer_ms=3_600_000)
+            taken = players[0].watch(table_id)  # the server's one stream
+            assert await taken.next() is not None
+            spectator = Connection(f"127.0.0.1:{server.port}", "device-spectator-4", "Eve")
+            limited: list[None] = []
+            spectator.on_rate_limited = lambda: limited.append(None)
+            await spectator.login()
+            following = Follower(spectator, table_id)
+            async with asyncio.timeout(30):
+                while not limited:
+                    await asyncio.sleep(0.02)
+            taken.cancel()  # a place is free by the time the spectator comes back
+            view = await players[0].view(table_id)
+            await following.until(view.last_seq)
+            await following.stop()
+            await spectator.close()
+    finally:
+        await server.stop(0)
+    assert following.seqs == list(range(1, view.last_seq + 1))

@@ -38,7 +38,7 @@ from services.common.serving import MAX_RECEIVE_BYTES, server_options
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 SECRET = "interceptor-test-secret-0123456789abcdef"
-UNLIMITED = Limits(player_rate=0, peer_rate=0, streams_per_player=0)
+UNLIMITED = Limits(player_rate=0, peer_rate=0, streams_per_player=0, streams_per_replica=0)
 TIMEOUT_S = 5
 SLOW_EVENT_S = 2.2
 """Longer than a 2 s token has left once the stream is open."""

@@ -59,7 +59,7 @@ BOT_DELAY_MS = 20
 """Bots think for 800 ms in production so people can follow; tests need not wait."""
 
 
-UNLIMITED = Limits(player_rate=0, peer_rate=0, streams_per_player=0)
+UNLIMITED = Limits(player_rate=0, peer_rate=0, streams_per_player=0, streams_per_replica=0)
 """Test clients share channels and play as fast as they can: the limits have
 tests of their own (tests/abuse)."""
 
