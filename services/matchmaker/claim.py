@@ -11,8 +11,13 @@ from datetime import datetime
 import asyncpg
 
 from services.common.db import Connection
+from services.common.pb.rummy.v1 import table_pb2
 
 from .matching import Waiting
+from .messages import readable_options
+
+Games = dict[str, tuple[str, table_pb2.TableOptions]]
+"""Family -> (rule set, options)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,11 +28,13 @@ class Queue:
     now_ms: int
     names: dict[str, str]
     """Ticket id -> display name."""
-    games: dict[str, tuple[str, dict[str, int]]]
-    """Family -> (rule set, options)."""
+    games: Games
     resume_after: Place | None = None
     """Where the next claim starts, when this one took all it could (more may
     wait after): halfway through it."""
+    unreadable: tuple[uuid.UUID, ...] = ()
+    """Locked tickets whose stored options this build cannot read (stored before
+    an update): left out of `waiting`, for the claim to end."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +81,7 @@ async def queued(con: Connection, limit: int, after: Place | None = None) -> Que
     # claim apart are looked at together in one window or the next.
     half = rows[max(0, limit // 2 - 1)] if rows and len(rows) == limit else None
     resume_after = Place(half["created_at"], half["id"]) if half is not None else None
-    rows = await _whole_tables(con, rows)
+    rows, games, unreadable = _readable(await _whole_tables(con, rows))
     now_ms: int = await con.fetchval("SELECT (extract(epoch from now()) * 1000)::bigint")
     waiting = [
         Waiting(
@@ -93,8 +100,34 @@ async def queued(con: Connection, limit: int, after: Place | None = None) -> Que
         for r in rows
     ]
     names = {str(r["id"]): r["display_name"] for r in rows}
-    games = {r["family"]: (r["ruleset"], json.loads(r["options"])) for r in rows}
-    return Queue(waiting, now_ms, names, games, resume_after)
+    return Queue(waiting, now_ms, names, games, resume_after, unreadable)
+
+
+def _readable(
+    rows: list[asyncpg.Record],
+) -> tuple[list[asyncpg.Record], Games, tuple[uuid.UUID, ...]]:
+    """The rows whose options can be read, their families' games, and the ids of
+    the others. A ticket stored before an update changed what options may hold
+    would otherwise fail every claim that takes it, and no ticket would be
+    seated. Options are read once for all the tickets that share them."""
+    read: dict[str, table_pb2.TableOptions | None] = {}
+    kept: list[asyncpg.Record] = []
+    games: Games = {}
+    unreadable: list[uuid.UUID] = []
+    for r in rows:
+        text = r["options"]
+        if text not in read:
+            try:
+                read[text] = readable_options(json.loads(text))
+            except ValueError:
+                read[text] = None
+        options = read[text]
+        if options is None:
+            unreadable.append(r["id"])
+            continue
+        kept.append(r)
+        games.setdefault(r["family"], (r["ruleset"], options))
+    return kept, games, tuple(unreadable)
 
 
 async def _whole_tables(con: Connection, rows: list[asyncpg.Record]) -> list[asyncpg.Record]:

@@ -22,6 +22,8 @@ ENDED = (
 HOST_LEFT = "The host closed the private table."
 LEFT = "You left the queue."
 HOST_EXPIRED = "The private table was not full in time: its host's ticket expired."
+UNREADABLE = "Your ticket could not be read after an update: please queue again."
+HOST_UNREADABLE = "The private table could not be read after an update: please set it up again."
 
 
 async def cancel(db: Connection | Pool, ticket_id: uuid.UUID, message: str) -> bool | None:
@@ -96,6 +98,24 @@ async def expire(db: Connection | Pool) -> list[uuid.UUID]:
     if hosts:
         ids += await close_private(db, hosts, HOST_EXPIRED)
     await notify(db, ids)
+    return ids
+
+
+async def end_unreadable(con: Connection, ticket_ids: list[uuid.UUID]) -> list[uuid.UUID]:
+    """End queued tickets that cannot be judged (see `claim.queued`), and the
+    private tables whose host's ticket is one of them; their ids, to notify."""
+    rows = await con.fetch(
+        "UPDATE tickets SET state = 'expired', ended_at = now(), end_message = $2"
+        " WHERE id = ANY($1::uuid[]) AND state = 'queued'"
+        f" RETURNING {ENDED}, invite_code, is_host",
+        ticket_ids,
+        UNREADABLE,
+    )
+    record_ended(rows, "expired")
+    ids = [r["id"] for r in rows]
+    hosts = [r["invite_code"] for r in rows if r["is_host"] and r["invite_code"]]
+    if hosts:
+        ids += await close_private(con, hosts, HOST_UNREADABLE)
     return ids
 
 

@@ -44,7 +44,6 @@ from . import endings, settling, standing
 from .aftercommit import transaction
 from .claim import Place, Queue, queued
 from .matching import Group, form_tables
-from .messages import options_message
 from .table_maker import TableMaker
 from .wakeups import notify
 
@@ -100,7 +99,7 @@ def _plan(group: Group, queue: Queue) -> Plan:
     request = game_pb2.CreateTableRequest(
         table_id=str(table_id),
         ruleset=ruleset,
-        options=options_message(options),
+        options=options,
         players=players,
     )
     return Plan(
@@ -212,6 +211,10 @@ class Matcher:
         many older ones wait."""
         async with self._pool.acquire() as con, transaction(con):
             queue = await queued(con, self._batch, self._after)
+            if queue.unreadable:
+                # Each would fail every claim that takes it: it ends, saying why.
+                log.error("tickets_unreadable", ticket_ids=[str(t) for t in queue.unreadable])
+                await notify(con, await endings.end_unreadable(con, list(queue.unreadable)))
             plans = [_plan(g, queue) for g in form_tables(queue.waiting, queue.now_ms)]
             self._after = queue.resume_after if not plans else None
             if not plans:

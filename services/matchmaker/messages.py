@@ -47,13 +47,25 @@ def options_message(options: dict[str, Any]) -> table_pb2.TableOptions:
     )
 
 
+def readable_options(options: Any) -> table_pb2.TableOptions | None:
+    """`options_message`, or None for stored options this build cannot read (a
+    ticket stored before an update changed what they may hold)."""
+    try:
+        return options_message(options)
+    except Exception:
+        return None
+
+
 def ticket_message(row: TicketRow, *, game_target: str) -> mm.Ticket:
+    # Unreadable options are left out: the ticket's state and end message still
+    # reach its player.
+    options = readable_options(row.options)
     message = mm.Ticket(
         ticket_id=str(row.id),
         state=_STATES[row.state],
         table_size=row.table_size,
         ruleset=row.ruleset,
-        options=options_message(row.options),
+        options=options if options is not None else table_pb2.TableOptions(),
         created_at=_stamp(row.created_at),
         expires_at=_stamp(row.expires_at),
         invite_code=row.invite_code or "",

@@ -35,6 +35,8 @@ log = structlog.get_logger(__name__)
 CREDENTIAL_TTL_S = 300
 LISTEN_CHECK_S = 0.5
 """How often the LISTEN connection is checked; the first pause before re-opening it."""
+LISTEN_ANSWER_S = 5.0
+"""The LISTEN connection must answer a query this fast when checked, or it is replaced."""
 LISTEN_RETRY_MAX_S = 5.0
 """The longest pause between two attempts to re-open the LISTEN connection."""
 CANCEL_ON_STOP_S = 3.0
@@ -57,6 +59,8 @@ class MatchmakerConfig:
     match_interval: float = 0.1
     pool_size: int = 10
     grace: float = 5.0
+    listen_answer_s: float = LISTEN_ANSWER_S
+    """How long the checked LISTEN connection may take to answer before it is replaced."""
     limits: Limits = field(default_factory=Limits)
 
 
@@ -147,8 +151,12 @@ class MatchmakerServer:
                 if failures:
                     log.info("ticket_listener_reopened", failures=failures)
                 failures = 0
-                while not con.is_closed():
+                while True:
                     await asyncio.sleep(LISTEN_CHECK_S)
+                    # A socket the network lost without a word (no FIN, no RST: a
+                    # failed-over database host) never reads as closed: ask. A
+                    # closed one raises too; a timeout is an OSError.
+                    await con.fetchval("SELECT 1", timeout=self.config.listen_answer_s)
             except (*DB_ERRORS, asyncpg.PostgresError) as error:
                 failures += 1
                 if failures == 1:

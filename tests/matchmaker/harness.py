@@ -26,7 +26,7 @@ from services.common.pb.rummy.v1 import matchmaker_pb2 as mm
 from services.common.pb.rummy.v1 import matchmaker_pb2_grpc
 from services.game.server import GameServer
 from services.matchmaker.matcher import Matcher
-from services.matchmaker.server import MatchmakerConfig, MatchmakerServer
+from services.matchmaker.server import LISTEN_ANSWER_S, MatchmakerConfig, MatchmakerServer
 from tests.game.harness import SECRET, UNLIMITED, Player, login, start_server
 
 WAIT_S = 30.0
@@ -49,7 +49,12 @@ class Backend:
         return f"127.0.0.1:{self.game.port}"
 
     async def add_replica(
-        self, *, game_target: str = "", matching: bool = True, dsn: str = ""
+        self,
+        *,
+        game_target: str = "",
+        matching: bool = True,
+        dsn: str = "",
+        listen_answer_s: float = LISTEN_ANSWER_S,
     ) -> int:
         """Start one more matchmaker replica (on ``dsn``, if given: a proxy's); its index."""
         server = MatchmakerServer(
@@ -60,6 +65,7 @@ class Backend:
                 public_game_target=self.game_target,
                 ticket_ttl_s=self.ttl_s,
                 match_interval=0.02,
+                listen_answer_s=listen_answer_s,
                 limits=UNLIMITED,
             )
         )
