@@ -99,6 +99,39 @@ def dumps(state: GameState) -> bytes:
     return orjson.dumps(doc)
 
 
+def _ints(value: object) -> bool:
+    return isinstance(value, list) and all(isinstance(x, int) for x in value)
+
+
+def _checked(state: GameState) -> GameState:
+    """``state``, if its fields have the shapes the engine relies on: a damaged
+    document is refused here rather than failing somewhere in a later move."""
+    n = state.seats
+    scalars = (
+        state.round_no, state.dealer, state.current, state.turn, state.deadline_ms,
+        state.taken_discard, state.drawn, state.next_meld_id, state.reshuffles, state.seed,
+        state.winner, state.claim_card, state.claim_deadline_ms,
+    )  # fmt: skip
+    flags = (state.began_opened, state.moved, state.taken_used, state.reposed)
+    well_formed = (
+        isinstance(n, int)
+        and n > 0
+        and isinstance(state.hands, list)
+        and len(state.hands) == n
+        and all(_ints(h) for h in state.hands)
+        and all(_ints(v) for v in (state.stock, state.discard, state.totals))
+        and all(_ints(v) for v in (state.claimants, state.buy_backs))
+        and isinstance(state.opened, list)
+        and all(isinstance(o, int) for o in state.opened)
+        and len(state.opened) == len(state.totals) == len(state.status) == n
+        and all(isinstance(v, int) for v in (*scalars, *flags))
+        and all(isinstance(c, int) for m in state.melds for c in m.cards)
+    )
+    if not well_formed:
+        raise StateFormatError("not a table state: a field has the wrong shape")
+    return state
+
+
 def loads(data: bytes) -> GameState:
     try:
         doc = orjson.loads(data)
@@ -107,42 +140,44 @@ def loads(data: bytes) -> GameState:
         if doc.get("v") != FORMAT_VERSION:
             raise StateFormatError(f"state format {doc.get('v')} is not {FORMAT_VERSION}")
         t = doc["turn"]
-        return GameState(
-            ruleset=preset(doc["ruleset"]),
-            options=_options(doc["options"]),
-            seats=doc["seats"],
-            hands=doc["hands"],
-            stock=doc["stock"],
-            discard=doc["discard"],
-            melds=[_meld_from(m) for m in doc["melds"]],
-            opened=doc["opened"],
-            totals=doc["totals"],
-            status=[SeatStatus(s) for s in doc["status"]],
-            phase=Phase(t[0]),
-            round_no=t[1],
-            dealer=t[2],
-            current=t[3],
-            turn=t[4],
-            deadline_ms=t[5],
-            taken_discard=t[6],
-            drawn=t[7],
-            next_meld_id=t[8],
-            reshuffles=t[9],
-            seed=t[10],
-            winner=t[11],
-            results=[RoundResult(r[0], r[1], r[2], tuple(r[3])) for r in doc["results"]],
-            began_opened=t[12],
-            moved=t[13],
-            taken_used=t[14],
-            reposed=t[15],
-            claim_card=t[16],
-            claim_deadline_ms=t[17],
-            # States stored before the reason was kept have none.
-            end_reason=EndReason(t[18]).value if len(t) > 18 and t[18] else "",
-            claimants=doc["claimants"],
-            buy_backs=doc["buy_backs"],
-            deal_order=tuple(doc["deal"][0]),
-            deal_salt=doc["deal"][1],
+        return _checked(
+            GameState(
+                ruleset=preset(doc["ruleset"]),
+                options=_options(doc["options"]),
+                seats=doc["seats"],
+                hands=doc["hands"],
+                stock=doc["stock"],
+                discard=doc["discard"],
+                melds=[_meld_from(m) for m in doc["melds"]],
+                opened=doc["opened"],
+                totals=doc["totals"],
+                status=[SeatStatus(s) for s in doc["status"]],
+                phase=Phase(t[0]),
+                round_no=t[1],
+                dealer=t[2],
+                current=t[3],
+                turn=t[4],
+                deadline_ms=t[5],
+                taken_discard=t[6],
+                drawn=t[7],
+                next_meld_id=t[8],
+                reshuffles=t[9],
+                seed=t[10],
+                winner=t[11],
+                results=[RoundResult(r[0], r[1], r[2], tuple(r[3])) for r in doc["results"]],
+                began_opened=t[12],
+                moved=t[13],
+                taken_used=t[14],
+                reposed=t[15],
+                claim_card=t[16],
+                claim_deadline_ms=t[17],
+                # States stored before the reason was kept have none.
+                end_reason=EndReason(t[18]).value if len(t) > 18 and t[18] else "",
+                claimants=doc["claimants"],
+                buy_backs=doc["buy_backs"],
+                deal_order=tuple(doc["deal"][0]),
+                deal_salt=doc["deal"][1],
+            )
         )
     except (KeyError, IndexError, TypeError, ValueError, AttributeError) as error:
         if isinstance(error, StateFormatError):
