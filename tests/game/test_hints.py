@@ -82,9 +82,19 @@ async def test_a_rami51_hint_that_lays_all_but_one_card_opens_below_the_threshol
     channel: grpc.aio.Channel,
 ) -> None:
     me, table_id = await table_with(channel, RAMI51, RAMI51_LOW_WHOLE)
+    # Before the draw: laid after it, these melds would leave two cards.
+    before = await hint(me, table_id)
+    assert (before.opening_points, len(before.melds)) == (24, 4)
+    assert not before.opens and before.refusal_reason == "OPENING_TOO_LOW"
+    assert await refused(lay_hinted(me, table_id, list(before.melds))) == (
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "OPENING_TOO_LOW",
+    )
+    # The draw (the 4S) joins a run: the melds leave only the KD.
     got = await hint(me, table_id)
-    assert (got.opening_points, len(got.melds)) == (24, 4)
+    assert (got.opening_points, len(got.melds)) == (28, 4)
     assert got.opens  # the 40 points are waived for an opening that leaves one card
+    await me.call("Meld", game_pb2.MeldRequest(table_id=table_id, melds=list(got.melds)))
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,7 @@ from .melds import Shape
 from .opening import laying_refusal
 from .plans import melds_to_lay
 from .scoring import meld_points
-from .state import GameState
+from .state import GameState, Phase
 from .turns import taken_card_owed
 
 
@@ -33,7 +33,10 @@ def hint(state: GameState, seat: int) -> Hint:
     keep = rules.must_discard_to_go_out
     found = find_melds(hand, rules, keep_one=keep)
     melds = melds_to_lay(state, seat, hand, found) or list(found.melds)
-    refusal = laying_refusal(state, seat, melds) if melds else None
+    # Before its draw a seat lays nothing: its melds are judged as they would be
+    # after it, with the drawn card still in hand.
+    to_draw = 0 if state.current == seat and state.phase == Phase.PLAY else 1
+    refusal = laying_refusal(state, seat, melds, to_draw=to_draw) if melds else None
     # A discard taken this turn that the opening must use: the lightest hand's melds
     # may leave it out, or count too little, while another set opens with it.
     owed = state.current == seat and taken_card_owed(state) and not state.opened[seat]

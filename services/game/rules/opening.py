@@ -69,13 +69,17 @@ def check_laying(
         )
 
 
-def laying_refusal(state: GameState, seat: int, shapes: Sequence[Shape]) -> RuleError | None:
+def laying_refusal(
+    state: GameState, seat: int, shapes: Sequence[Shape], *, to_draw: int = 0
+) -> RuleError | None:
     """Why ``seat`` could not lay ``shapes`` (from its hand) in one action, as far
     as keeping a card, the opening and the taken card go (whose turn it is aside);
-    None when it could."""
+    None when it could. ``to_draw``: cards the seat will draw first, which stay
+    in its hand (they count against a hand laid almost whole)."""
     cards = [c for shape in shapes for c in shape.cards]
+    left = len(state.hands[seat]) - len(cards) + to_draw
     try:
-        check_laying(state, seat, shapes, cards, len(state.hands[seat]) - len(cards))
+        check_laying(state, seat, shapes, cards, left)
     except RuleError as error:
         return error
     return None

@@ -864,7 +864,10 @@ class GetHintResponse(google.protobuf.message.Message):
     opening_points: builtins.int
     """Their value for the opening, counted as the rule set counts it."""
     opens: builtins.bool
-    """Laying them down now would be accepted (whose turn it is aside)."""
+    """Laying them down now would be accepted (whose turn it is aside). Before
+    the caller's draw: once it has drawn, with the drawn card left in hand
+    (a hand laid all but one card is judged with that card too).
+    """
     refusal_reason: builtins.str
     """When `opens` is false and melds are proposed: the reason the engine would
     refuse them (OPENING_TOO_LOW, CONTRACT_UNMET, TAKEN_CARD_UNUSED, ...) and
