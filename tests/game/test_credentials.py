@@ -181,10 +181,12 @@ async def test_a_watch_ends_at_the_first_event_after_its_token_expired(
     short = issue_token(watcher.player_id, secret=SECRET, ttl_s=2, now=time.time())
     stub = game_pb2_grpc.GameServiceStub(channel)
     stream = stub.Watch(
-        game_pb2.WatchRequest(table_id=table_id, after_seq=view.last_seq),
+        game_pb2.WatchRequest(table_id=table_id, after_seq=view.last_seq - 1),
         metadata=bearer(short),
         timeout=WAIT_S,
     )
+    first = await stream.read()  # the stream is open while the token is good
+    assert first.event.seq == view.last_seq
     await asyncio.sleep(2.2)  # the token has expired; the stream is open and idle
     await mover.call("DrawStock", game_pb2.DrawStockRequest(table_id=table_id))
     assert await refused(stream.read()) == (UNAUTHENTICATED, "TOKEN_EXPIRED")
