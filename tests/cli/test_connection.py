@@ -57,25 +57,32 @@ async def test_a_game_goes_on_across_a_game_server_restart(fresh_dsn: str) -> No
         stats = Stats()
         bot = BotPlayer(running.address, "Robo", QueueChoice(players=2, bots=True), stats)
         playing = asyncio.create_task(bot.run(games=1))
-        async with asyncio.timeout(30):
-            while not stats.tables:
-                await asyncio.sleep(0.05)
-        table_id = next(iter(stats.tables))
-
         spectator = Connection(running.address, "device-spectator-1", "Eve")
-        notes: list[str] = []
-        spectator.notify = notes.append
-        await spectator.login()
-        spectator.use_game(running.game_address)
-        following = Follower(spectator, table_id)
-        await following.until(8)
-        await running.restart_game()
-        async with asyncio.timeout(90):
-            await playing
-            await following.task
-        seqs, views = following.seqs, following.views
-        await spectator.close()
-        await bot.conn.close()
+        following: Follower | None = None
+        try:
+            async with asyncio.timeout(30):
+                while not stats.tables:
+                    await asyncio.sleep(0.05)
+            table_id = next(iter(stats.tables))
+            notes: list[str] = []
+            spectator.notify = notes.append
+            await spectator.login()
+            spectator.use_game(running.game_address)
+            following = Follower(spectator, table_id)
+            await following.until(8)
+            await running.restart_game()
+            async with asyncio.timeout(90):
+                await playing
+                await following.task
+            seqs, views = following.seqs, following.views
+        finally:  # stopped whatever failed, so nothing plays on into later tests
+            playing.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await playing
+            if following is not None:
+                await following.stop()
+            await spectator.close()
+            await bot.conn.close()
 
     assert stats.errors == 0, stats.messages
     assert len(stats.games) == 1
