@@ -11,6 +11,7 @@ and the players' view)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -194,15 +195,23 @@ class Target:
 
 @pytest.fixture
 async def target(fresh_dsn: str) -> Any:
-    game = await start_server(fresh_dsn, limits=NO_LIMITS)
-    matchmaker = MatchmakerServer(
-        MatchmakerConfig(dsn=fresh_dsn, secret=SECRET, game_target=address(game), limits=NO_LIMITS)
-    )
-    await matchmaker.start()
-    game_channel = grpc.aio.insecure_channel(address(game))
-    mm_channel = grpc.aio.insecure_channel(f"127.0.0.1:{matchmaker.port}")
-    con = await asyncpg.connect(fresh_dsn)
-    try:
+    async with contextlib.AsyncExitStack() as running:
+        # Closed in the reverse order of their starts, each only once started.
+        game = await start_server(fresh_dsn, limits=NO_LIMITS)
+        running.push_async_callback(game.stop, 0)
+        matchmaker = MatchmakerServer(
+            MatchmakerConfig(
+                dsn=fresh_dsn, secret=SECRET, game_target=address(game), limits=NO_LIMITS
+            )
+        )
+        await matchmaker.start()
+        running.push_async_callback(matchmaker.stop, 0)
+        game_channel = grpc.aio.insecure_channel(address(game))
+        running.push_async_callback(game_channel.close)
+        mm_channel = grpc.aio.insecure_channel(f"127.0.0.1:{matchmaker.port}")
+        running.push_async_callback(mm_channel.close)
+        con = await asyncpg.connect(fresh_dsn)
+        running.push_async_callback(con.close)
         alice, bob, outsider = [await login(game_channel, n) for n in ("Alice", "Bob", "Eve")]
         # The clock never moves the table on between a refusal and the check after it.
         table_id = await create_table(game_channel, [alice, bob], turn_timer_ms=LONG_TURNS_MS)
@@ -225,12 +234,6 @@ async def target(fresh_dsn: str) -> Any:
             table_id,
             state,
         )
-    finally:
-        await con.close()
-        await game_channel.close()
-        await mm_channel.close()
-        await matchmaker.stop(0)
-        await game.stop(0)
 
 
 def payloads(target: Target) -> st.SearchStrategy[tuple[Rpc, bytes]]:

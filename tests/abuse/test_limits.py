@@ -192,17 +192,20 @@ between a closed stream's cancel and the next ticket."""
 
 
 async def test_matchmaker_streams_per_player_are_limited(fresh_dsn: str) -> None:
-    game_server = await start_server(fresh_dsn)
-    matchmaker = MatchmakerServer(
-        MatchmakerConfig(
-            dsn=fresh_dsn,
-            secret=SECRET,
-            game_target=address(game_server),
-            limits=Limits(streams_per_player=1),
+    async with contextlib.AsyncExitStack() as running:
+        # Each server is stopped once started, whatever happens after.
+        game_server = await start_server(fresh_dsn)
+        running.push_async_callback(game_server.stop, 0)
+        matchmaker = MatchmakerServer(
+            MatchmakerConfig(
+                dsn=fresh_dsn,
+                secret=SECRET,
+                game_target=address(game_server),
+                limits=Limits(streams_per_player=1),
+            )
         )
-    )
-    await matchmaker.start()
-    try:
+        await matchmaker.start()
+        running.push_async_callback(matchmaker.stop, 0)
         async with grpc.aio.insecure_channel(f"127.0.0.1:{matchmaker.port}") as channel:
             alice = await login(channel, "Alice")
             hosting = await host(alice, table_size=2)
@@ -220,9 +223,6 @@ async def test_matchmaker_streams_per_player_are_limited(fresh_dsn: str) -> None
                 close()
                 close = (await eventually_opens(enqueue)).cancel
             close()
-    finally:
-        await matchmaker.stop(0)
-        await game_server.stop(0)
 
 
 # --- the pieces, with a clock of the test's own ---------------------------------------

@@ -95,23 +95,27 @@ async def servers(
     tests/game, and the matchmaker's are its defaults); ``public_game_target``:
     the game address the matchmaker names to players (else the real one)."""
     game = await start_server(dsn, bot_delay_ms=bot_delay_ms, limits=limits or UNLIMITED)
-    matchmaker = MatchmakerServer(
-        MatchmakerConfig(
-            dsn=dsn,
-            secret=SECRET,
-            game_target=f"127.0.0.1:{game.port}",
-            public_game_target=public_game_target,
-            match_interval=0.02,
-            limits=limits or Limits(),
-        )
-    )
-    await matchmaker.start()
-    running = Servers(dsn, game, matchmaker, bot_delay_ms, limits or UNLIMITED)
+    running = None
     try:
-        yield running
+        matchmaker = MatchmakerServer(
+            MatchmakerConfig(
+                dsn=dsn,
+                secret=SECRET,
+                game_target=f"127.0.0.1:{game.port}",
+                public_game_target=public_game_target,
+                match_interval=0.02,
+                limits=limits or Limits(),
+            )
+        )
+        await matchmaker.start()
+        running = Servers(dsn, game, matchmaker, bot_delay_ms, limits or UNLIMITED)
+        try:
+            yield running
+        finally:
+            await matchmaker.stop(0)
     finally:
-        await matchmaker.stop(0)
-        await running.game.stop(0)
+        # The game server of the moment (`restart_game` may have replaced it).
+        await (running.game if running is not None else game).stop(0)
 
 
 async def sign_in(running: Servers, device: str, name: str) -> auth_pb2.LoginResponse:
@@ -213,7 +217,15 @@ async def run_cli(
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
     )
-    out, _ = await asyncio.wait_for(process.communicate(), timeout)
+    try:
+        out, _ = await asyncio.wait_for(process.communicate(), timeout)
+    except BaseException:
+        # A client that did not finish in time (or a test stopped meanwhile) is
+        # not left running.
+        with contextlib.suppress(ProcessLookupError):
+            process.kill()
+        await process.wait()
+        raise
     assert process.returncode is not None
     return process.returncode, out.decode()
 
@@ -370,8 +382,12 @@ async def back_at_a_dealt_table(
     order = deck_order(2, {0: [card(c) for c in hand.split()]}, stock=[card(drawn)])
     await seat_with_a_bot(running, config_dir, "cafe", order, options=options)
     term = rejoining(running, config_dir)
-    await term.expect(SEATED)
-    assert await term.next_turn()
-    await term.send("d")
-    await term.expect(f"You drew {Style(False).card(drawn)}")
+    try:
+        await term.expect(SEATED)
+        assert await term.next_turn()
+        await term.send("d")
+        await term.expect(f"You drew {Style(False).card(drawn)}")
+    except BaseException:
+        term.kill()
+        raise
     return term

@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import socket
 from pathlib import Path
+from typing import Any
 
 import asyncpg
 import pytest
@@ -42,7 +43,11 @@ def default_game_at(monkeypatch: pytest.MonkeyPatch, address: str) -> None:
 
 async def _signed_in(running: Servers, identity: Identity) -> Connection:
     conn = Connection(running.address, identity.device_id(), "Sam")
-    await conn.login()
+    try:
+        await conn.login()
+    except BaseException:
+        await conn.close()
+        raise
     return conn
 
 
@@ -162,35 +167,53 @@ async def test_queueing_again_while_the_last_ticket_is_being_seated_joins_its_ta
         await running.game.stop(0)  # the match is made, its table cannot be yet
         ann, bob = Identity(tmp_path / "ann"), Identity(tmp_path / "bob")
         said: list[str] = []
-        first = asyncio.create_task(
-            waiting.queue(await _signed_in(running, ann), ann, QueueChoice(), said.append)
-        )
-        second = asyncio.create_task(
-            waiting.queue(await _signed_in(running, bob), bob, QueueChoice(), said.append)
-        )
-        con = await asyncpg.connect(fresh_dsn)
-        try:
-            async with asyncio.timeout(30):
-                while (
-                    await con.fetchval("SELECT count(*) FROM tickets WHERE state = 'matching'") < 2
-                ):
-                    await asyncio.sleep(0.05)
-        finally:
-            await con.close()
-        first.cancel()  # Ann's client stops; her ticket is being seated meanwhile
-        with contextlib.suppress(asyncio.CancelledError):
-            await first
-
         again: list[str] = []
-        conn = await _signed_in(running, ann)
-        queued = asyncio.create_task(waiting.queue(conn, ann, QueueChoice(), again.append))
-        async with asyncio.timeout(30):
-            while not again:
-                await asyncio.sleep(0.05)
-        assert again[0] == "Your last ticket is being seated: joining that table…"
-        await running.restart_game()  # the table is made: both are seated at it
-        async with asyncio.timeout(60):
-            match, bobs = await queued, await second
-        await conn.close()
+        conns: list[Connection] = []
+        tasks: list[asyncio.Task[Any]] = []
+
+        async def signed_in(identity: Identity) -> Connection:
+            conn = await _signed_in(running, identity)
+            conns.append(conn)
+            return conn
+
+        try:
+            first = asyncio.create_task(
+                waiting.queue(await signed_in(ann), ann, QueueChoice(), said.append)
+            )
+            tasks.append(first)
+            second = asyncio.create_task(
+                waiting.queue(await signed_in(bob), bob, QueueChoice(), said.append)
+            )
+            tasks.append(second)
+            con = await asyncpg.connect(fresh_dsn)
+            try:
+                async with asyncio.timeout(30):
+                    while (
+                        await con.fetchval("SELECT count(*) FROM tickets WHERE state = 'matching'")
+                        < 2
+                    ):
+                        await asyncio.sleep(0.05)
+            finally:
+                await con.close()
+            first.cancel()  # Ann's client stops; her ticket is being seated meanwhile
+            with contextlib.suppress(asyncio.CancelledError):
+                await first
+
+            conn = await signed_in(ann)
+            queued = asyncio.create_task(waiting.queue(conn, ann, QueueChoice(), again.append))
+            tasks.append(queued)
+            async with asyncio.timeout(30):
+                while not again:
+                    await asyncio.sleep(0.05)
+            assert again[0] == "Your last ticket is being seated: joining that table…"
+            await running.restart_game()  # the table is made: both are seated at it
+            async with asyncio.timeout(60):
+                match, bobs = await queued, await second
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            for conn in conns:
+                await conn.close()
     assert match.table_id and match.table_id == bobs.table_id
     assert any("already seated" in line for line in again), again

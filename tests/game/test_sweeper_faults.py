@@ -6,7 +6,8 @@ server still stops cleanly afterwards."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 
 import asyncpg
 import grpc
@@ -71,15 +72,33 @@ async def test_a_table_that_cannot_be_fired_is_put_off_and_holds_up_no_other(
     assert all(e["log_level"] == "error" for e in failed)
 
 
+@dataclass
+class OwnServer:
+    """A server of the test's own, which the test stops itself (the fixture
+    stops it when the test did not get that far)."""
+
+    server: GameServer
+    stopped: bool = False
+
+    async def stop(self) -> None:
+        self.stopped = True
+        await self.server.stop(0)
+
+
 @pytest.fixture
-async def own_server(fresh_dsn: str) -> GameServer:
-    return await start_server(fresh_dsn)
+async def own_server(fresh_dsn: str) -> AsyncIterator[OwnServer]:
+    own = OwnServer(await start_server(fresh_dsn))
+    try:
+        yield own
+    finally:
+        if not own.stopped:
+            await own.server.stop(0)
 
 
 async def test_the_sweeper_survives_an_unexpected_error_and_the_server_still_stops(
-    own_server: GameServer,
+    own_server: OwnServer,
 ) -> None:
-    tables = own_server.tables
+    tables = own_server.server.tables
     assert tables is not None
     due: Callable[[int], Awaitable[int]] = tables.due
     failures = 0
@@ -92,14 +111,12 @@ async def test_the_sweeper_survives_an_unexpected_error_and_the_server_still_sto
         return await due(most)
 
     tables.due = failing_due  # type: ignore[method-assign]
-    try:
-        with capture_logs() as logs:
-            async with grpc.aio.insecure_channel(address(own_server)) as channel:
-                await a_turn_times_out(channel)
-        assert failures == 3
-        assert any(e["event"] == "sweep_crashed" for e in logs)
-    finally:
-        await own_server.stop(0)  # completes, raising nothing
+    with capture_logs() as logs:
+        async with grpc.aio.insecure_channel(address(own_server.server)) as channel:
+            await a_turn_times_out(channel)
+    assert failures == 3
+    assert any(e["event"] == "sweep_crashed" for e in logs)
+    await own_server.stop()  # completes, raising nothing
 
 
 async def test_a_bot_that_fails_leaves_its_turn_to_the_clock_and_the_table_goes_on(

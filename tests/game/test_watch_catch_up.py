@@ -6,6 +6,7 @@ can. (Only a client slower than the table is told to resume.)"""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
 from collections.abc import AsyncIterator
 
@@ -45,13 +46,13 @@ STARTS = [0, 0, 0, 0, 0, 1, 7, 100, 200, 255]
 async def busy_and_quiet(fresh_dsn: str) -> AsyncIterator[tuple[GameServer, GameServer]]:
     """Replica A, whose sweeper plays the bots; replica B, which never sweeps, so
     everything the table does reaches B through the database's notifications."""
-    busy = await start_server(fresh_dsn)
-    quiet = await start_server(fresh_dsn, sweep_interval=3_600.0)
-    try:
+    async with contextlib.AsyncExitStack() as running:
+        # Each replica is stopped once started, whatever happens after.
+        busy = await start_server(fresh_dsn)
+        running.push_async_callback(busy.stop, 0)
+        quiet = await start_server(fresh_dsn, sweep_interval=3_600.0)
+        running.push_async_callback(quiet.stop, 0)
         yield busy, quiet
-    finally:
-        await quiet.stop(0)
-        await busy.stop(0)
 
 
 async def test_watchers_far_behind_catch_up_on_the_other_replica_and_go_live(
@@ -165,11 +166,15 @@ async def test_watchers_get_events_while_the_listening_connection_is_down(
 ) -> None:
     """The replica's LISTEN connection cannot connect (its address refuses), but its
     pool can read: the periodic check still brings the table's moves to a watcher."""
-    server = await start_server(fresh_dsn)
-    pool = await asyncpg.create_pool(fresh_dsn, min_size=1, max_size=2)
-    fanout = Fanout(pool, "postgresql://postgres@127.0.0.1:9/nowhere", poll_interval=0.1)
-    await fanout.start()
-    try:
+    async with contextlib.AsyncExitStack() as running:
+        # Stopped in the reverse order of their starts, each only once started.
+        server = await start_server(fresh_dsn)
+        running.push_async_callback(server.stop, 0)
+        pool = await asyncpg.create_pool(fresh_dsn, min_size=1, max_size=2)
+        running.push_async_callback(pool.close)
+        fanout = Fanout(pool, "postgresql://postgres@127.0.0.1:9/nowhere", poll_interval=0.1)
+        await fanout.start()
+        running.push_async_callback(fanout.stop)
         async with grpc.aio.insecure_channel(address(server)) as channel:
             players = [await login(channel, f"P{i}") for i in range(2)]
             table_id = await create_table(channel, players, turn_timer_ms=LONG_TURNS_MS)
@@ -185,10 +190,6 @@ async def test_watchers_get_events_while_the_listening_connection_is_down(
             assert live is not None and live.seq == view.last_seq + 1
             assert not fanout.connected.is_set()
             fanout.unsubscribe(sub)
-    finally:
-        await fanout.stop()
-        await pool.close()
-        await server.stop(0)
 
 
 async def test_an_event_this_replica_cannot_read_sends_its_watchers_to_resume(
@@ -196,9 +197,11 @@ async def test_an_event_this_replica_cannot_read_sends_its_watchers_to_resume(
 ) -> None:
     """A newer replica logged an event kind this one does not know: its live
     watchers are told to resume, instead of waiting for news that never comes."""
-    server = await start_server(fresh_dsn)
-    con = await asyncpg.connect(fresh_dsn)
-    try:
+    async with contextlib.AsyncExitStack() as running:
+        server = await start_server(fresh_dsn)
+        running.push_async_callback(server.stop, 0)
+        con = await asyncpg.connect(fresh_dsn)
+        running.push_async_callback(con.close)
         async with grpc.aio.insecure_channel(address(server)) as channel:
             players = [await login(channel, f"P{i}") for i in range(2)]
             table_id = await create_table(channel, players, turn_timer_ms=LONG_TURNS_MS)
@@ -228,6 +231,3 @@ async def test_an_event_this_replica_cannot_read_sends_its_watchers_to_resume(
             assert ended.value.code() == grpc.StatusCode.UNAVAILABLE
             assert info is not None and info.reason == "RESUME_REQUIRED"
             assert info.metadata["after_seq"] == str(view.last_seq)
-    finally:
-        await con.close()
-        await server.stop(0)

@@ -3,6 +3,7 @@ hypothesis draws (sizes, families, ratings, patience, bots, private tables)."""
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections.abc import Sequence
 
@@ -10,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from services.matchmaker.matching import (
+    RATING_WINDOW,
     Group,
     Waiting,
     form_tables,
@@ -148,16 +150,38 @@ def test_the_outcome_does_not_depend_on_input_order(
     assert form_tables(shuffled, now) == form_tables(waiting, now)
 
 
-@settings(max_examples=100, deadline=None)
-@given(queues())
-def test_a_long_enough_wait_seats_every_rated_pair(case: tuple[list[Waiting], int]) -> None:
-    waiting, _ = case
-    rated = [
-        t
-        for t in waiting
-        if t.by_rating and t.table_size == 2 and not t.accept_smaller_ms and not t.fill_bots_ms
+# Rated tickets sit this far apart at the least: more than the window a ticket
+# is granted at once, so only the widening can seat any of them.
+RATED_SPACING = 150
+
+
+@st.composite
+def rated_pairs(draw: st.DrawFn) -> list[Waiting]:
+    """Two or more rated tickets for two seats, no other option, each rating in
+    its own band ``RATED_SPACING`` wide between 800 and 2,400, so every pair is
+    at least ``RATED_SPACING - 40`` points apart, and at most 1,600."""
+    bands = draw(st.lists(st.integers(0, 10), min_size=2, max_size=11, unique=True))
+    return [
+        ticket(
+            n,
+            size=2,
+            family=RATED,
+            at=draw(st.integers(0, 120_000)),
+            rating=800 + RATED_SPACING * band + draw(st.floats(0, 40)),
+        )
+        for n, band in enumerate(bands)
     ]
-    # Rating gaps here are below 1,600 points: an hour closes any of them.
+
+
+@settings(max_examples=100, deadline=None)
+@given(rated_pairs())
+def test_a_long_enough_wait_seats_every_rated_pair(rated: list[Waiting]) -> None:
+    ratings = sorted(t.rating for t in rated)
+    gaps = [b - a for a, b in itertools.pairwise(ratings)]
+    # No pair could sit at once: the window has to widen for any table to form.
+    assert len(rated) >= 2 and min(gaps) > RATING_WINDOW
+    # And no gap is past 1,600 points: an hour closes any of them.
+    assert ratings[-1] - ratings[0] <= 1_600
     groups = form_tables(rated, now_ms=3_600_000)
     assert len([t for g in groups for t in g.tickets]) == len(rated) // 2 * 2
 

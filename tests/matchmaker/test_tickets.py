@@ -16,6 +16,7 @@ from services.common.pb.rummy.v1 import table_pb2
 from services.game.rules.actions import Leave
 from services.matchmaker import endings
 from services.matchmaker.servicer import MatchmakerServicer
+from services.matchmaker.streams import Streams
 from tests.game.harness import Player
 
 from .harness import (
@@ -135,23 +136,59 @@ async def test_queueing_again_while_the_closed_streams_ticket_is_cancelled_gets_
     fresh_dsn: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The player closes the stream and queues again at once, while the server is
-    still cancelling the first ticket (slowly, here): the new Enqueue waits for that
-    cancel instead of being refused as a second live ticket."""
+    still cancelling the first ticket (held, here, until the new Enqueue is seen
+    waiting for it): the new Enqueue waits for that cancel instead of being refused
+    as a second live ticket."""
     real_cancel = endings.cancel
+    real_first = Streams.cancelled_first
     cancelling = asyncio.Event()
+    second_waits = asyncio.Event()
+    release = asyncio.Event()
 
-    async def slow_cancel(*args: Any, **kw: Any) -> Any:
+    async def held_cancel(*args: Any, **kw: Any) -> Any:
         cancelling.set()
-        await asyncio.sleep(0.5)
+        await release.wait()
         return await real_cancel(*args, **kw)
+
+    async def watched_first(self: Streams, player: str) -> None:
+        # The new Enqueue waiting for the player's cancel. That wait is in the
+        # replica, not in the database (no query shows it): it is seen here, as
+        # the wait not being over once it had its turn to run.
+        first_cancelled = asyncio.ensure_future(real_first(self, player))
+        if cancelling.is_set() and not release.is_set():
+            await asyncio.sleep(0)  # one turn of the loop, not a delay
+            if not first_cancelled.done():
+                second_waits.set()
+        await first_cancelled
 
     async with backend(fresh_dsn) as b:
         (alice,) = await players(b.channel(), 1)
-        monkeypatch.setattr(endings, "cancel", slow_cancel)
+        monkeypatch.setattr(endings, "cancel", held_cancel)
+        monkeypatch.setattr(Streams, "cancelled_first", watched_first)
         first = await enqueue(alice, table_size=2)
-        first.drop()
-        await asyncio.wait_for(cancelling.wait(), WAIT_S)
-        again = await enqueue(alice, table_size=2)
+        again_call: asyncio.Task[Waiter] | None = None
+        try:
+            first.drop()
+            await asyncio.wait_for(cancelling.wait(), WAIT_S)
+            again_call = asyncio.ensure_future(enqueue(alice, table_size=2))
+            seen = asyncio.ensure_future(second_waits.wait())
+            try:
+                await asyncio.wait(
+                    {seen, again_call}, timeout=WAIT_S, return_when=asyncio.FIRST_COMPLETED
+                )
+            finally:
+                seen.cancel()
+            # An Enqueue that answered without waiting for the cancel shows why here.
+            assert not again_call.done(), again_call.result()
+            assert second_waits.is_set(), "the new Enqueue never came to wait for the cancel"
+            release.set()
+            again = await again_call
+        finally:
+            release.set()
+            if again_call is not None and not again_call.done():
+                again_call.cancel()
+                with contextlib.suppress(Exception, asyncio.CancelledError):
+                    await again_call
         assert again.ticket.state == mm.TICKET_STATE_QUEUED
         assert again.ticket_id != first.ticket_id
         old = await get_ticket(alice, first.ticket_id)
