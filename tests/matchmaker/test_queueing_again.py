@@ -12,8 +12,9 @@ import pytest
 
 from services.matchmaker import matcher as matcher_module
 from services.matchmaker import queueing
+from tests.game.harness import Player
 
-from .harness import Store, backend, enqueue, players, refusal, store
+from .harness import Backend, Store, Waiter, backend, enqueue, players, refusal, store
 
 ALREADY_SEATED = (grpc.StatusCode.FAILED_PRECONDITION, "ALREADY_SEATED")
 
@@ -22,6 +23,16 @@ ALREADY_SEATED = (grpc.StatusCode.FAILED_PRECONDITION, "ALREADY_SEATED")
 def quick_recovery(monkeypatch: pytest.MonkeyPatch) -> None:
     """A match left `creating` is taken over by the next recovery pass."""
     monkeypatch.setattr(matcher_module, "RECOVER_AFTER_S", 0.0)
+
+
+async def claimed_pair(b: Backend) -> tuple[Player, Waiter, Any]:
+    """Alice and Bob queued for a table of two, and their match claimed, its table
+    not made yet: Alice, her first ticket's wait and the match's plan."""
+    alice, bob = await players(b.channel(), 2)
+    first = await enqueue(alice, table_size=2)
+    await enqueue(bob, table_size=2)
+    (plan,) = await b.matcher().claim()
+    return alice, first, plan
 
 
 async def live_tickets(db: Store, player_id: str) -> int:
@@ -36,10 +47,7 @@ async def test_queueing_again_as_the_table_is_made_is_refused_as_seated(
     fresh_dsn: str, monkeypatch: pytest.MonkeyPatch, replace: bool
 ) -> None:
     async with backend(fresh_dsn, matching=False) as b, store(fresh_dsn) as db:
-        alice, bob = await players(b.channel(), 2)
-        first = await enqueue(alice, table_size=2)
-        await enqueue(bob, table_size=2)
-        (plan,) = await b.matcher().claim()
+        alice, first, plan = await claimed_pair(b)
         look = queueing.seated_at
         settled: list[int] = []
 
@@ -72,10 +80,7 @@ async def test_a_seat_made_while_queueing_waits_for_the_live_ticket_is_seen(
         store(fresh_dsn) as db,
         store(fresh_dsn) as watch,
     ):
-        alice, bob = await players(b.channel(), 2)
-        first = await enqueue(alice, table_size=2)
-        await enqueue(bob, table_size=2)
-        (plan,) = await b.matcher().claim()
+        alice, first, plan = await claimed_pair(b)
         ending = db.con.transaction()
         await ending.start()
         try:
@@ -114,10 +119,7 @@ async def test_replacing_a_ticket_whose_table_is_being_set_up_is_refused_as_too_
     fresh_dsn: str,
 ) -> None:
     async with backend(fresh_dsn, matching=False) as b, store(fresh_dsn) as db:
-        alice, bob = await players(b.channel(), 2)
-        first = await enqueue(alice, table_size=2)
-        await enqueue(bob, table_size=2)
-        (plan,) = await b.matcher().claim()
+        alice, first, plan = await claimed_pair(b)
         status, info = await refusal(enqueue(alice, table_size=3, replace_existing=True))
         assert (status, info.reason) == (grpc.StatusCode.FAILED_PRECONDITION, "TICKET_MATCHING")
         assert info.metadata["ticket_id"] == first.ticket_id
