@@ -31,6 +31,7 @@ from services.common.pb.rummy.v1 import (
 )
 
 from .refusals import (
+    SERVER_FULL,
     Refused,
     closed_at_once,
     plaintext_failure,
@@ -222,6 +223,8 @@ class Connection:
         if pause is None or time.monotonic() + pause - since > self.give_up_after:
             return False
         self.on_rate_limited()
+        if refused.reason == SERVER_FULL:  # a wait of seconds: say why nothing happens
+            self.notify("The game is very busy right now: trying again in a few seconds…")
         await asyncio.sleep(pause)  # not an outage: no warning
         return True
 

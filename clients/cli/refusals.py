@@ -11,7 +11,8 @@ from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
 RATE_LIMITED = "RATE_LIMITED"
-LIMITED = (RATE_LIMITED, "SERVER_FULL")
+SERVER_FULL = "SERVER_FULL"
+LIMITED = (RATE_LIMITED, SERVER_FULL)
 """Refusals that say when to call again (`retry_after_ms`): this client is going
 too fast, or the server holds all the streams it can."""
 MIN_RATE_WAIT_S = 0.05

@@ -187,6 +187,8 @@ async def test_a_watch_turned_away_by_a_full_server_comes_back_when_told(
             spectator = Connection(f"127.0.0.1:{server.port}", "device-spectator-4", "Eve")
             limited: list[None] = []
             spectator.on_rate_limited = lambda: limited.append(None)
+            notes: list[str] = []
+            spectator.notify = notes.append
             await spectator.login()
             following = Follower(spectator, table_id)
             async with asyncio.timeout(30):
@@ -200,3 +202,4 @@ async def test_a_watch_turned_away_by_a_full_server_comes_back_when_told(
     finally:
         await server.stop(0)
     assert following.seqs == list(range(1, view.last_seq + 1))
+    assert notes[0] == "The game is very busy right now: trying again in a few seconds…"
