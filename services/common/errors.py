@@ -20,6 +20,9 @@ from grpc_status import rpc_status
 
 DOMAIN = "rummy.v1"
 
+INTERNAL_MESSAGE = "Something went wrong on the server. Please try again in a moment."
+"""What a player is told of a fault of the server's own (reason ``INTERNAL``)."""
+
 DB_ERRORS = (
     OSError,
     asyncpg.PostgresConnectionError,

@@ -100,7 +100,7 @@ async def _internal(context: grpc.aio.ServicerContext, error: Exception) -> NoRe
         context,
         grpc.StatusCode.INTERNAL,
         "INTERNAL",
-        "Something went wrong on the server. Please try again in a moment.",
+        errors.INTERNAL_MESSAGE,
     )
 
 

@@ -9,6 +9,7 @@ from typing import Any, TypeVar, cast
 
 import asyncpg
 import grpc
+import structlog
 from google.protobuf.message import Message
 
 from services.common import errors
@@ -38,6 +39,7 @@ from .rules.state import Phase
 from .tables import Tables
 
 Resp = TypeVar("Resp", bound=Message)
+log = structlog.get_logger(__name__)
 CREATED_BY_REQUEST = uuid.UUID("5b0e7f3c-2d61-4c9a-9f1e-6a3d8c7b4e21")
 """Namespace of the table ids CreateTable derives from its caller and request id
 when it is given no table id (UUID version 5)."""
@@ -86,7 +88,9 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
         except Exception as error:
             refusal = refusal_of_failure(error)
             if refusal is None:
-                raise
+                # A fault of this table's alone: the other tables' answers still go back.
+                log.error("create_table_failed", exc_info=error)
+                refusal = Refusal(grpc.StatusCode.INTERNAL, "INTERNAL", errors.INTERNAL_MESSAGE)
             return game_pb2.CreateTableResult(
                 refused=game_pb2.TableRefusal(
                     code=refusal.code.value[0], reason=refusal.reason, message=refusal.message

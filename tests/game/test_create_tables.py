@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import uuid
 
+import asyncpg
 import grpc
 
 from services.common.auth_servicer import MAX_NAME
 from services.common.decoding import MAX_REQUEST_BYTES
-from services.common.errors import error_info
+from services.common.errors import INTERNAL_MESSAGE, error_info
 from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc, table_pb2
 from services.game.request_parsing import MAX_PLAYER_ID, MAX_REQUEST_ID
 from services.game.servicer import TABLES_PER_CALL
@@ -49,6 +50,40 @@ async def test_a_batch_makes_its_tables_and_refuses_only_the_bad_one(
     assert again == reply
     async with table_db(fresh_dsn) as db:
         assert await db.count_tables() == 2
+
+
+async def test_a_fault_in_one_table_answers_internal_for_it_alone(
+    channel: grpc.aio.Channel, fresh_dsn: str
+) -> None:
+    """A table whose making fails in a way nothing expects (a database trigger
+    raising, here) gets INTERNAL; the batch's other tables are made and answered."""
+    players = [await login(channel, f"F{i}") for i in range(4)]
+    good, faulty = (
+        with_(create_request(players[i : i + 2]), table_id=str(uuid.uuid4())) for i in (0, 2)
+    )
+    con = await asyncpg.connect(fresh_dsn)
+    try:
+        await con.execute(
+            "CREATE FUNCTION refuse_one() RETURNS trigger LANGUAGE plpgsql AS $$"
+            f" BEGIN IF NEW.id = '{faulty.table_id}' THEN RAISE EXCEPTION 'no'; END IF;"
+            " RETURN NEW; END $$;"
+            " CREATE TRIGGER refuse_one BEFORE INSERT ON tables"
+            " FOR EACH ROW EXECUTE FUNCTION refuse_one()"
+        )
+    finally:
+        await con.close()
+    stub = game_pb2_grpc.GameServiceStub(channel)
+    batch = game_pb2.CreateTablesRequest(tables=[faulty, good])
+    failed, made = (await stub.CreateTables(batch, metadata=service_auth())).results
+
+    assert made.table.table_id == good.table_id
+    assert (failed.refused.code, failed.refused.reason) == (
+        grpc.StatusCode.INTERNAL.value[0],
+        "INTERNAL",
+    )
+    assert failed.refused.message == INTERNAL_MESSAGE  # not the database's own words
+    async with table_db(fresh_dsn) as db:
+        assert await db.count_tables() == 1
 
 
 async def test_a_batch_needs_the_service_credential_and_1_to_32_tables(

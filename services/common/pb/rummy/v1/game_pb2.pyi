@@ -218,7 +218,8 @@ Global___CreateTableResult: typing_extensions.TypeAlias = CreateTableResult
 class TableRefusal(google.protobuf.message.Message):
     """What CreateTable would have answered for this table: the gRPC status code
     (its number: 3 INVALID_ARGUMENT, 14 UNAVAILABLE...), the stable reason and a
-    sentence. UNAVAILABLE and ABORTED are worth a retry; the others are final.
+    sentence. UNAVAILABLE, ABORTED and INTERNAL (a fault of the server's own)
+    are worth a retry; the others are final.
     """
 
     DESCRIPTOR: google.protobuf.descriptor.Descriptor
