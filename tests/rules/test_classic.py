@@ -187,6 +187,16 @@ def test_classic_joker_swap_from_a_brelan_only_with_both_missing_cards() -> None
     assert "8D" not in table.hand(1).split() and "8C" not in table.hand(1).split()
 
 
+def test_classic_a_brelans_natural_card_is_not_taken_as_its_joker() -> None:
+    table = swap_table()
+    table.meld(1, "TC JC QC KC", "4H 5H 6H")
+    before = table.meld_codes(1)
+    natural = next(c for c in table.table_meld(1).cards if table.deck.code(c) == "8S")
+    pull = SwapJoker(1, natural, table.card(1, "8D"), second=table.card(1, "8C"))
+    assert table.refuse(1, pull).reason == Reason.SWAP_INVALID
+    assert table.meld_codes(1) == before and natural not in table.state.hands[1]
+
+
 def test_classic_joker_swap_decision_from_a_carre_by_the_one_missing_card() -> None:
     table = swap_table()
     table.meld(1, "TC JC QC KC", "4H 5H 6H")

@@ -375,8 +375,10 @@ def _joker_fits(naturals: int, jokers: int, rules: Ruleset) -> bool:
 def complete_group(meld: Meld, joker: int, cards: tuple[int, int], rules: Ruleset) -> Meld:
     """`classic`: the brelan ``meld`` made a carré by the two cards it misses, its joker out."""
     deck = rules.deck
-    if meld.kind != MeldKind.GROUP or joker not in meld.cards or len(meld.cards) != 3:
+    if meld.kind != MeldKind.GROUP or len(meld.cards) != 3:
         raise _refuse("Only a brelan with a joker is completed this way.", Reason.SWAP_INVALID)
+    if joker not in meld.cards or deck.rank[joker] != JOKER:
+        raise _refuse("That joker is not in this meld.", Reason.SWAP_INVALID)
     naturals = [c for c in meld.cards if c != joker]
     suits = {deck.suit[c] for c in naturals} | {deck.suit[c] for c in cards}
     if any(deck.rank[c] != meld.rank for c in cards) or len(suits) != 4:
