@@ -44,6 +44,7 @@ _CODES = {
     Reason.MELD_NOT_FOUND: grpc.StatusCode.NOT_FOUND,
     # A lost race with the table, as a stale version is: look again, then decide.
     Reason.CLAIM_CARD_CHANGED: grpc.StatusCode.ABORTED,
+    Reason.CLAIM_WINDOW_CLOSED: grpc.StatusCode.ABORTED,
 }
 
 

@@ -76,10 +76,10 @@ def test_claims_a_stock_draw_opens_a_window_on_the_top_discard_for_3_seconds() -
 def test_claims_no_window_after_taking_the_discard_or_before_the_draw() -> None:
     t = table()
     qd = offered(t)
-    assert t.refuse(1, qd).reason == Reason.CLAIM_NOT_ALLOWED  # nothing drawn yet
+    assert t.refuse(1, qd).reason == Reason.CLAIM_WINDOW_CLOSED  # nothing drawn yet
     t.take(0)
     assert not any(isinstance(e, ClaimWindowOpened) for e in t.events)
-    assert t.refuse(1, qd).reason == Reason.CLAIM_NOT_ALLOWED
+    assert t.refuse(1, qd).reason == Reason.CLAIM_WINDOW_CLOSED
 
 
 def test_claims_refused_to_the_active_seat_twice_or_once_the_window_closed() -> None:
@@ -89,8 +89,8 @@ def test_claims_refused_to_the_active_seat_twice_or_once_the_window_closed() -> 
     assert t.act(1, offered(t)) == [ClaimMade(1)]
     assert t.refuse(1, offered(t)).reason == Reason.CLAIM_NOT_ALLOWED
     assert t.refuse(7, offered(t)).reason == Reason.NOT_SEATED
-    t.now = 3_000
-    assert t.refuse(2, offered(t)).reason == Reason.CLAIM_NOT_ALLOWED
+    t.now = 3_000  # the window's end, before the table clock closed it: a lost race
+    assert t.refuse(2, offered(t)).reason == Reason.CLAIM_WINDOW_CLOSED
 
 
 def test_claims_name_the_card_on_offer_and_a_changed_card_is_refused() -> None:
@@ -230,7 +230,7 @@ def test_claims_a_window_nobody_claimed_closes_at_its_deadline_and_says_so() -> 
     assert t.act(SYSTEM, Timeout()) == [ClaimWindowClosed(qd)]
     assert t.state.claim_card == -1 and t.state.current == 0 and t.state.phase == Phase.PLAY
     assert t.state.due_ms() == t.state.deadline_ms
-    assert t.refuse(1, offered(t)).reason == Reason.CLAIM_NOT_ALLOWED
+    assert t.refuse(1, offered(t)).reason == Reason.CLAIM_WINDOW_CLOSED
     t.discard(0, "KS")
     assert not any(isinstance(e, Claimed) for e in t.events)
 

@@ -22,7 +22,10 @@ def claim(state: GameState, seat: int, action: Claim, now: int, events: Events) 
     if not deck.is_card(action.card):
         raise RuleError(Reason.CARD_UNKNOWN, f"There is no card {action.card} in this game.")
     if state.claim_card < 0 or now >= state.claim_deadline_ms:
-        raise RuleError(Reason.CLAIM_NOT_ALLOWED, "No discard can be claimed right now.")
+        # Most often a lost race: the window the claimant saw shut on the way.
+        raise RuleError(
+            Reason.CLAIM_WINDOW_CLOSED, "The claim window has closed: no discard is on offer now."
+        )
     if action.card != state.claim_card:
         # The claimant saw an earlier window: asking for the card on offer now
         # would claim a card they never chose.

@@ -792,10 +792,11 @@ class ClaimRequest(google.protobuf.message.Message):
     card_id: builtins.int
     """The discard being claimed, as shown in the claim window
     (`TableView.claim_window.card`, or the ClaimWindowOpened event). Required:
-    0 is a card like any other. If it is no longer the one on offer the claim
-    fails with ABORTED, reason CLAIM_CARD_CHANGED, and nothing is applied; an
-    id that is no card of the game fails with INVALID_ARGUMENT, reason
-    CARD_UNKNOWN.
+    0 is a card like any other. If another card is on offer now the claim
+    fails with ABORTED, reason CLAIM_CARD_CHANGED, and if no window is open
+    (it closed on the way) with ABORTED, reason CLAIM_WINDOW_CLOSED; nothing
+    is applied either way. An id that is no card of the game fails with
+    INVALID_ARGUMENT, reason CARD_UNKNOWN.
     """
     def __init__(
         self,
