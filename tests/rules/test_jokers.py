@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from services.game.rules import Discard, LayOff, Meld, MeldSpec, Reason, SwapJoker
+from services.game.rules import Discard, LayOff, Meld, MeldSpec, Reason, Side, SwapJoker
 from services.game.rules.events import JokerSwapped, LaidOff, Melded
 from services.game.rules.melds import MeldKind
 
@@ -63,7 +63,7 @@ def test_joker_swap_retrieved_joker_remelded_in_the_same_action_new_meld() -> No
 def test_joker_swap_retrieved_joker_laid_off_in_the_same_action() -> None:
     table = run_table()
     table.meld(1, "4D 5D 6D")
-    events = table.act(1, table.swap(1, 1, "TS", lay_off=2))
+    events = table.act(1, table.swap(1, 1, "TS", lay_off=2, side=Side.HIGH))
     assert isinstance(events[1], LaidOff)
     assert table.meld_codes(2) == "4D 5D 6D JK"
     swapped = events[0]
@@ -92,8 +92,29 @@ def test_swap_atomicity_decision_the_joker_must_be_placed_in_the_same_action() -
     assert table.refuse(1, bad_meld).reason == Reason.MELD_INVALID
     # Laying the joker back on the very meld it left (now 8S 9S TS, as a JS) is a
     # placement like any other.
-    table.act(1, table.swap(1, 1, "TS", lay_off=1))
+    table.act(1, table.swap(1, 1, "TS", lay_off=1, side=Side.HIGH))
     assert table.meld_codes(1) == "8S 9S TS JK"
+
+
+def test_a_joker_laid_off_on_a_run_names_its_end_when_it_fits_both() -> None:
+    table = run_table()
+    table.meld(1, "4D 5D 6D")
+    # On 4D 5D 6D the joker could be the 3D or the 7D: the player says which.
+    anywhere = table.swap(1, 1, "TS", lay_off=2)
+    refusal = table.refuse(1, anywhere)
+    assert refusal.reason == Reason.LAY_OFF_AMBIGUOUS and "low or high" in refusal.message
+    table.act(1, table.swap(1, 1, "TS", lay_off=2, side=Side.LOW))
+    assert table.meld_codes(2) == "JK 4D 5D 6D"
+
+
+def test_a_card_laid_off_where_only_one_end_takes_it_needs_no_side() -> None:
+    table = Table(["QS KS AS JK 5C 9D 2H 3H 4H 6C 7C 8C TD", SWAPPER], "KD", "2D 7D")
+    table.draw(0)
+    table.meld(0, "QS KS AS", "2H 3H 4H")
+    # Nothing goes above the ace: the joker is the JS.
+    table.lay_off(0, 1, "JK")
+    assert table.meld_codes(1) == "JK QS KS AS"
+    assert table.refuse(0, LayOff(2, table.cards(0, "5C"))).reason == Reason.LAY_OFF_INVALID
 
 
 def test_retrieved_joker_never_reaches_the_hand_so_it_cannot_be_discarded() -> None:
@@ -116,7 +137,7 @@ def test_joker_swap_may_not_empty_the_hand() -> None:
     table.meld(1, "4D 5D 6D", "2C 3C 4C", "7H 8H 9H", "JS QS KS")
     table.lay_off(1, 2, "7D")
     assert table.hand(1) == "TS"
-    swap = table.swap(1, 1, "TS", lay_off=2)
+    swap = table.swap(1, 1, "TS", lay_off=2, side=Side.HIGH)
     assert table.refuse(1, swap).reason == Reason.MUST_KEEP_CARD
 
 

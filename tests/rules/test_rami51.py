@@ -10,6 +10,7 @@ import pytest
 from services.game.rules import (
     Reason,
     RuleError,
+    Side,
     SwapJoker,
     TableOptions,
     parse_cards,
@@ -106,6 +107,6 @@ def test_rami51_joker_swap_as_cafe_the_joker_is_melded_again_in_the_same_action(
     joker, ts = table.joker_of(1), table.card(1, "TS")
     bare = SwapJoker(1, joker, ts)
     assert table.refuse(1, bare).reason == Reason.SWAP_JOKER_NOT_PLACED
-    table.act(1, table.swap(1, 1, "TS", lay_off=4))
+    table.act(1, table.swap(1, 1, "TS", lay_off=4, side=Side.HIGH))
     assert table.meld_codes(1) == "8S 9S TS" and table.meld_codes(4) == "4D 5D 6D 7D JK"
     assert joker not in table.state.hands[1]

@@ -264,27 +264,46 @@ def lay_off(meld: Meld, cards: Sequence[int], side: Side, rules: Ruleset) -> Mel
             )
         return _lay_off_run(meld, tuple(cards), side, rules)
     except RuleError as error:
+        if error.reason == Reason.LAY_OFF_AMBIGUOUS:
+            raise
         raise RuleError(
             Reason.LAY_OFF_INVALID, f"That does not fit this meld: {error.message}"
         ) from None
 
 
 def _lay_off_run(meld: Meld, cards: tuple[int, ...], side: Side, rules: Ruleset) -> Meld:
+    if side != Side.AUTO:
+        return _lay_off_at(meld, cards, side, rules)
+    ends = [Side.HIGH, Side.LOW] if meld.rank + len(meld.cards) - 1 < ACE_HIGH else [Side.LOW]
+    fitted: list[Meld] = []
+    refusals: list[RuleError] = []
+    for where in ends:
+        try:
+            fitted.append(_lay_off_at(meld, cards, where, rules))
+        except RuleError as error:
+            refusals.append(error)
+    if len(fitted) > 1:
+        # They would stand for different cards: the player chooses, not the server.
+        raise RuleError(
+            Reason.LAY_OFF_AMBIGUOUS,
+            "These cards fit at both ends of the run: say which end (low or high).",
+        )
+    if fitted:
+        return fitted[0]
+    raise refusals[0]
+
+
+def _lay_off_at(meld: Meld, cards: tuple[int, ...], where: Side, rules: Ruleset) -> Meld:
     deck = rules.deck
-    orders = [cards, *_sorted_orders(cards, deck)]
-    sides = [side] if side != Side.AUTO else [Side.HIGH, Side.LOW]
-    if side == Side.AUTO and meld.rank + len(meld.cards) - 1 >= ACE_HIGH:
-        sides = [Side.LOW]
-    for where in sides:
-        for order in orders:
-            new = meld.cards + order if where == Side.HIGH else order + meld.cards
-            want = meld.rank if where == Side.HIGH else meld.rank - len(order)
-            if len(new) > rules.max_run_length:
-                raise _refuse(f"A run has at most {rules.max_run_length} cards.")
-            if want in run_starts(new, deck):
-                naturals, jokers = _counts(new, deck)
-                check_joker_limits(naturals, jokers, rules)
-                return Meld(meld.id, meld.owner, meld.kind, new, want, meld.suit)
+    for order in [cards, *_sorted_orders(cards, deck)]:
+        new = meld.cards + order if where == Side.HIGH else order + meld.cards
+        want = meld.rank if where == Side.HIGH else meld.rank - len(order)
+        if len(new) > rules.max_run_length:
+            raise _refuse(f"A run has at most {rules.max_run_length} cards.")
+        if want in run_starts(new, deck):
+            naturals, jokers = _counts(new, deck)
+            check_joker_limits(naturals, jokers, rules)
+            return Meld(meld.id, meld.owner, meld.kind, new, want, meld.suit)
     raise _refuse("the cards must continue the run at one of its ends.")
 
 

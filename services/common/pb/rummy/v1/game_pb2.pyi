@@ -29,8 +29,9 @@ class _Side:
 class _SideEnumTypeWrapper(google.protobuf.internal.enum_type_wrapper._EnumTypeWrapper[_Side.ValueType], builtins.type):
     DESCRIPTOR: google.protobuf.descriptor.EnumDescriptor
     SIDE_UNSPECIFIED: _Side.ValueType  # 0
-    """Let the server find the end; refused as ambiguous when the cards fit
-    both ends (a joker laid off on a run).
+    """Let the server find the end; refused as ambiguous (FAILED_PRECONDITION,
+    reason LAY_OFF_AMBIGUOUS) when the cards fit both ends (a joker laid off
+    on a run, an ace on a run from 2 to king).
     """
     SIDE_LOW: _Side.ValueType  # 1
     """Below the lowest card."""
@@ -41,8 +42,9 @@ class Side(_Side, metaclass=_SideEnumTypeWrapper):
     """Which end of a run a lay-off extends."""
 
 SIDE_UNSPECIFIED: Side.ValueType  # 0
-"""Let the server find the end; refused as ambiguous when the cards fit
-both ends (a joker laid off on a run).
+"""Let the server find the end; refused as ambiguous (FAILED_PRECONDITION,
+reason LAY_OFF_AMBIGUOUS) when the cards fit both ends (a joker laid off
+on a run, an ace on a run from 2 to king).
 """
 SIDE_LOW: Side.ValueType  # 1
 """Below the lowest card."""

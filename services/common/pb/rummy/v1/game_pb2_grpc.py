@@ -295,9 +295,9 @@ class GameServiceServicer:
 
         The stream never sends a "resume required" event; that signal is the
         status the stream ends with:
-        UNAVAILABLE, reason RESUME_REQUIRED  the server is shutting down or
-        the client fell too far behind: reconnect (to any replica) with
-        `after_seq` = the last `seq` received.
+        UNAVAILABLE, reason RESUME_REQUIRED  the server is shutting down, has
+        lost its database, or the client fell too far behind: reconnect (to
+        any replica) with `after_seq` = the last `seq` received.
         OUT_OF_RANGE, reason SEQ_AHEAD  `after_seq` is past the last event.
         NOT_FOUND, reason TABLE_NOT_FOUND  the table has finished and its
         record (with its events) is no longer kept; a table's events are
