@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
@@ -39,6 +40,9 @@ from .rules.events import Event
 CHANNEL = "table_events"
 LISTEN_CHECK_S = 5.0
 """The listening connection must answer a query this fast, or it is replaced."""
+CUT_OFF_S = 10.0
+"""Live watchers are sent to resume once this replica has not read the tables'
+positions for this long: it cannot tell them what they miss meanwhile."""
 NOTIFY_ITEMS = 150
 """Tables per notification: a payload stays under PostgreSQL's 8,000 bytes."""
 log = structlog.get_logger(__name__)
@@ -46,6 +50,11 @@ _DB_ERRORS = (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, asyncpg.In
 """What a lost or cut database connection raises; InternalClientError comes from a
 connection cut mid-query (MagicStack/asyncpg#784) and must not end the fan-out."""
 T = TypeVar("T")
+
+STOPPING = "The server is restarting: resume from your last event."
+FELL_BEHIND = "You fell behind the table: resume from your last event."
+CUT_OFF = "The server lost touch with the game's records: resume from your last event."
+UNREADABLE = "The server cannot read this table's newest events: resume from your last event."
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +94,9 @@ class Inbox(Generic[T]):
     def pop(self) -> T:
         return self._items.pop(0)
 
+    def clear(self) -> None:
+        self._items.clear()
+
 
 @dataclass(eq=False, slots=True)
 class Subscription:
@@ -93,9 +105,9 @@ class Subscription:
     """The last seq its watcher has handled."""
     queue: Inbox[LoggedEvent | None]
     """Live events; None only wakes the watcher to look at the flags below."""
-    overflowed: bool = False
-    closed: bool = False
-    """The replica is stopping: the watcher should resume on another one."""
+    ended: str | None = None
+    """Why its watcher must resume from its position, in a sentence for the player
+    (the replica is stopping, the watcher fell behind...). Its queue is emptied."""
     live: bool = False
     """Caught up with the log: live events are queued for it. Until then they are not
     (the watcher reads them from the log), and `missed` says some came."""
@@ -129,12 +141,16 @@ class Fanout:
         queue_size: int = 256,
         poll_interval: float = 1.0,
         listen_check_s: float = LISTEN_CHECK_S,
+        cut_off_s: float = CUT_OFF_S,
     ) -> None:
         self._pool = pool
         self._dsn = dsn
         self._queue_size = queue_size
         self._poll_interval = poll_interval
         self._listen_check_s = listen_check_s
+        self._cut_off_s = cut_off_s
+        self._polled_at = time.monotonic()
+        """When the watched tables' positions were last read (or none were watched)."""
         self._subs: dict[uuid.UUID, set[Subscription]] = {}
         self._cursor: dict[uuid.UUID, int] = {}
         self._pending: set[uuid.UUID] = set()
@@ -144,6 +160,7 @@ class Fanout:
         self._flush_wanted = asyncio.Event()
         self._notifier: asyncio.Task[None] | None = None
         self._poller: asyncio.Task[None] | None = None
+        self._watching: asyncio.Task[None] | None = None
         self.connected = asyncio.Event()
         self.closing = False
 
@@ -155,9 +172,10 @@ class Fanout:
         self._task = asyncio.create_task(self._run(), name="fanout")
         self._notifier = asyncio.create_task(self._notify_loop(), name="notifier")
         self._poller = asyncio.create_task(self._poll_loop(), name="fanout-poll")
+        self._watching = asyncio.create_task(self._watchdog(), name="fanout-watchdog")
 
     async def stop(self) -> None:
-        for task in (self._task, self._notifier, self._poller):
+        for task in (self._task, self._notifier, self._poller, self._watching):
             if task is not None:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
@@ -206,19 +224,20 @@ class Fanout:
         Called first thing on shutdown: idle streams would otherwise hold the
         server for its whole grace period and then end without a reason."""
         self.closing = True
+        self._end_all(STOPPING)
+
+    def _end_all(self, why: str) -> None:
         for subs in self._subs.values():
             for sub in subs:
-                sub.closed = True
-                # A full queue has a watcher reading it, who sees the flag once
-                # the queue is empty; an empty one needs the wake-up.
-                with contextlib.suppress(asyncio.QueueFull):
-                    sub.queue.put_nowait(None)
+                end(sub, why)
 
     def subscribe(self, table_id: uuid.UUID, position: int) -> Subscription:
         """A watcher's live feed; give it back with `unsubscribe` however the watch ends.
         (Two plain calls rather than a context manager: an idle stream holds no
         generator for it.)"""
-        sub = Subscription(table_id, position, Inbox(self._queue_size), closed=self.closing)
+        sub = Subscription(
+            table_id, position, Inbox(self._queue_size), STOPPING if self.closing else None
+        )
         self._subs.setdefault(table_id, set()).add(sub)
         WATCH_STREAMS.inc()
         return sub
@@ -302,9 +321,7 @@ class Fanout:
             # rather than waiting for news that will never come.
             log.exception("fanout_deliver_failed", table_id=str(table_id))
             for sub in list(self._subs.get(table_id, ())):
-                sub.overflowed = True
-                with contextlib.suppress(asyncio.QueueFull):
-                    sub.queue.put_nowait(None)
+                end(sub, UNREADABLE)
         finally:
             self._running.pop(table_id, None)
 
@@ -320,7 +337,7 @@ class Fanout:
             except asyncio.QueueFull:
                 # A watcher this far behind is told to resume from its last seq
                 # rather than holding memory (or the table) hostage.
-                sub.overflowed = True
+                end(sub, FELL_BEHIND)
                 break
 
     async def _run(self) -> None:
@@ -356,10 +373,21 @@ class Fanout:
             await asyncio.sleep(self._poll_interval)
             await self._poll()
 
+    async def _watchdog(self) -> None:
+        """Apart from the poll, which may hang on a connection that went silent."""
+        while True:
+            await asyncio.sleep(self._poll_interval)
+            if self._subs and time.monotonic() - self._polled_at > self._cut_off_s:
+                # Cut off from the database while others may play on: silence
+                # would look like a quiet table. Resumed, each learns the truth.
+                log.warning("fanout_cut_off", streams=self.streams)
+                self._end_all(CUT_OFF)
+
     async def _poll(self) -> None:
         """The safety net: find watched tables that moved without a notification."""
         tables = list(self._subs)
         if not tables:
+            self._polled_at = time.monotonic()
             return
         try:
             rows = await self._pool.fetch(
@@ -367,9 +395,19 @@ class Fanout:
             )
         except _DB_ERRORS:
             return
+        self._polled_at = time.monotonic()
         for row in rows:
             # A table with no cursor has no live watcher: those catching up read
             # the log themselves, and the first to go live sets the cursor.
             cursor = self._cursor.get(row["id"])
             if cursor is not None and row["last_seq"] > cursor:
                 self._kick(row["id"])
+
+
+def end(sub: Subscription, why: str) -> None:
+    """Send ``sub``'s watcher to resume, saying ``why``; what it had queued is dropped
+    (it reads that from the log again), so a stalled stream holds no events."""
+    if sub.ended is None:
+        sub.ended = why
+    sub.queue.clear()
+    sub.queue.put_nowait(None)  # wakes it if it waits

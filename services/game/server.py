@@ -23,7 +23,7 @@ from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc
 from services.common.serving import CLIENT_PING_MS, KEEPALIVE_MS, serve, server_options
 
 from . import retention
-from .fanout import Fanout
+from .fanout import CUT_OFF_S, Fanout
 from .rules.ruleset import preset
 from .servicer import GameServicer
 from .tables import Tables
@@ -70,6 +70,8 @@ class GameConfig:
     """A quiet connection is pinged after this, and closed if it does not answer."""
     client_ping_ms: int = CLIENT_PING_MS
     """The most often a client may ping a quiet connection."""
+    watch_cut_off_s: float = CUT_OFF_S
+    """Live watchers resume once the replica has not reached the database this long."""
 
 
 ACTIVE_TABLES_SQL = (
@@ -105,7 +107,7 @@ class GameServer:
         config = self.config
         self._pool = pool = await open_pool(config.dsn, max_size=config.pool_size)
         await migrate(pool)
-        self._fanout = fanout = Fanout(pool, config.dsn)
+        self._fanout = fanout = Fanout(pool, config.dsn, cut_off_s=config.watch_cut_off_s)
         await fanout.start()
         self.tables = tables = Tables(
             pool,

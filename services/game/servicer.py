@@ -318,6 +318,14 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
         sub = self._fanout.subscribe(table_id, position)
         try:
             while True:
+                if sub.ended is not None:  # asked at every batch: a long catch-up too
+                    await errors.abort(
+                        context,
+                        grpc.StatusCode.UNAVAILABLE,
+                        "RESUME_REQUIRED",
+                        sub.ended,
+                        metadata={"after_seq": str(position)},
+                    )
                 try:
                     batch = await read_events(self._pool, table_id, position, READ_BATCH)
                 except DB_ERRORS:
@@ -348,28 +356,10 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
                         "TABLE_NOT_FOUND",
                         "This table has finished and its record is no longer kept.",
                     )
-                if sub.closed:
-                    await errors.abort(
-                        context,
-                        grpc.StatusCode.UNAVAILABLE,
-                        "RESUME_REQUIRED",
-                        "The server is restarting: resume from your last event.",
-                        metadata={"after_seq": str(position)},
-                    )
-                if not self._fanout.caught_up(sub):
-                    continue  # the table moved while the log was read: read on
+                if sub.ended is not None or not self._fanout.caught_up(sub):
+                    continue  # told to resume, or the table moved while the log was read
                 # Live: wait for the fan-out; anything it skipped is re-read above.
-                while True:
-                    if (sub.overflowed or sub.closed) and sub.queue.empty():
-                        await errors.abort(
-                            context,
-                            grpc.StatusCode.UNAVAILABLE,
-                            "RESUME_REQUIRED",
-                            "The server is restarting: resume from your last event."
-                            if sub.closed
-                            else "You fell behind the table: resume from your last event.",
-                            metadata={"after_seq": str(position)},
-                        )
+                while sub.ended is None:
                     if sub.queue.empty():
                         await sub.queue.arrival()
                         continue
