@@ -104,6 +104,16 @@ async def _internal(context: grpc.aio.ServicerContext, error: Exception) -> NoRe
     )
 
 
+async def _written(items: Any, context: grpc.aio.ServicerContext) -> None:
+    """A handler's response stream written through the context, whichever way it
+    makes it (an async generator, or a coroutine that writes it itself)."""
+    if inspect.isasyncgen(items):
+        async for item in items:
+            await context.write(item)
+    else:
+        await items
+
+
 def _request_id(metadata: Iterable[tuple[str, str | bytes]] | None) -> str:
     for key, value in metadata or ():
         if key == "x-request-id":
@@ -115,7 +125,16 @@ def _request_id(metadata: Iterable[tuple[str, str | bytes]] | None) -> str:
 class _Call:
     """What the interceptor learned of one call before its handler runs."""
 
-    __slots__ = ("_request_id", "claims", "context", "denial", "limited", "method", "service")
+    __slots__ = (
+        "_request_id",
+        "claims",
+        "context",
+        "denial",
+        "limited",
+        "method",
+        "public",
+        "service",
+    )
 
     def __init__(self, service: str, method: str) -> None:
         self.service = service
@@ -124,6 +143,9 @@ class _Call:
         self.claims: Claims | None = None
         self.denial: TokenError | None = None
         self.limited = True
+        self.public = False
+        """Health or reflection: open to all, never rate-limited (probes), but its
+        streams count toward the replica's, by connection."""
         self._request_id = ""
 
     @property
@@ -200,6 +222,13 @@ class Gate(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         self._decoders: dict[Callable[[bytes], Any], Callable[[bytes], Any] | None] = {}
         self._names: dict[str, tuple[str, str]] = {}
         """(service, method) by full method path, for the methods this server has."""
+        self._stopping = asyncio.Event()
+
+    def close_streams(self) -> None:
+        """The server is stopping: the streams no handler of ours ends by itself
+        (health's Watch, reflection) end now, UNAVAILABLE, rather than holding
+        the server for its whole grace period."""
+        self._stopping.set()
 
     def _decoder(self, decode: Callable[[bytes], Any] | None) -> Callable[[bytes], Any] | None:
         if decode is None:
@@ -224,6 +253,7 @@ class Gate(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         exempt = details.method.lstrip("/").partition("/")[0] in PUBLIC_SERVICES
         if exempt:
             call.limited = False
+            call.public = True
         else:
             try:
                 token = bearer_token(details.invocation_metadata)
@@ -246,6 +276,12 @@ class Gate(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             return grpc.unary_stream_rpc_method_handler(
                 functools.partial(Gate._streaming, self, call, handler.unary_stream),
                 decode,
+                handler.response_serializer,
+            )
+        if handler.stream_stream is not None and call.public:  # reflection
+            return grpc.stream_stream_rpc_method_handler(
+                functools.partial(Gate._bidi, self, call, handler.stream_stream),
+                handler.request_deserializer,
                 handler.response_serializer,
             )
         # No client-streaming RPC in our services; leave any other kind alone.
@@ -297,7 +333,7 @@ class Gate(grpc.aio.ServerInterceptor):  # type: ignore[misc]
                             await refuse_token(context, TokenExpired.reason)
                         await context.write(item)
             else:
-                await inner(request, context)
+                await self._until_stopping(inner(request, context), context)
         except BaseException as exc:
             error = exc
             if isinstance(exc, Exception) and not isinstance(exc, grpc.aio.AbortError):
@@ -308,10 +344,57 @@ class Gate(grpc.aio.ServerInterceptor):  # type: ignore[misc]
                 self.quotas.close_stream(player)
             call.finish(context, error)
 
+    async def _bidi(
+        self,
+        call: _Call,
+        inner: Callable[..., Any],
+        requests: Any,
+        context: grpc.aio.ServicerContext,
+    ) -> None:
+        """A public request stream (reflection's), counted as `_streaming` counts."""
+        error: BaseException | None = None
+        player = None
+        try:
+            await call.enter(None, context, self.quotas)
+            player = await self._open(call, context)
+            await self._until_stopping(_written(inner(requests, context), context), context)
+        except BaseException as exc:
+            error = exc
+            if isinstance(exc, Exception) and not isinstance(exc, grpc.aio.AbortError):
+                await _internal(context, exc)
+            raise
+        finally:
+            if player is not None:
+                self.quotas.close_stream(player)
+            call.finish(context, error)
+
+    async def _until_stopping(
+        self, work: Awaitable[None], context: grpc.aio.ServicerContext
+    ) -> None:
+        handling = asyncio.ensure_future(work)
+        stopping = asyncio.ensure_future(self._stopping.wait())
+        try:
+            await asyncio.wait((handling, stopping), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stopping.cancel()
+            if not handling.done():
+                handling.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await handling
+        if not handling.cancelled():
+            return handling.result()
+        await errors.abort(
+            context,
+            grpc.StatusCode.UNAVAILABLE,
+            "SERVER_STOPPING",
+            "The server is restarting: connect again.",
+        )
+
     async def _open(self, call: _Call, context: grpc.aio.ServicerContext) -> str | None:
-        """Count a limited player's open stream; who to give it back to, if anyone."""
-        player = call.player
-        if not call.limited or player is None:
+        """Count a limited player's open stream, or a public one's by its connection;
+        who to give it back to, if anyone."""
+        player = f"peer {context.peer()}" if call.public else call.player
+        if not (call.limited or call.public) or player is None:
             return None
         await self.quotas.open_stream(context, player)
         return player

@@ -88,6 +88,7 @@ class GameServer:
         self.config = config
         self.port = 0
         self._server: grpc.aio.Server | None = None
+        self._gate: Gate | None = None
         self._pool: asyncpg.Pool | None = None
         self._fanout: Fanout | None = None
         self._sweeper: asyncio.Task[None] | None = None
@@ -116,8 +117,9 @@ class GameServer:
             allow_test_decks=config.allow_test_decks,
             bot_delay_ms=config.bot_delay_ms,
         )
+        self._gate = Gate(config.limits, secret=config.secret)
         server = grpc.aio.server(
-            interceptors=[Gate(config.limits, secret=config.secret)],
+            interceptors=[self._gate],
             options=server_options(
                 # Clients re-resolve the headless Service as replicas come and go;
                 # a Watch cut by this resumes from its last seq like any reconnect.
@@ -238,6 +240,8 @@ class GameServer:
     async def stop(self, grace: float | None = None) -> None:
         if self.health is not None:
             await self.health.shutdown()
+        if self._gate is not None:
+            self._gate.close_streams()  # health watchers: the replica is leaving
         if self._gauges is not None:
             self._gauges.cancel()
         if self._purger is not None:

@@ -87,6 +87,7 @@ class MatchmakerServer:
         self.config = config
         self.port = 0
         self._server: grpc.aio.Server | None = None
+        self._gate: Gate | None = None
         self._pool: asyncpg.Pool | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._health = health.aio.HealthServicer()
@@ -110,8 +111,9 @@ class MatchmakerServer:
         self.matcher = Matcher(
             pool, game, Credential(config.secret), interval=config.match_interval
         )
+        self._gate = Gate(config.limits, secret=config.secret)
         server = grpc.aio.server(
-            interceptors=[Gate(config.limits, secret=config.secret)],
+            interceptors=[self._gate],
             options=server_options(),
         )
         self._servicer = MatchmakerServicer(
@@ -173,6 +175,8 @@ class MatchmakerServer:
     async def stop(self, grace: float | None = None) -> None:
         if self.health is not None:
             await self.health.shutdown()
+        if self._gate is not None:
+            self._gate.close_streams()  # health watchers: the replica is leaving
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:
