@@ -41,6 +41,8 @@ DB_ERRORS = (
     asyncpg.ReadOnlySQLTransactionError,
     # A lock the server's lock_timeout gave up waiting for.
     asyncpg.LockNotAvailableError,
+    # A session PostgreSQL ended for sitting in a transaction too long.
+    asyncpg.IdleInTransactionSessionTimeoutError,
 )
 """What a database outage raises, or a database that cannot serve this statement
 now; callers answer UNAVAILABLE and clients retry."""

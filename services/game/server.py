@@ -50,6 +50,12 @@ async def _ended(task: asyncio.Task[None]) -> None:
         log.exception("background_task_failed", task=task.get_name())
 
 
+LOCK_TIMEOUT_S = 5.0
+"""The longest a move waits for a table's lock: held longer, its holder is in
+trouble (its session ends after `IDLE_IN_TRANSACTION_S`), and the move gets
+UNAVAILABLE rather than holding a pooled connection for the query timeout."""
+
+
 @dataclass(frozen=True, slots=True)
 class GameConfig:
     dsn: str
@@ -70,6 +76,8 @@ class GameConfig:
     """A quiet connection is pinged after this, and closed if it does not answer."""
     client_ping_ms: int = CLIENT_PING_MS
     """The most often a client may ping a quiet connection."""
+    lock_timeout_s: float = LOCK_TIMEOUT_S
+    """The longest a move waits for a table's lock (0: no limit)."""
     watch_cut_off_s: float = CUT_OFF_S
     """Live watchers resume once the replica has not reached the database this long."""
 
@@ -106,7 +114,9 @@ class GameServer:
 
     async def start(self) -> None:
         config = self.config
-        self._pool = pool = await open_pool(config.dsn, max_size=config.pool_size)
+        self._pool = pool = await open_pool(
+            config.dsn, max_size=config.pool_size, lock_timeout_s=config.lock_timeout_s
+        )
         await migrate(pool)
         self._fanout = fanout = Fanout(pool, config.dsn, cut_off_s=config.watch_cut_off_s)
         await fanout.start()

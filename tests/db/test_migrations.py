@@ -19,6 +19,7 @@ from services.common.db import (
     migration_status,
     open_pool,
 )
+from services.common.db.migrations import LOCK_KEY
 
 GAME_TABLES = ["players", "tables", "table_seats", "table_events", "action_requests"]
 
@@ -111,6 +112,34 @@ async def test_concurrent_runs_apply_each_migration_once(fresh_dsn: str) -> None
         assert [(r["version"], r["n"]) for r in counts] == [(m.version, 1) for m in migrations]
     finally:
         await asyncio.gather(*(c.close() for c in conns))
+
+
+async def test_a_replica_waits_out_another_ones_migration_whatever_its_lock_timeout(
+    fresh_dsn: str,
+) -> None:
+    """The game's pool bounds lock waits for moves; waiting for the replica that
+    migrates is not one of them, and the pool's setting is back afterwards."""
+    holder = await asyncpg.connect(fresh_dsn)
+    pool = await open_pool(fresh_dsn, lock_timeout_s=0.1)
+    try:
+        await holder.execute("SELECT pg_advisory_lock($1)", LOCK_KEY)
+        migrating = asyncio.create_task(migrate(pool))
+        async with asyncio.timeout(60):
+            while not await holder.fetchval(
+                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+                " AND datname = current_database()"
+            ):
+                assert not migrating.done(), migrating
+                await asyncio.sleep(0.05)
+        await asyncio.sleep(0.3)  # waiting well past the pool's lock timeout
+        assert not migrating.done(), "it gave up on the lock"
+        await holder.execute("SELECT pg_advisory_unlock($1)", LOCK_KEY)
+        assert await asyncio.wait_for(migrating, 60)
+        async with pool.acquire() as con:
+            assert await con.fetchval("SHOW lock_timeout") == "100ms"
+    finally:
+        await holder.close()
+        await pool.close()
 
 
 async def test_edited_migration_is_detected(fresh_dsn: str, tmp_path: Path) -> None:

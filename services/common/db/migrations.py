@@ -132,14 +132,20 @@ async def migrate(
     async with _connection(db) as conn:
         if conn.is_in_transaction():
             raise MigrationError("migrate() needs a connection that is not in a transaction")
-        async with _advisory_lock(conn, lock_timeout):
-            await conn.execute(_CREATE_TABLE)
-            applied = await _applied(conn)
-            _verify(wanted, applied)
-            for migration in wanted:
-                if migration.version not in applied:
-                    await _apply(conn, migration, statement_timeout)
-                    applied_now.append(migration)
+        # The waits below are bounded by `lock_timeout` (the call's), not the pool's
+        # own setting for moves: RESET gives the session its setting back after.
+        await conn.execute("SET lock_timeout = 0")
+        try:
+            async with _advisory_lock(conn, lock_timeout):
+                await conn.execute(_CREATE_TABLE)
+                applied = await _applied(conn)
+                _verify(wanted, applied)
+                for migration in wanted:
+                    if migration.version not in applied:
+                        await _apply(conn, migration, statement_timeout)
+                        applied_now.append(migration)
+        finally:
+            await conn.execute("RESET lock_timeout")
     return applied_now
 
 

@@ -22,6 +22,14 @@ else:
 
 # PostgreSQL truncates application_name to NAMEDATALEN - 1 bytes.
 _MAX_APPLICATION_NAME = 63
+IDLE_IN_TRANSACTION_S = 60.0
+"""PostgreSQL ends a session that sits this long inside a transaction: a replica
+that died (or lost the network) mid-transaction releases its row locks then,
+not when TCP gives up on it hours later. Far above any transaction of ours,
+the matchmaker's around its CreateTables calls included."""
+KEEPALIVE = {"tcp_keepalives_idle": "30", "tcp_keepalives_interval": "10"}
+"""The server probes a silent client after 30 s: a dead replica's idle
+connections leave the connection budget within a minute or so."""
 
 
 def default_application_name() -> str:
@@ -42,6 +50,8 @@ async def open_pool(
     max_inactive_connection_lifetime: float = 300.0,
     connect_timeout: float = 10.0,
     application_name: str | None = None,
+    idle_in_transaction_s: float = IDLE_IN_TRANSACTION_S,
+    lock_timeout_s: float = 0.0,
 ) -> Pool:
     """Open an asyncpg pool with the settings every service wants.
 
@@ -51,8 +61,16 @@ async def open_pool(
       with a direct connection the cache saves a parse per query.
     - idle connections above `min_size` are closed after five minutes so a
       burst does not pin server slots forever.
+    - `idle_in_transaction_s` and the keepalives: see above. `lock_timeout_s`
+      (0: none) bounds every wait for a lock, which then fails as an outage does.
     """
     name = (application_name or default_application_name())[:_MAX_APPLICATION_NAME]
+    settings = {
+        "application_name": name,
+        "idle_in_transaction_session_timeout": f"{round(idle_in_transaction_s * 1000)}ms",
+        "lock_timeout": f"{round(lock_timeout_s * 1000)}ms",
+        **KEEPALIVE,
+    }
     pool = await asyncpg.create_pool(
         dsn,
         min_size=min_size,
@@ -61,7 +79,7 @@ async def open_pool(
         statement_cache_size=statement_cache_size,
         max_inactive_connection_lifetime=max_inactive_connection_lifetime,
         timeout=connect_timeout,
-        server_settings={"application_name": name},
+        server_settings=settings,
         reset=_reset,
     )
     return pool
