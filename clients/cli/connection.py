@@ -39,6 +39,7 @@ from .refusals import (
     refusal,
     tls_failure,
 )
+from .resume import Resume
 
 CALL_TIMEOUT_S = 10.0
 """Bounds one unary call; a retry gets a fresh deadline."""
@@ -305,19 +306,23 @@ class Connection:
         """Every event after `after_seq`, across reconnects, until the game ends.
 
         Yields a fresh `TableView` instead when the stream had to start again from
-        a snapshot, and after every reconnect (so the screen is up to date at once)."""
+        a snapshot, and while reconnecting (so the screen is up to date at once).
+        A stream that keeps failing without delivering anything, or whose token is
+        refused even right after a fresh sign-in, is given up (see `Resume`)."""
         position = after_seq
         backoff = Backoff()
-        lost_at: float | None = None
+        resume = Resume(self.notify, self.give_up_after, self.game_target, self.server)
         limited_at: float | None = None
         while True:
             opened_with = self.token
             call = self.game.Watch(
                 game_pb2.WatchRequest(table_id=table_id, after_seq=position), metadata=self.auth
             )
+            resume.opened(position)
             try:
                 async for reply in call:
                     backoff.reset()
+                    resume.healthy()
                     limited_at = None
                     position = reply.event.seq
                     yield reply.event
@@ -326,15 +331,22 @@ class Connection:
                 refused = refusal(error)
             finally:
                 call.cancel()
+                resume.closed()
             if refused.code == grpc.StatusCode.OUT_OF_RANGE and refused.reason == "SEQ_AHEAD":
                 view = await self.view(table_id)
                 position = view.last_seq
                 yield view
                 continue
             if refused.code == grpc.StatusCode.UNAUTHENTICATED:
-                # The stream's token expired: resume with the refreshed one, if any.
-                if self.token == opened_with:
-                    await self.login()
+                if resume.relogged:  # refused even fresh: sign in again, but not at once
+                    resume.failed(refused, "The game service refused the sign-in: trying again…")
+                    await backoff.wait()
+                elif self.token != opened_with:  # refreshed meanwhile: resume with that
+                    resume.relogged = True
+                    continue
+                # TOKEN_EXPIRED (the stream's token) or TOKEN_INVALID: sign in again.
+                await self.login()
+                resume.relogged = True
                 continue
             if rate_limited_for(refused) is not None:
                 limited_at = limited_at or time.monotonic()
@@ -342,11 +354,7 @@ class Connection:
                     continue  # the stream did not open: open it again, from `position`
             if refused.code not in STREAM_RETRYABLE:
                 raise refused
-            if lost_at is None:
-                lost_at = time.monotonic()
-                self.notify("Connection to the table lost: reconnecting…")
-            elif time.monotonic() - lost_at > self.give_up_after:
-                raise refused
+            resume.failed(refused, "Connection to the table lost: reconnecting…")
             await backoff.wait()
             try:
                 reply = await self.game.GetTable(
@@ -359,7 +367,5 @@ class Connection:
                 if again.code in STREAM_RETRYABLE or rate_limited_for(again) is not None:
                     continue  # the stream's own loop waits (or gives up) as it should
                 raise again from None
-            view = reply.view
-            lost_at = None
-            self.notify(f"Reconnected: resuming after event {position}.")
-            yield view
+            if resume.fresh(reply.view):
+                yield reply.view

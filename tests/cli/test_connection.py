@@ -6,6 +6,9 @@ import asyncio
 import contextlib
 import socket
 import time
+from collections import Counter
+from collections.abc import AsyncIterator
+from typing import Any
 
 import grpc
 import pytest
@@ -17,13 +20,28 @@ from clients.cli.refusals import Refused
 from services.common.auth import issue_token
 from services.common.limits import Limits
 from services.common.pb.rummy.v1 import table_pb2
+from services.game.server import GameConfig, GameServer
 from tests.faults.proxy import Proxy
-from tests.game.harness import SECRET, create_table, login, play_turns, start_server
+from tests.game.harness import (
+    SECRET,
+    UNLIMITED,
+    address,
+    create_table,
+    login,
+    play_turns,
+    start_server,
+)
 
 from .harness import servers
 
 KEEPALIVE_MS = 300
 """A client keepalive for the test: a dead connection is found in about 0.6 s."""
+WATCH = "/rummy.v1.GameService/Watch"
+GIVE_UP_S = 1.0
+"""The client's give-up bound in the tests of a stream that never comes back."""
+MOST_WATCHES = 8
+"""Watch attempts a client giving up after `GIVE_UP_S` stays under: its backoff
+waits at least 0.14, 0.28, 0.56 and 1.12 s between its first five."""
 
 
 class Follower:
@@ -203,3 +221,137 @@ async def test_a_watch_turned_away_by_a_full_server_comes_back_when_told(
         await server.stop(0)
     assert following.seqs == list(range(1, view.last_seq + 1))
     assert notes[0] == "The game is very busy right now: trying again in a few seconds…"
+
+
+@contextlib.asynccontextmanager
+async def front(
+    target: str, watch: grpc.StatusCode | None = None
+) -> AsyncIterator[tuple[str, Counter[str]]]:
+    """A real gRPC server passing every call on to the server at ``target``; with
+    ``watch``, it answers every Watch itself with that status instead. Yields its
+    address and the calls it was asked, counted by method."""
+    asked: Counter[str] = Counter()
+    upstream = grpc.aio.insecure_channel(target)
+
+    def unary(method: str) -> Any:
+        call = upstream.unary_unary(method)
+
+        async def handle(request: bytes, context: grpc.aio.ServicerContext) -> bytes:
+            try:
+                reply: bytes = await call(request, metadata=context.invocation_metadata())
+            except grpc.aio.AioRpcError as error:
+                await context.abort(
+                    error.code(), error.details() or "", tuple(error.trailing_metadata() or ())
+                )
+            return reply
+
+        return grpc.unary_unary_rpc_method_handler(handle)
+
+    def stream(method: str) -> Any:
+        async def handle(request: bytes, context: grpc.aio.ServicerContext) -> AsyncIterator[bytes]:
+            if watch is not None:
+                await context.abort(watch, "Cannot decode an event of this table.")
+            call = upstream.unary_stream(method)(request, metadata=context.invocation_metadata())
+            try:
+                async for reply in call:
+                    yield reply
+            except grpc.aio.AioRpcError as error:
+                await context.abort(
+                    error.code(), error.details() or "", tuple(error.trailing_metadata() or ())
+                )
+
+        return grpc.unary_stream_rpc_method_handler(handle)
+
+    class Passing(grpc.GenericRpcHandler):
+        def service(self, details: Any) -> Any:
+            asked[details.method] += 1
+            return stream(details.method) if details.method == WATCH else unary(details.method)
+
+    server = grpc.aio.server()
+    server.add_generic_rpc_handlers((Passing(),))
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    try:
+        yield f"127.0.0.1:{port}", asked
+    finally:
+        await server.stop(0)
+        await upstream.close()
+
+
+async def ended(following: Follower, asked: Counter[str]) -> BaseException | None:
+    """How the Watch ended, once it has, or None (stopped) once it has been tried
+    more than `MOST_WATCHES` times."""
+    while not following.task.done() and asked[WATCH] <= MOST_WATCHES:
+        await asyncio.sleep(0.02)
+    if not following.task.done():
+        await following.stop()
+        return None
+    return following.task.exception()
+
+
+async def test_a_watch_that_keeps_failing_while_the_table_answers_is_given_up(
+    fresh_dsn: str,
+) -> None:
+    # A replica that cannot decode the table's events (during a rolling upgrade, say)
+    # answers every Watch with INTERNAL, while GetTable works.
+    server = await start_server(fresh_dsn)
+    try:
+        async with (
+            grpc.aio.insecure_channel(address(server)) as direct,
+            front(address(server), watch=grpc.StatusCode.INTERNAL) as (through, asked),
+        ):
+            players = [await login(direct, f"P{i}") for i in range(2)]
+            table_id = await create_table(direct, players, turn_timer_ms=3_600_000)
+            spectator = Connection(through, "device-spectator-5", "Eve", give_up_after=GIVE_UP_S)
+            notes: list[str] = []
+            spectator.notify = notes.append
+            await spectator.login()
+            following = Follower(spectator, table_id)
+            error = await ended(following, asked)
+            await spectator.close()
+    finally:
+        await server.stop(0)
+
+    assert asked[WATCH] <= MOST_WATCHES, f"still trying after {asked[WATCH]} attempts"
+    assert isinstance(error, Refused), error
+    assert error.code == grpc.StatusCode.INTERNAL
+    assert f"The game service at {through} answers, but its stream" in str(error), str(error)
+    assert asked[WATCH] >= 2, "tried again before giving up"
+    assert notes == ["Connection to the table lost: reconnecting…"], "said once, and no more"
+    assert len(following.views) == 1, "the same snapshot is shown once"
+    assert not following.seqs
+
+
+async def test_a_token_refused_even_fresh_is_given_up_with_the_reason(fresh_dsn: str) -> None:
+    # The game service checks tokens with another key than the server that signs
+    # players in: every token it is given, fresh or not, is TOKEN_INVALID.
+    signer = await start_server(fresh_dsn)
+    other = GameServer(GameConfig(dsn=fresh_dsn, secret=f"another-{SECRET}", limits=UNLIMITED))
+    await other.start()
+    try:
+        async with (
+            grpc.aio.insecure_channel(address(signer)) as direct,
+            front(address(other)) as (through, asked),
+        ):
+            players = [await login(direct, f"P{i}") for i in range(2)]
+            table_id = await create_table(direct, players, turn_timer_ms=3_600_000)
+            spectator = Connection(
+                address(signer), "device-spectator-6", "Eve", game=through, give_up_after=GIVE_UP_S
+            )
+            notes: list[str] = []
+            spectator.notify = notes.append
+            await spectator.login()
+            following = Follower(spectator, table_id)
+            error = await ended(following, asked)
+            await spectator.close()
+    finally:
+        await other.stop(0)
+        await signer.stop(0)
+
+    assert asked[WATCH] <= MOST_WATCHES, f"still trying after {asked[WATCH]} attempts"
+    assert isinstance(error, Refused), error
+    assert (error.code, error.reason) == (grpc.StatusCode.UNAUTHENTICATED, "TOKEN_INVALID")
+    assert "keeps refusing the sign-in" in str(error) and "signing key" in str(error), str(error)
+    assert asked[WATCH] >= 3, "signed in again after each refusal"
+    assert notes == ["The game service refused the sign-in: trying again…"]
+    assert not following.seqs and not following.views
