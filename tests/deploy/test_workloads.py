@@ -220,6 +220,23 @@ def test_database_is_wired_and_has_room_for_every_connection(overlay: Rendered) 
     assert needed + 10 <= available, f"{needed} connections at peak, max_connections {available}"
 
 
+def test_a_database_with_standbys_acknowledges_only_what_a_standby_holds(
+    overlay: Rendered,
+) -> None:
+    """A move is acknowledged once committed; a failover to an asynchronous standby
+    could lose it. With standbys, a commit waits for one, and stays required."""
+    [cluster] = overlay.of_kind("Cluster")
+    spec = cluster["spec"]
+    synchronous = spec.get("postgresql", {}).get("synchronous")
+    if spec.get("instances", 1) == 1:
+        assert synchronous is None, "a lone instance has no standby to wait for"
+        return
+    assert synchronous is not None, "asynchronous standbys: a failover loses commits"
+    assert synchronous["method"] in ("any", "first") and synchronous["number"] >= 1
+    assert synchronous.get("dataDurability", "required") == "required"
+    assert synchronous["number"] < spec["instances"]
+
+
 def test_token_secret_is_never_a_usable_committed_value(
     overlay: Rendered, rendered_base: list[Manifest]
 ) -> None:
