@@ -169,7 +169,8 @@ def table_view(
                 round=r.round_no,
                 winner_seat=r.winner if r.winner >= 0 else None,
                 end_reason=_END[ev.EndReason(r.reason)],
-                scores=_scores(r.penalties, seen.totals),
+                scores=_scores(r.penalties, r.totals),
+                doubled=r.doubled,
             )
             for r in seen.results
         ],
@@ -269,15 +270,15 @@ def table_event(
             )
         case ev.Reshuffled():
             out.kind = table_pb2.EVENT_KIND_RESHUFFLED
+            top = card(deck, seen.discard_top)
             out.reshuffled.CopyFrom(
-                table_pb2.Reshuffled(
-                    stock_size=seen.stock_size, discard_top=card(deck, seen.discard_top)
-                )
+                table_pb2.Reshuffled(stock_size=seen.stock_size, discard_top=top, count=seen.count)
             )
         case ev.Melded():
             out.kind = table_pb2.EVENT_KIND_MELDED
             out.seat = seen.seat
             out.melded.CopyFrom(table_pb2.Melded(melds=[meld_view(m, rules) for m in seen.melds]))
+            out.melded.opened, out.melded.opening_points = seen.opened, seen.opening_points
         case ev.LaidOff():
             out.kind = table_pb2.EVENT_KIND_LAID_OFF
             out.seat = seen.seat
@@ -328,6 +329,7 @@ def table_event(
                         winner_seat=seen.winner if seen.winner >= 0 else None,
                         end_reason=_END[seen.reason],
                         scores=_scores(seen.penalties, seen.totals),
+                        doubled=seen.doubled,
                     )
                 )
             )

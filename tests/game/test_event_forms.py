@@ -3,14 +3,22 @@
 from __future__ import annotations
 
 import json
+import random
+import uuid
 from datetime import UTC, datetime
 
 from services.common.pb.rummy.v1 import table_pb2
 from services.game import convert, eventlog
+from services.game.outcomes import Committed
+from services.game.rules import Action, GameState, TableOptions
 from services.game.rules import events as ev
+from services.game.rules.bots import GreedyBot
 from services.game.rules.cards import NO_SUIT
 from services.game.rules.melds import Meld, MeldKind
-from services.game.rules.ruleset import CAFE, CLASSIC, CONTRACT
+from services.game.rules.ruleset import CAFE, CLASSIC, CONTRACT, RAMI51
+from services.game.rules.simulate import play_game
+
+from ..rules.test_event_details import three_deals_to_200
 
 AT = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
@@ -95,6 +103,77 @@ def test_a_joker_swap_says_where_the_joker_went_to_every_viewer() -> None:
     for event in (logged(kept), older):
         sent = convert.table_event(12, 6, AT, event, 0, CLASSIC).joker_swapped
         assert not sent.HasField("placed_in")
+
+
+def older(event: ev.Event, *missing: str) -> ev.Event:
+    """The event as logged before its ``missing`` fields were kept."""
+    payload = json.loads(eventlog.encode(event))
+    for name in missing:
+        del payload[name]
+    return eventlog.decode(eventlog.kind_of(event), json.dumps(payload).encode())
+
+
+def test_a_reshuffle_tells_every_viewer_how_many_the_round_has_had() -> None:
+    top = RAMI51.deck.ids_of("9C")[0]
+    reshuffled = ev.Reshuffled(stock_size=40, discard_top=top, count=2)
+    for viewer in (0, 1, None):
+        sent = convert.table_event(3, 2, AT, logged(reshuffled), viewer, RAMI51).reshuffled
+        assert (sent.stock_size, sent.discard_top.id, sent.count) == (40, top, 2)
+    assert older(reshuffled, "count") == ev.Reshuffled(stock_size=40, discard_top=top)
+
+
+def test_a_laying_tells_every_viewer_whether_it_opened_and_what_it_counted() -> None:
+    deck = RAMI51.deck
+    ten, jack, queen, nine_h, nine_c, nine_d = (
+        deck.ids_of(c)[0] for c in ("TS", "JS", "QS", "9H", "9C", "9D")
+    )
+    run = Meld(1, 1, MeldKind.RUN, (ten, jack, queen), 10, 0)
+    group = Meld(2, 1, MeldKind.GROUP, (nine_h, nine_c, nine_d), 9, NO_SUIT)
+    opening = ev.Melded(seat=1, melds=(run, group), opened=True, opening_points=57)
+    for viewer in (0, 1, None):
+        sent = convert.table_event(8, 4, AT, logged(opening), viewer, RAMI51).melded
+        assert (sent.opened, sent.opening_points, len(sent.melds)) == (True, 57, 2)
+    later = convert.table_event(9, 5, AT, logged(ev.Melded(1, (group,))), 0, RAMI51).melded
+    assert (later.opened, later.opening_points) == (False, 0)
+    assert older(opening, "opened", "opening_points") == ev.Melded(seat=1, melds=(run, group))
+
+
+def test_a_round_ended_says_to_every_viewer_whether_its_scores_were_doubled() -> None:
+    doubled = ev.RoundEnded(1, 0, ev.EndReason.WENT_OUT, (138, 0), (138, 0), doubled=True)
+    for viewer in (0, 1, None):
+        result = convert.table_event(20, 9, AT, logged(doubled), viewer, RAMI51).round_ended.result
+        assert result.doubled
+        assert [(s.points, s.total) for s in result.scores] == [(138, 138), (0, 0)]
+    plain = older(doubled, "doubled")
+    assert plain == ev.RoundEnded(1, 0, ev.EndReason.WENT_OUT, (138, 0), (138, 0))
+    assert not convert.table_event(20, 9, AT, plain, 0, RAMI51).round_ended.result.doubled
+
+
+def seen_rounds(state: GameState, viewer: int | None) -> list[tuple[list[int], bool]]:
+    """Each round of the table's view for ``viewer``: the seats' totals, and doubled."""
+    committed = Committed(uuid.uuid4(), 1, 0, state, viewer, 0, ())
+    view = convert.table_view(committed, {}, "table")
+    return [([s.total for s in r.scores], r.doubled) for r in view.round_results]
+
+
+def test_the_view_gives_each_round_the_totals_after_it_as_its_round_ended_event_did() -> None:
+    ended: list[ev.RoundEnded] = []
+
+    def keep(_: GameState, seat: int, a: Action, after: GameState, events: list[ev.Event]) -> None:
+        ended.extend(e for e in events if isinstance(e, ev.RoundEnded))
+
+    players = [GreedyBot(), GreedyBot()]
+    options = TableOptions(rounds=3)
+    state = play_game(CAFE, players, random.Random(20_240_603), options=options, observe=keep)
+    told = [(list(e.totals), e.doubled) for e in ended]
+    assert len(told) == 3 and told[0][0] != told[-1][0]
+    for viewer in (0, 1, None):
+        assert seen_rounds(state, viewer) == told
+
+
+def test_the_view_tells_which_rounds_were_doubled() -> None:
+    state = three_deals_to_200().state
+    assert seen_rounds(state, 0) == [([188, 0], True), ([188, 188], True), ([376, 188], True)]
 
 
 def logged(event: ev.Event) -> ev.Event:

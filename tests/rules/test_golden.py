@@ -59,10 +59,11 @@ def describe(event: Event) -> str | None:
             verb = "takes" if event.from_discard else "draws"
             return f"s{event.seat} {verb} {codes([event.card])}"
         case Reshuffled():
-            return f"reshuffle: stock {event.stock_size}, top {codes([event.discard_top])}"
+            top = codes([event.discard_top])
+            return f"reshuffle {event.count}: stock {event.stock_size}, top {top}"
         case Melded():
             laid = " ".join(f"m{m.id}[{codes(m.cards)}]" for m in event.melds)
-            return f"s{event.seat} melds {laid}"
+            return f"s{event.seat} melds {laid}{' (opens)' if event.opened else ''}"
         case LaidOff():
             return (
                 f"s{event.seat} lays off {codes(event.cards)} on m{event.meld.id}"

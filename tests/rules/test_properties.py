@@ -90,6 +90,9 @@ PLAIN_FIELDS = {
     "seed",
     "salt",
     "used",
+    "opening_points",
+    "count",
+    "doubled",
 }
 
 MAX_ACTIONS_PER_TURN = 2 + 2 * 14

@@ -159,11 +159,13 @@ def try_illegal(state: GameState, rng: random.Random, now: int) -> None:
                 claimer = rng.choice(playing(state))
                 check_refused(state, claimer, offered, now, Reason.RULE_NOT_IN_PLAY)
             else:
-                check_refused(state, seat, offered, now, Reason.CLAIM_NOT_ALLOWED)
+                window = state.claim_card >= 0 and now < state.claim_deadline_ms
+                mine = Reason.CLAIM_NOT_ALLOWED if window else Reason.CLAIM_WINDOW_CLOSED
+                check_refused(state, seat, offered, now, mine)
                 for other in state.claimants:
-                    check_refused(state, other, offered, now, Reason.CLAIM_NOT_ALLOWED)
+                    check_refused(state, other, offered, now, mine)
                 waiting = [s for s in playing(state) if s != seat and s not in state.claimants]
-                if state.claim_card >= 0 and now < state.claim_deadline_ms and waiting:
+                if window and waiting:
                     changed = Claim((state.claim_card + 1) % deck.size)
                     check_refused(state, waiting[0], changed, now, Reason.CLAIM_CARD_CHANGED)
         elif kind == 10 and owed:  # the taken card must be used before any discard
@@ -329,6 +331,9 @@ def play_checked(setup: Setup) -> set[str]:
         assert steps_this_round <= per_round
         for event in events:
             if isinstance(event, RoundEnded):
+                # The state keeps the round as the event told it.
+                kept = new.results[-1]
+                assert (kept.totals, kept.doubled) == (event.totals, event.doubled)
                 if event.reason == EndReason.WENT_OUT:
                     assert new.hands[event.winner] == [] and new.turn <= cap
                 elif event.reason == EndReason.BLOCKED:

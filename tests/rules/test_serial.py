@@ -31,6 +31,7 @@ from services.game.rules.serial import FORMAT_VERSION, StateFormatError, dumps, 
 from services.game.rules.simulate import Player, deal_action
 
 from .helpers import CAFE, Table
+from .test_event_details import three_deals_to_200
 
 STATES = int(os.environ.get("RULES_SERIAL_STATES", "40"))
 
@@ -123,6 +124,29 @@ def test_serial_keeps_why_the_game_ended_and_reads_states_stored_before_it_was_k
         loads(json.dumps(doc).encode())
 
 
+def test_serial_keeps_each_rounds_totals_and_doubling() -> None:
+    state = three_deals_to_200().state
+    loaded = loads(dumps(state))
+    assert loaded.results == state.results
+    assert [(r.totals, r.doubled) for r in loaded.results] == [
+        ((188, 0), True),
+        ((188, 188), True),
+        ((376, 188), True),
+    ]
+
+
+def test_serial_reads_round_results_stored_before_their_totals_were_kept() -> None:
+    state = three_deals_to_200().state
+    doc = json.loads(dumps(state))
+    # As stored by an earlier version: round, winner, reason and points only.
+    doc["results"] = [entry[:4] for entry in doc["results"]]
+    older = loads(json.dumps(doc).encode())
+    assert [r.penalties for r in older.results] == [r.penalties for r in state.results]
+    assert [r.totals for r in older.results] == [(188, 0), (188, 188), (376, 188)]
+    assert not any(r.doubled for r in older.results), "not known then: not doubled"
+    assert loads(dumps(older)) == older
+
+
 def test_serial_format_carries_its_version_and_refuses_others() -> None:
     table = Table(
         ["7S 7H JK 4C 5C 6C AH 3C 5D 9D JC KH 2S", "AD 3D 5D 7D 9S JD KS 2C 4S 6C 8C TH QH"],
@@ -168,7 +192,17 @@ def test_serial_damaged_documents_raise_state_format_error_only(key: str, value:
 
 @pytest.mark.parametrize(
     ("key", "value"),
-    [("hands", None), ("seats", []), ("hands", [["", None]]), ("stock", [1, "2"]), ("turn", [])],
+    [
+        ("hands", None),
+        ("seats", []),
+        ("hands", [["", None]]),
+        ("stock", [1, "2"]),
+        ("turn", []),
+        ("results", [[1, 0, "went_out", [0, 6], [0], False]]),
+        ("results", [[1, 0, "went_out", [0, 6], [0, "6"], False]]),
+        ("results", [[1, 0, "went_out", [0, 6, 1]]]),
+        ("results", [[1, 0, "went_out", [0, "6"]]]),
+    ],
 )
 def test_serial_fields_of_the_wrong_shape_are_refused(key: str, value: object) -> None:
     table = Table(

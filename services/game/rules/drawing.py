@@ -32,7 +32,8 @@ def rebuild_stock(state: GameState, events: Events) -> bool:
     random.Random(state.seed * 1009 + state.reshuffles).shuffle(stock)
     state.stock = stock
     state.reshuffles += 1
-    events.append(Reshuffled(len(stock), state.discard[-1] if state.discard else -1))
+    top = state.discard[-1] if state.discard else -1
+    events.append(Reshuffled(len(stock), top, state.reshuffles))
     return True
 
 

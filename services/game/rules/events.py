@@ -74,12 +74,20 @@ class Drew(Event):
 class Reshuffled(Event):
     stock_size: int
     discard_top: int
+    count: int = 0
+    """Reshuffles so far this round, this one included (0: logged before it was kept)."""
 
 
 @dataclass(frozen=True, slots=True)
 class Melded(Event):
     seat: int
     melds: tuple[Meld, ...]
+    opened: bool = False
+    """This action was the seat's opening (its first laying of the round)."""
+    opening_points: int = 0
+    """What the opening counted towards the table's points threshold (`rami51`,
+    `classic`), exempt or not; 0 for any other laying and where no threshold
+    applies (`cafe`, `contract`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +157,8 @@ class RoundEnded(Event):
     penalties: tuple[int, ...]
     """Points each seat scores this round (0 for the winner)."""
     totals: tuple[int, ...]
+    doubled: bool = False
+    """The scores were doubled: out in one go (`rami51` rami d'un coup, `classic` rami sec)."""
 
 
 @dataclass(frozen=True, slots=True)

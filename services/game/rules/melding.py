@@ -12,7 +12,7 @@ from .claims import close_claims
 from .errors import Reason, RuleError
 from .events import EndReason, Event, JokerSwapped, LaidOff, Melded
 from .guards import require_opened, require_turn, take_from_hand
-from .opening import check_laying, keep_one
+from .opening import check_laying, keep_one, opening_points
 from .rounds import end_round
 from .state import GameState, Phase
 from .turns import announce
@@ -47,10 +47,12 @@ def meld(state: GameState, seat: int, action: Meld, now: int, events: Events) ->
     left = take_from_hand(state.hands[seat], cards, state)
     shapes = [_shape(spec, state) for spec in action.melds]
     check_laying(state, seat, shapes, cards, len(left))
+    opening = not state.opened[seat]
+    points = opening_points(state, seat, shapes)
     placed = tuple(_place(state, seat, shape) for shape in shapes)
     state.hands[seat] = left
     state.opened[seat] = True
-    events.append(Melded(seat, placed))
+    events.append(Melded(seat, placed, opening, points))
     _after_play(state, seat, cards, now, events)
 
 

@@ -27,6 +27,15 @@ def keep_one(state: GameState, left: int) -> None:
         )
 
 
+def opening_points(state: GameState, seat: int, shapes: Sequence[Shape]) -> int:
+    """What ``shapes``, laid by ``seat`` in one action, count towards the table's
+    points threshold: 0 when the seat has opened already, and when the opening
+    is judged by no threshold (`cafe`) or by the deal's contract (`contract`)."""
+    if state.opened[seat] or state.options.opening_threshold <= 0 or state.contract():
+        return 0
+    return sum(meld_points(s, state.ruleset) for s in shapes)
+
+
 def check_opening(state: GameState, seat: int, shapes: Sequence[Shape], left: int) -> None:
     """Refuse a first laying that misses the table's threshold or the deal's contract."""
     rules = state.ruleset
@@ -39,7 +48,7 @@ def check_opening(state: GameState, seat: int, shapes: Sequence[Shape], left: in
     threshold = state.options.opening_threshold
     if threshold <= 0 or left <= rules.opening_exempt_left:
         return
-    points = sum(meld_points(s, rules) for s in shapes)
+    points = opening_points(state, seat, shapes)
     if points < threshold:
         raise RuleError(
             Reason.OPENING_TOO_LOW,

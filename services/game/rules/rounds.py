@@ -27,22 +27,26 @@ def _holds_joker(state: GameState, seat: int) -> bool:
     return any(state.ruleset.deck.is_joker(c) for c in state.hands[seat])
 
 
+def doubled(state: GameState, reason: EndReason) -> bool:
+    """Whether the round's scores are doubled: "rami d'un coup" (`rami51`) or "rami
+    sec" (`classic`), out in a turn begun without having opened."""
+    in_one_go = reason == EndReason.WENT_OUT and not state.began_opened
+    return in_one_go and state.ruleset.scoring in (Scoring.WINNER_COLLECTS, Scoring.CLASSIC)
+
+
 def round_points(state: GameState, winner: int, reason: EndReason) -> list[int]:
     """What each seat scores this round (RULES.md sections 2-6)."""
     rules = state.ruleset
     points = [0] * state.seats
     seats = state.playing()
     hand = {s: hand_penalty(state.hands[s], rules) for s in seats}
-    went_out = reason == EndReason.WENT_OUT
-    # "Rami d'un coup" / "rami sec": out in a turn begun without having opened.
-    in_one_go = went_out and not state.began_opened
+    factor = 2 if doubled(state, reason) else 1
     if rules.scoring is Scoring.WINNER_COLLECTS:
-        if went_out:
-            points[winner] = sum(hand[s] for s in seats if s != winner) * (2 if in_one_go else 1)
+        if reason == EndReason.WENT_OUT:
+            points[winner] = sum(hand[s] for s in seats if s != winner) * factor
         else:
             points[winner] = sum(hand[s] - hand[winner] for s in seats if s != winner)
     elif rules.scoring is Scoring.CLASSIC:
-        factor = 2 if in_one_go else 1
         for s in seats:
             if s == winner:
                 points[s] = -10 * factor
@@ -57,14 +61,16 @@ def round_points(state: GameState, winner: int, reason: EndReason) -> list[int]:
 
 def end_round(state: GameState, winner: int, reason: EndReason, events: Events) -> None:
     """Score the round; ``winner`` is -1 when nobody won (a capped `contract` deal)."""
-    points = round_points(state, winner, reason)
+    points = tuple(round_points(state, winner, reason))
+    twice = doubled(state, reason)
     for s in range(state.seats):
         state.totals[s] += points[s]
-    state.results.append(RoundResult(state.round_no, winner, reason.value, tuple(points)))
+    totals = tuple(state.totals)
+    state.results.append(RoundResult(state.round_no, winner, reason.value, points, totals, twice))
     state.deadline_ms = 0
     state.taken_discard = state.drawn = state.claim_card = -1
     state.claimants = []
-    events.append(RoundEnded(state.round_no, winner, reason, tuple(points), tuple(state.totals)))
+    events.append(RoundEnded(state.round_no, winner, reason, points, totals, twice))
     events.append(DeckRevealed(state.round_no, state.deal_order, state.seed, state.deal_salt))
     _after_round(state, events)
 

@@ -94,13 +94,35 @@ def dumps(state: GameState) -> bytes:
         "claimants": state.claimants,
         "buy_backs": state.buy_backs,
         "deal": [list(state.deal_order), state.deal_salt],
-        "results": [[r.round_no, r.winner, r.reason, list(r.penalties)] for r in state.results],
+        "results": [
+            [r.round_no, r.winner, r.reason, list(r.penalties), list(r.totals), r.doubled]
+            for r in state.results
+        ],
     }
     return orjson.dumps(doc)
 
 
 def _ints(value: object) -> bool:
     return isinstance(value, list) and all(isinstance(x, int) for x in value)
+
+
+def _results(entries: list[list[Any]]) -> list[RoundResult]:
+    """The rounds played, from their documents: ``[round, winner, reason, penalties,
+    totals, doubled]``. States stored before the totals and the doubling were kept
+    hold only the first four: each round's totals are then the penalties summed up
+    to it (exact unless a `classic` buy-back reset a total since the game began),
+    and the round counts as not doubled (the stored points were right either way)."""
+    results = []
+    running: list[int] = []
+    for entry in entries:
+        penalties = tuple(entry[3])
+        running = [t + p for t, p in zip(running or [0] * len(penalties), penalties, strict=True)]
+        older = len(entry) == 4
+        totals = tuple(running) if older else tuple(entry[4])
+        running = list(totals)
+        doubled = False if older else entry[5]
+        results.append(RoundResult(entry[0], entry[1], entry[2], penalties, totals, doubled))
+    return results
 
 
 def _checked(state: GameState) -> GameState:
@@ -126,6 +148,11 @@ def _checked(state: GameState) -> GameState:
         and len(state.opened) == len(state.totals) == len(state.status) == n
         and all(isinstance(v, int) for v in (*scalars, *flags))
         and all(isinstance(c, int) for m in state.melds for c in m.cards)
+        and all(
+            len(r.penalties) == len(r.totals) == n
+            and all(isinstance(v, int) for v in (*r.penalties, *r.totals, r.doubled))
+            for r in state.results
+        )
     )
     if not well_formed:
         raise StateFormatError("not a table state: a field has the wrong shape")
@@ -164,7 +191,7 @@ def loads(data: bytes) -> GameState:
                 reshuffles=t[9],
                 seed=t[10],
                 winner=t[11],
-                results=[RoundResult(r[0], r[1], r[2], tuple(r[3])) for r in doc["results"]],
+                results=_results(doc["results"]),
                 began_opened=t[12],
                 moved=t[13],
                 taken_used=t[14],

@@ -30,6 +30,11 @@ class RoundResult:
     winner: int
     reason: str
     penalties: tuple[int, ...]
+    """Points each seat scored in the round."""
+    totals: tuple[int, ...]
+    """Each seat's game total after the round (before any buy-back it led to)."""
+    doubled: bool = False
+    """The scores were doubled (`rami51` rami d'un coup, `classic` rami sec)."""
 
 
 @dataclass(slots=True)
