@@ -40,10 +40,16 @@ _KINDS: dict[str, type[ev.Event]] = {
         ev.DeckRevealed,
     )
 }
+_FIELDS = {cls: frozenset(f.name for f in dataclasses.fields(cls)) for cls in _KINDS.values()}
 
 
 def kind_of(event: ev.Event) -> str:
     return type(event).__name__
+
+
+def eliminated(events: list[ev.Event]) -> list[int]:
+    """The seats these events put out of the game: their players leave the table."""
+    return [e.seat for e in events if isinstance(e, ev.PlayerEliminated)]
 
 
 def _out(value: Any) -> Any:
@@ -84,7 +90,12 @@ def encode(event: ev.Event) -> bytes:
 
 def decode(kind: str, payload: bytes) -> ev.Event:
     cls = _KINDS[kind]
-    fields = {name: _in(value) for name, value in orjson.loads(payload).items()}
+    known = _FIELDS[cls]
+    # A field this build does not know (logged by a newer replica, mid-upgrade) is
+    # left out: events gain fields with defaults, so older readers lose only news.
+    fields = {
+        name: _in(value) for name, value in orjson.loads(payload).items() if name in known
+    }
     if cls in (ev.RoundEnded, ev.GameEnded):
         fields["reason"] = ev.EndReason(fields["reason"])
     return cls(**fields)

@@ -279,6 +279,7 @@ class TableMoves(TableStore):
                 request_id,
                 response.SerializeToString() if request_id else None,
                 move.digest,
+                eventlog.eliminated(events),
             )
         except asyncpg.UniqueViolationError:
             return None  # a retry of this very request was answered first: replay it

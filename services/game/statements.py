@@ -69,12 +69,15 @@ COMPARE_AND_SET = (
     " unnest($7::bigint[], $8::text[], $9::bytea[]) AS e(s, k, p)),"
     " answered AS (INSERT INTO action_requests"
     " (table_id, player_id, request_id, response, digest)"
-    " SELECT $1, $10, $11, $12, $13 FROM moved WHERE $11 <> '')"
+    " SELECT $1, $10, $11, $12, $13 FROM moved WHERE $11 <> ''),"
+    " gone AS (UPDATE table_seats SET left_at = now() FROM moved"
+    " WHERE table_seats.table_id = $1 AND seat = ANY($14::int[]) AND left_at IS NULL)"
     " SELECT count(*) AS moved,"
     " (extract(epoch from clock_timestamp()) * 1000)::bigint AS now_ms FROM moved"
 )
 """A move in one statement: the state and version (only if the version is still the
-one judged from), the events it caused and the request's answer."""
+one judged from), the events it caused, the request's answer, and the seats the
+move eliminated, which are then free to play elsewhere."""
 
 REMEMBER_REFUSAL = (
     "INSERT INTO action_requests (table_id, player_id, request_id, error, digest)"
@@ -98,12 +101,15 @@ REMEMBER_ANSWER = (
 WRITE_LOCKED = (
     "WITH moved AS (UPDATE tables SET state = $2, version = $3, last_seq = $4,"
     " turn_deadline = $5, status = $6, updated_at = now(),"
-    " finished_at = CASE WHEN $6 = 'finished' THEN now() END WHERE id = $1)"
+    " finished_at = CASE WHEN $6 = 'finished' THEN now() END WHERE id = $1),"
+    " gone AS (UPDATE table_seats SET left_at = now()"
+    " WHERE table_id = $1 AND seat = ANY($11::int[]) AND left_at IS NULL)"
     " INSERT INTO table_events (table_id, seq, version, kind, payload, created_at)"
     " SELECT $1, s, $3, k, p, $10 FROM unnest($7::bigint[], $8::text[], $9::bytea[])"
     " AS e(s, k, p)"
 )
-"""A move under the row lock, in one statement: the new state and the events it caused."""
+"""A move under the row lock, in one statement: the new state, the events it caused
+and the seats it eliminated."""
 
 PLAYER_RATINGS = "SELECT id, rating FROM players WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE"
 """Locked until the game's commit, in one order: two games a player ends at once

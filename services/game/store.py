@@ -169,6 +169,7 @@ class TableStore:
             [eventlog.kind_of(e) for e in events],
             [eventlog.encode(e) for e in events],
             timestamp(now_ms),
+            eventlog.eliminated(events),
         )
         logged = tuple(zip(seqs, events, strict=True))
         return Committed(table_id, version, last_seq, state, seat, now_ms, logged)
