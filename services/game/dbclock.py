@@ -17,6 +17,9 @@ from collections.abc import Callable
 
 FRESH_S = 2.0
 """A sample older than this says nothing: the move reads the database's clock."""
+MAX_ROUND_TRIP_S = 0.1
+"""A slower sample is not kept: its statement may have waited for a lock before it
+read the clock, so the midpoint could be off by up to the whole round trip."""
 RENEW_S = 0.25
 """A sample with a longer round trip than the kept one replaces it only after this long."""
 HOLD_MS = 1000
@@ -37,6 +40,8 @@ class DbClock:
         """A query sent at ``sent`` and answered at ``received`` (monotonic seconds)
         read the database's clock as ``db_ms``."""
         round_trip = received - sent
+        if round_trip > MAX_ROUND_TRIP_S:
+            return
         if round_trip > self._round_trip and received - self._at < RENEW_S:
             return  # the kept sample is recent and tighter
         self._offset_ms = db_ms - (sent + received) * 500

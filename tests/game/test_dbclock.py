@@ -4,7 +4,7 @@ and none at all without a recent sample."""
 
 from __future__ import annotations
 
-from services.game.dbclock import FRESH_S, RENEW_S, DbClock
+from services.game.dbclock import FRESH_S, MAX_ROUND_TRIP_S, RENEW_S, DbClock
 
 
 class Ticks:
@@ -80,3 +80,18 @@ def test_the_estimate_follows_the_database_clock_set_back() -> None:
     ticks.now = 100.5
     clock.saw(DB_MS - 3_600_000, sent=100.499, received=100.501)
     assert clock.now_ms() == DB_MS - 3_600_000
+
+
+def test_a_sample_that_may_have_waited_for_a_lock_is_not_kept() -> None:
+    """A compare-and-set that queued behind a lock for 2 s read the clock at its
+    end: its midpoint would put the estimate a second ahead."""
+    ticks = Ticks(100.0)
+    clock = DbClock(ticks)
+    clock.saw(DB_MS, sent=99.999, received=100.0)
+    ticks.now = 102.5
+    waited = 2.0
+    assert waited > MAX_ROUND_TRIP_S
+    clock.saw(DB_MS + 2_500, sent=100.5, received=100.5 + waited)  # read at the end
+    assert clock.now_ms() is None, "only the lock-free sample, now too old"
+    clock.saw(DB_MS + 2_500, sent=102.499, received=102.501)
+    assert clock.now_ms() == DB_MS + 2_500
