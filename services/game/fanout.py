@@ -324,6 +324,8 @@ class Fanout:
                 end(sub, UNREADABLE)
         finally:
             self._running.pop(table_id, None)
+            if table_id not in self._subs:
+                self._pending.discard(table_id)  # nobody left to read it for
 
     def _push(self, sub: Subscription, events: list[LoggedEvent]) -> None:
         if not sub.live:

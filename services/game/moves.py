@@ -140,19 +140,22 @@ class TableMoves(TableStore):
             log.debug(
                 "action_applied", table_id=str(table_id), action=kind, version=committed.version
             )
-            self._published(committed)
             count_endings(committed)
         return response
 
     async def _act(self, move: _Move) -> tuple[Message | bytes, Committed | None]:
         async with self._pool.acquire() as con:
             outcome = await self._from_known(con, move)
-            if outcome is not None:
-                return outcome
-            for _ in range(CAS_ATTEMPTS):
+            tries = 0
+            while outcome is None and tries < CAS_ATTEMPTS:
                 outcome = await self._attempt(con, move)
-                if outcome is not None:
-                    return outcome
+                tries += 1
+            if outcome is not None:
+                if outcome[1] is not None:
+                    # Announced before the connection goes back: a cancel while it
+                    # does must not leave a committed move unannounced.
+                    self._published(outcome[1])
+                return outcome
         raise Refusal(
             grpc.StatusCode.ABORTED, "CONFLICT", "Another move got there first: try again."
         )
