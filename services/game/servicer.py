@@ -277,6 +277,7 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
         build: Callable[[], act.Action],
         response: Callable[..., Resp],
     ) -> Resp:
+        await require_player(context)  # who asks comes first, as for every other move
         try:
             action = build()
         except Refusal as refusal:

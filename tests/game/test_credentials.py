@@ -143,6 +143,27 @@ async def test_only_the_service_credential_creates_tables(
         assert await db.count_tables() == 1
 
 
+async def test_a_move_is_refused_to_the_service_credential_before_its_body_is_read(
+    channel: grpc.aio.Channel,
+) -> None:
+    """Who asks is judged first, for every move: a malformed body does not change
+    the answer to a caller who may not move at all."""
+    players = [await login(channel, f"P{i}") for i in range(2)]
+    table_id = await create_table(channel, players)
+    stub = game_pb2_grpc.GameServiceStub(channel)
+    service = bearer(issue_service_token("matchmaker", secret=SECRET, now=time.time()))
+    malformed = [
+        stub.Meld(game_pb2.MeldRequest(table_id=table_id), metadata=service),
+        stub.LayOff(game_pb2.LayOffRequest(table_id=table_id), metadata=service),
+        stub.SwapJoker(game_pb2.SwapJokerRequest(table_id=table_id), metadata=service),
+    ]
+    for call in malformed:
+        assert await refused(call) == (
+            grpc.StatusCode.PERMISSION_DENIED,
+            "PLAYER_CREDENTIAL_REQUIRED",
+        )
+
+
 async def test_refresh_needs_the_callers_own_valid_token(channel: grpc.aio.Channel) -> None:
     me, other = await login(channel, "Me"), await login(channel, "Other")
     stub = auth_pb2_grpc.AuthServiceStub(channel)
