@@ -81,11 +81,15 @@ def _seated(row: asyncpg.Record) -> tuple[SeatPlayer, ...]:
 
 
 def request_digest(request: Message) -> bytes:
-    """What a request asked, but its id: the same id must always ask the same."""
+    """What a request asked, but its id: the same id must always ask the same, with
+    the same call (two calls' requests can hold the same bytes)."""
     asked = type(request)()
     asked.CopyFrom(request)
     asked.ClearField("request_id")
-    return hashlib.blake2b(asked.SerializeToString(deterministic=True), digest_size=16).digest()
+    digest = hashlib.blake2b(request.DESCRIPTOR.full_name.encode(), digest_size=16)
+    digest.update(b"\0")
+    digest.update(asked.SerializeToString(deterministic=True))
+    return digest.digest()
 
 
 def _reused() -> Refusal:
@@ -123,9 +127,6 @@ class TableMoves(TableStore):
         with the action; a replayed ``request_id`` gets the first answer's bytes,
         unless its ``digest`` (`request_digest`) differs: then REQUEST_ID_REUSED."""
         kind = type(action).__name__
-        if request_id:
-            # Scoped by the call: an id reused for another kind of move is a new request.
-            request_id = f"{kind}:{request_id}"
         started = time.perf_counter()
         move = _Move(table_id, player_id, action, respond, request_id, expected_version, digest)
         try:

@@ -169,6 +169,11 @@ async def test_a_request_id_sent_with_another_move_is_refused_and_changes_nothin
     assert await refused(later) == reused
     assert await snapshot([*on_a, *on_b], table_id) == before
 
+    # The same id with another call (a Leave, whose request holds the same bytes
+    # as a draw's): refused too, and the game goes on.
+    assert await refused(on_b[0].send(table_id, Leave(), request_id="r1")) == reused
+    assert await snapshot([*on_a, *on_b], table_id) == before
+
     # The same request again is a retry: its first answer, on either replica.
     again = await on_b[0].send(table_id, Discard(hand[0]), request_id="r1")
     assert again.SerializeToString() == first.SerializeToString()

@@ -38,8 +38,9 @@ class GameServiceStub:
     retry with the same id returns the first answer and
     applies nothing twice, so retry freely on UNAVAILABLE
     or DEADLINE_EXCEEDED. The same id with another request
-    (other fields) is refused: INVALID_ARGUMENT,
-    REQUEST_ID_REUSED.
+    (another call, or other fields) is refused:
+    INVALID_ARGUMENT, REQUEST_ID_REUSED. Ids are the
+    player's own: another player's never clash with them.
     expected_version  optional, the `version` of the view the player acted
     on. If the table has moved on, the call fails with
     ABORTED and nothing is applied (AIP-154).
@@ -159,8 +160,9 @@ class GameServiceServicer:
     retry with the same id returns the first answer and
     applies nothing twice, so retry freely on UNAVAILABLE
     or DEADLINE_EXCEEDED. The same id with another request
-    (other fields) is refused: INVALID_ARGUMENT,
-    REQUEST_ID_REUSED.
+    (another call, or other fields) is refused:
+    INVALID_ARGUMENT, REQUEST_ID_REUSED. Ids are the
+    player's own: another player's never clash with them.
     expected_version  optional, the `version` of the view the player acted
     on. If the table has moved on, the call fails with
     ABORTED and nothing is applied (AIP-154).
@@ -404,8 +406,9 @@ class GameService:
     retry with the same id returns the first answer and
     applies nothing twice, so retry freely on UNAVAILABLE
     or DEADLINE_EXCEEDED. The same id with another request
-    (other fields) is refused: INVALID_ARGUMENT,
-    REQUEST_ID_REUSED.
+    (another call, or other fields) is refused:
+    INVALID_ARGUMENT, REQUEST_ID_REUSED. Ids are the
+    player's own: another player's never clash with them.
     expected_version  optional, the `version` of the view the player acted
     on. If the table has moved on, the call fails with
     ABORTED and nothing is applied (AIP-154).

@@ -33,8 +33,9 @@ class GameServiceStub:
                         retry with the same id returns the first answer and
                         applies nothing twice, so retry freely on UNAVAILABLE
                         or DEADLINE_EXCEEDED. The same id with another request
-                        (other fields) is refused: INVALID_ARGUMENT,
-                        REQUEST_ID_REUSED.
+                        (another call, or other fields) is refused:
+                        INVALID_ARGUMENT, REQUEST_ID_REUSED. Ids are the
+                        player's own: another player's never clash with them.
       expected_version  optional, the `version` of the view the player acted
                         on. If the table has moved on, the call fails with
                         ABORTED and nothing is applied (AIP-154).
@@ -140,8 +141,9 @@ class GameServiceAsyncStub(GameServiceStub):
                         retry with the same id returns the first answer and
                         applies nothing twice, so retry freely on UNAVAILABLE
                         or DEADLINE_EXCEEDED. The same id with another request
-                        (other fields) is refused: INVALID_ARGUMENT,
-                        REQUEST_ID_REUSED.
+                        (another call, or other fields) is refused:
+                        INVALID_ARGUMENT, REQUEST_ID_REUSED. Ids are the
+                        player's own: another player's never clash with them.
       expected_version  optional, the `version` of the view the player acted
                         on. If the table has moved on, the call fails with
                         ABORTED and nothing is applied (AIP-154).
@@ -243,8 +245,9 @@ class GameServiceServicer(metaclass=abc.ABCMeta):
                         retry with the same id returns the first answer and
                         applies nothing twice, so retry freely on UNAVAILABLE
                         or DEADLINE_EXCEEDED. The same id with another request
-                        (other fields) is refused: INVALID_ARGUMENT,
-                        REQUEST_ID_REUSED.
+                        (another call, or other fields) is refused:
+                        INVALID_ARGUMENT, REQUEST_ID_REUSED. Ids are the
+                        player's own: another player's never clash with them.
       expected_version  optional, the `version` of the view the player acted
                         on. If the table has moved on, the call fails with
                         ABORTED and nothing is applied (AIP-154).
