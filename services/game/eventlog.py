@@ -93,9 +93,7 @@ def decode(kind: str, payload: bytes) -> ev.Event:
     known = _FIELDS[cls]
     # A field this build does not know (logged by a newer replica, mid-upgrade) is
     # left out: events gain fields with defaults, so older readers lose only news.
-    fields = {
-        name: _in(value) for name, value in orjson.loads(payload).items() if name in known
-    }
+    fields = {name: _in(value) for name, value in orjson.loads(payload).items() if name in known}
     if cls in (ev.RoundEnded, ev.GameEnded):
         fields["reason"] = ev.EndReason(fields["reason"])
     return cls(**fields)
