@@ -338,15 +338,13 @@ class Connection:
                 yield view
                 continue
             if refused.code == grpc.StatusCode.UNAUTHENTICATED:
-                if resume.relogged:  # refused even fresh: sign in again, but not at once
-                    resume.failed(refused, "The game service refused the sign-in: trying again…")
-                    await backoff.wait()
-                elif self.token != opened_with:  # refreshed meanwhile: resume with that
-                    resume.relogged = True
-                    continue
-                # TOKEN_EXPIRED (the stream's token) or TOKEN_INVALID: sign in again.
-                await self.login()
-                resume.relogged = True
+                await resume.sign_in_again(
+                    refused,
+                    "The game service refused the sign-in: trying again…",
+                    refreshed=self.token != opened_with,
+                    login=self.login,
+                    pause=backoff.wait,
+                )
                 continue
             if rate_limited_for(refused) is not None:
                 limited_at = limited_at or time.monotonic()

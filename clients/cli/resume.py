@@ -1,18 +1,21 @@
-"""When a table's `Watch` stream that keeps failing is given up, and what the
-player is told meanwhile.
+"""When a stream the client follows across reconnects (a table's `Watch`, the
+matchmaker's wait for a table) is given up, and what the player is told meanwhile.
 
-An outage begins when a healthy stream (one that delivered an event, or stayed
-open `SETTLED_S`) fails, and lasts until a resumed stream is healthy again. Every
-attempt in between that fails without delivering anything counts against one
-give-up clock, however well the table's snapshot (GetTable) answers. The player
-is told once that the stream is lost, and once that it is back.
+An outage begins when a healthy stream (one that delivered something worth
+having, or stayed open `SETTLED_S`) fails, and lasts until a resumed stream is
+healthy again. Every attempt in between that fails without that counts against
+one give-up clock, however well the server answers other calls (the table's
+snapshot, the ticket). The player is told once that the stream is lost, and once
+that it is back. A token refused even right after a fresh sign-in is signed in
+again after a pause, not at once, and counts against the same clock.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
 import grpc
 
@@ -25,27 +28,55 @@ SETTLED_S = 10.0
 after that is a new outage, with a clock of its own."""
 
 
+@dataclass(frozen=True, slots=True)
+class Followed:
+    """What a stream follows, in the player's words."""
+
+    service: str
+    """The server that streams it: "game service"."""
+    stream: str
+    """The stream, as the server's: "its stream of this table"."""
+    stopped: str
+    """What giving it up stops: "stopped following the table"."""
+    back: str
+    """Told once the stream is healthy again; `{position}`: where it resumed."""
+
+
+TABLE = Followed(
+    "game service",
+    "its stream of this table",
+    "stopped following the table",
+    "Reconnected: resuming after event {position}.",
+)
+
+
 class Resume:
-    """One table stream's health across its reconnects."""
+    """One stream's health across its reconnects."""
 
     def __init__(
-        self, notify: Callable[[str], None], give_up_after: float, target: str, signer: str
+        self,
+        notify: Callable[[str], None],
+        give_up_after: float,
+        target: str,
+        signer: str,
+        followed: Followed = TABLE,
     ) -> None:
-        """`target`: the game service streaming the table; `signer`: the server
-        that signs the player in."""
+        """`target`: the server streaming; `signer`: the server that signs the
+        player in (often the same address)."""
         self.notify, self.give_up_after = notify, give_up_after
-        self.target, self.signer = target, signer
+        self.target, self.signer, self.followed = target, signer, followed
         self.lost_at: float | None = None
         """When the current outage began; None while the stream is healthy."""
         self.relogged = False
         """Signed in afresh since the stream was last healthy, for a refused token."""
         self.answered = False
-        """The table's snapshot answered during the current outage."""
+        """The server answered another call (the table's snapshot, say) during
+        the current outage."""
         self.shown_seq: int | None = None
         self.resumed_from = 0
         self._timer: asyncio.TimerHandle | None = None
 
-    def opened(self, position: int) -> None:
+    def opened(self, position: int = 0) -> None:
         """A stream is opened from `position`: healthy if it stays open a while."""
         self.resumed_from = position
         self._timer = asyncio.get_running_loop().call_later(SETTLED_S, self.healthy)
@@ -58,7 +89,7 @@ class Resume:
     def healthy(self) -> None:
         """The stream delivers (or has stayed open): any outage is over."""
         if self.lost_at is not None:
-            self.notify(f"Reconnected: resuming after event {self.resumed_from}.")
+            self.notify(self.followed.back.format(position=self.resumed_from))
         self.lost_at, self.relogged, self.answered, self.shown_seq = None, False, False, None
 
     def failed(self, refused: Refused, notice: str) -> None:
@@ -69,6 +100,30 @@ class Resume:
             self.notify(notice)
         elif time.monotonic() - self.lost_at > self.give_up_after:
             raise self.given_up(refused)
+
+    async def sign_in_again(
+        self,
+        refused: Refused,
+        notice: str,
+        *,
+        refreshed: bool,
+        login: Callable[[], Awaitable[None]],
+        pause: Callable[[], Awaitable[None]],
+    ) -> None:
+        """The stream's token was refused (UNAUTHENTICATED, ``refused``): get one
+        to open it again with. A token renewed since the stream was opened
+        (``refreshed``) is used as it is. Otherwise the player signs in again: at
+        once the first time since the stream was healthy; after that, only
+        after ``pause``, the refusal counting as a failure (`failed`, ``notice``)."""
+        if self.relogged:  # refused even fresh: sign in again, but not at once
+            self.failed(refused, notice)
+            await pause()
+        elif refreshed:
+            self.relogged = True
+            return
+        # TOKEN_EXPIRED (the stream's token) or TOKEN_INVALID: sign in again.
+        await login()
+        self.relogged = True
 
     def fresh(self, view: table_pb2.TableView) -> bool:
         """The snapshot answered: True if it is worth showing (not the one shown
@@ -81,20 +136,25 @@ class Resume:
 
     def given_up(self, refused: Refused) -> Refused:
         waited = f"{self.give_up_after:g} s"
-        if refused.code == grpc.StatusCode.UNAUTHENTICATED:
+        server = f"The {self.followed.service} at {self.target}"
+        if refused.code == grpc.StatusCode.UNAUTHENTICATED and self.signer == self.target:
             why = (
-                f"The game service at {self.target} keeps refusing the sign-in from"
-                f" {self.signer}, even a fresh one: the two servers may not share a signing key."
+                f"{server} keeps refusing the sign-in given at that same address, even a"
+                " fresh one: the servers behind it may not share a signing key."
+            )
+        elif refused.code == grpc.StatusCode.UNAUTHENTICATED:
+            why = (
+                f"{server} keeps refusing the sign-in from {self.signer}, even a fresh one:"
+                " the two servers may not share a signing key."
             )
         elif self.answered:
             why = (
-                f"The game service at {self.target} answers, but its stream of this table"
-                f" has kept failing for over {waited} ({refused.message}): stopped following"
-                " the table."
+                f"{server} answers, but {self.followed.stream} has kept failing for over"
+                f" {waited} ({refused.message}): {self.followed.stopped}."
             )
         else:
             why = (
-                f"The game service at {self.target} has not answered for over {waited}"
-                f" ({refused.message}): stopped following the table."
+                f"{server} has not answered for over {waited} ({refused.message}):"
+                f" {self.followed.stopped}."
             )
         return Refused(refused.code, refused.reason, why, refused.metadata)

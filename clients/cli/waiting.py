@@ -2,6 +2,13 @@
 with an invite code. Each wait follows its stream to the match, across a
 dropped stream where that makes sense.
 
+The matchmaker cancels a ticket whose stream closed, so a wait that reconnects
+first asks what became of its ticket (matched meanwhile: that is the table),
+then queues again, replacing the ticket if it is still live. A stream that
+keeps failing, or whose token is refused even right after a fresh sign-in, is
+given up after the connection's usual wait, saying why; the player is told
+once that the matchmaker is lost, and once that it is back (see `Resume`).
+
 A player the matchmaker still sees seated (ALREADY_SEATED) is sent back to that
 table when they queue (`rummy play`); `host` and `join` stop instead, saying so,
 since that is not what was asked.
@@ -11,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,11 +26,12 @@ import grpc
 
 from services.common.pb.rummy.v1 import matchmaker_pb2 as mm
 
-from .connection import STREAM_RETRYABLE, Backoff, Connection
+from .connection import CALL_TIMEOUT_S, STREAM_RETRYABLE, Backoff, Connection
 from .identity import Identity, LastMatch
 from .invocation import command_line
 from .matchmaking import ALREADY_SEATED, QueueChoice, Say, remember, seat_kept
 from .refusals import Refused, rate_limited_for, refusal
+from .resume import Followed, Resume
 
 BOTS_AFTER_MS = 300
 """With --bots, how long to wait for people before bots take the empty seats."""
@@ -34,6 +42,14 @@ PRIVATE_TABLE_OPEN = "PRIVATE_TABLE_OPEN"
 """The client's own reason: this player already waits at a private table."""
 HOSTING = "host a new table"
 """What `rummy host` asks for, as a seat kept elsewhere refuses it (`seat_kept`)."""
+LOST = "Lost the matchmaker: reconnecting…"
+SIGN_IN_REFUSED = "The matchmaker refused the sign-in: trying again…"
+WAIT = Followed(
+    "matchmaker",
+    "the stream of this wait",
+    "stopped waiting for a table",
+    "Reconnected to the matchmaker: waiting again.",
+)
 
 
 def joining(code: str) -> str:
@@ -59,8 +75,8 @@ async def _not_a_private_table(conn: Connection, ticket_id: str) -> None:
 class _Wait:
     """One kind of waiting stream: how it is opened, and what the player is told."""
 
-    stream: Callable[[], AsyncIterator[Any]]
-    """Opens the stream (again after a drop)."""
+    stream: Callable[[], Any]
+    """Opens the stream (again after a drop): a `grpc.aio` call."""
     queued: Callable[[mm.Ticket], str]
     """The sentence when the ticket is first queued."""
     progress: Callable[[mm.QueueProgress], int]
@@ -75,80 +91,102 @@ class _Wait:
 
 
 async def _wait(conn: Connection, identity: Identity, wait: _Wait, say: Say) -> LastMatch:
-    """Follow a waiting stream to its match; survives a dropped stream if `wait.again`."""
+    """Follow a waiting stream to its match; survives a dropped stream if `wait.again`
+    (until `Resume` gives it up)."""
     backoff = Backoff()
-    ticket_id = ""
+    resume = Resume(say, conn.give_up_after, conn.server, conn.server, WAIT)
+    ticket_id = ""  # the ticket the stream last followed (a reconnect makes another)
     told = -1
     replaced = False
     limited_at: float | None = None
     while True:
+        opened_with = conn.token
+        call = wait.stream()
+        resume.opened()
         try:
-            async for update in wait.stream():
-                backoff.reset()
+            async for update in call:
                 limited_at = None
                 which = update.WhichOneof("update")
                 if which == "ticket" and update.ticket.state == mm.TICKET_STATE_QUEUED:
-                    if not ticket_id:
+                    # The matchmaker answers, but only what comes next shows that
+                    # the stream works: a stream failing after each ticket is an outage.
+                    resume.answered = True
+                    if update.ticket.ticket_id != ticket_id:
+                        if not ticket_id:
+                            say(wait.queued(update.ticket))
                         ticket_id = update.ticket.ticket_id
                         identity.remember_match(LastMatch(conn.server, "", -1, "", ticket_id))
-                        say(wait.queued(update.ticket))
                 elif which == "ticket" and update.ticket.state != mm.TICKET_STATE_MATCHED:
                     raise Refused(
                         grpc.StatusCode.ABORTED,
                         "TICKET_ENDED",
                         update.ticket.end_message or "The matchmaker gave up on this ticket.",
                     )
-                elif which == "progress" and wait.progress(update.progress) != told:
-                    told = wait.progress(update.progress)
-                    say(wait.progress_text(told))
+                elif which == "progress":
+                    backoff.reset()
+                    resume.healthy()
+                    if wait.progress(update.progress) != told:
+                        told = wait.progress(update.progress)
+                        say(wait.progress_text(told))
                 elif which == "match":
                     return remember(identity, conn, update.match, ticket_id)
+            refused = Refused(grpc.StatusCode.UNKNOWN, "", "the stream ended without a table")
         except grpc.aio.AioRpcError as error:
             refused = refusal(error)
-            if refused.reason == ALREADY_SEATED and refused.metadata.get("table_id"):
-                table = refused.metadata["table_id"]
-                if wait.instead:
-                    raise seat_kept(conn, identity, table, wait.instead) from None
-                say(f"You are already seated at table {table}: going back to it.")
-                known = refused.metadata.get("game_target", "")
-                return LastMatch(conn.server, table, -1, known, "")
-            if refused.reason == "TICKET_EXISTS" and not replaced:
-                # A ticket left by a client stopped a moment ago: this wait replaces it.
-                # Not a private table's: friends may be joining it, from this device's
-                # other client (a host here and a join there would close it).
-                live = refused.metadata.get("ticket_id", "")
+        finally:
+            call.cancel()
+            resume.closed()
+        if refused.reason == ALREADY_SEATED and refused.metadata.get("table_id"):
+            table = refused.metadata["table_id"]
+            # Seated by this wait's own ticket, matched while its stream was down?
+            match = await _matched(conn, ticket_id, resume)
+            if match is not None and match.table_id == table:
+                return remember(identity, conn, match, ticket_id)
+            if wait.instead:
+                raise seat_kept(conn, identity, table, wait.instead)
+            say(f"You are already seated at table {table}: going back to it.")
+            known = refused.metadata.get("game_target", "")
+            return LastMatch(conn.server, table, -1, known, "")
+        live = refused.metadata.get("ticket_id", "")
+        own = bool(ticket_id) and live == ticket_id
+        if refused.reason == "TICKET_EXISTS" and (own or not replaced):
+            # This wait's own ticket, its dropped stream not seen closed yet; or one
+            # left by a client stopped a moment ago: this wait replaces it. Not
+            # another's private table's: friends may be joining it, from this
+            # device's other client (a host here and a join there would close it).
+            if not own:
                 await _not_a_private_table(conn, live)
-                try:
-                    await conn.call_matchmaker("Cancel", mm.CancelRequest(ticket_id=live))
-                except Refused as late:
-                    if late.reason != TICKET_MATCHING:
-                        raise
-                    await _being_seated(say)
-                    continue
-                replaced = True
-                continue
-            if refused.reason == TICKET_MATCHING:  # the ticket a new one would replace
+            try:
+                await conn.call_matchmaker("Cancel", mm.CancelRequest(ticket_id=live))
+            except Refused as late:
+                if late.reason != TICKET_MATCHING:
+                    raise
                 await _being_seated(say)
                 continue
-            if refused.code == grpc.StatusCode.UNAUTHENTICATED:
-                await conn.login()
-                continue
-            if rate_limited_for(refused) is not None:
-                limited_at = limited_at or time.monotonic()
-                if await conn.waited_out(refused, limited_at):
-                    continue  # turned away before any ticket was made
-            if refused.code not in STREAM_RETRYABLE:
-                raise refused from None
+            replaced = replaced or not own
+            continue
+        if refused.reason == TICKET_MATCHING:  # the ticket a new one would replace
+            await _being_seated(say)
+            continue
+        if refused.code == grpc.StatusCode.UNAUTHENTICATED:
+            await resume.sign_in_again(
+                refused,
+                SIGN_IN_REFUSED,
+                refreshed=conn.token != opened_with,
+                login=conn.login,
+                pause=backoff.wait,
+            )
+            continue
+        if rate_limited_for(refused) is not None:
+            limited_at = limited_at or time.monotonic()
+            if await conn.waited_out(refused, limited_at):
+                continue  # turned away before any ticket was made
+        if refused.code not in STREAM_RETRYABLE:
+            raise refused
         # The stream dropped: the ticket may have been matched in the meantime.
-        if ticket_id:
-            try:
-                reply = await conn.call_matchmaker(
-                    "GetTicket", mm.GetTicketRequest(ticket_id=ticket_id)
-                )
-                if reply.ticket.state == mm.TICKET_STATE_MATCHED:
-                    return remember(identity, conn, reply.ticket.match, ticket_id)
-            except Refused:
-                pass
+        match = await _matched(conn, ticket_id, resume)
+        if match is not None:
+            return remember(identity, conn, match, ticket_id)
         if ticket_id and not wait.again:
             identity.forget_match()
             raise Refused(
@@ -156,8 +194,26 @@ async def _wait(conn: Connection, identity: Identity, wait: _Wait, say: Say) -> 
                 "TABLE_CLOSED",
                 "Lost the matchmaker, and with it the private table: host a new one.",
             )
-        say("Lost the matchmaker: waiting again…")
+        resume.failed(refused, LOST)
         await backoff.wait()
+
+
+async def _matched(conn: Connection, ticket_id: str, resume: Resume) -> mm.Match | None:
+    """The match of ``ticket_id`` if it was matched (while its stream was down).
+    Asked once, not retried: the wait's own loop tries again (or gives up)."""
+    if not ticket_id:
+        return None
+    try:
+        reply = await conn.matchmaker.GetTicket(
+            mm.GetTicketRequest(ticket_id=ticket_id), metadata=conn.auth, timeout=CALL_TIMEOUT_S
+        )
+    except grpc.aio.AioRpcError:
+        return None
+    resume.answered = True
+    if reply.ticket.state != mm.TICKET_STATE_MATCHED:
+        return None
+    match: mm.Match = reply.ticket.match
+    return match
 
 
 async def _being_seated(say: Say) -> None:

@@ -6,9 +6,6 @@ import asyncio
 import contextlib
 import socket
 import time
-from collections import Counter
-from collections.abc import AsyncIterator
-from typing import Any
 
 import grpc
 import pytest
@@ -32,16 +29,17 @@ from tests.game.harness import (
     start_server,
 )
 
+from .front import WATCH, Failing, ended, front
 from .harness import servers
 
 KEEPALIVE_MS = 300
 """A client keepalive for the test: a dead connection is found in about 0.6 s."""
-WATCH = "/rummy.v1.GameService/Watch"
 GIVE_UP_S = 1.0
 """The client's give-up bound in the tests of a stream that never comes back."""
 MOST_WATCHES = 8
 """Watch attempts a client giving up after `GIVE_UP_S` stays under: its backoff
 waits at least 0.14, 0.28, 0.56 and 1.12 s between its first five."""
+UNDECODABLE = Failing(WATCH, grpc.StatusCode.INTERNAL, "Cannot decode an event of this table.")
 
 
 class Follower:
@@ -223,72 +221,6 @@ async def test_a_watch_turned_away_by_a_full_server_comes_back_when_told(
     assert notes[0] == "The game is very busy right now: trying again in a few seconds…"
 
 
-@contextlib.asynccontextmanager
-async def front(
-    target: str, watch: grpc.StatusCode | None = None
-) -> AsyncIterator[tuple[str, Counter[str]]]:
-    """A real gRPC server passing every call on to the server at ``target``; with
-    ``watch``, it answers every Watch itself with that status instead. Yields its
-    address and the calls it was asked, counted by method."""
-    asked: Counter[str] = Counter()
-    upstream = grpc.aio.insecure_channel(target)
-
-    def unary(method: str) -> Any:
-        call = upstream.unary_unary(method)
-
-        async def handle(request: bytes, context: grpc.aio.ServicerContext) -> bytes:
-            try:
-                reply: bytes = await call(request, metadata=context.invocation_metadata())
-            except grpc.aio.AioRpcError as error:
-                await context.abort(
-                    error.code(), error.details() or "", tuple(error.trailing_metadata() or ())
-                )
-            return reply
-
-        return grpc.unary_unary_rpc_method_handler(handle)
-
-    def stream(method: str) -> Any:
-        async def handle(request: bytes, context: grpc.aio.ServicerContext) -> AsyncIterator[bytes]:
-            if watch is not None:
-                await context.abort(watch, "Cannot decode an event of this table.")
-            call = upstream.unary_stream(method)(request, metadata=context.invocation_metadata())
-            try:
-                async for reply in call:
-                    yield reply
-            except grpc.aio.AioRpcError as error:
-                await context.abort(
-                    error.code(), error.details() or "", tuple(error.trailing_metadata() or ())
-                )
-
-        return grpc.unary_stream_rpc_method_handler(handle)
-
-    class Passing(grpc.GenericRpcHandler):
-        def service(self, details: Any) -> Any:
-            asked[details.method] += 1
-            return stream(details.method) if details.method == WATCH else unary(details.method)
-
-    server = grpc.aio.server()
-    server.add_generic_rpc_handlers((Passing(),))
-    port = server.add_insecure_port("127.0.0.1:0")
-    await server.start()
-    try:
-        yield f"127.0.0.1:{port}", asked
-    finally:
-        await server.stop(0)
-        await upstream.close()
-
-
-async def ended(following: Follower, asked: Counter[str]) -> BaseException | None:
-    """How the Watch ended, once it has, or None (stopped) once it has been tried
-    more than `MOST_WATCHES` times."""
-    while not following.task.done() and asked[WATCH] <= MOST_WATCHES:
-        await asyncio.sleep(0.02)
-    if not following.task.done():
-        await following.stop()
-        return None
-    return following.task.exception()
-
-
 async def test_a_watch_that_keeps_failing_while_the_table_answers_is_given_up(
     fresh_dsn: str,
 ) -> None:
@@ -298,7 +230,7 @@ async def test_a_watch_that_keeps_failing_while_the_table_answers_is_given_up(
     try:
         async with (
             grpc.aio.insecure_channel(address(server)) as direct,
-            front(address(server), watch=grpc.StatusCode.INTERNAL) as (through, asked),
+            front(address(server), UNDECODABLE) as (through, asked),
         ):
             players = [await login(direct, f"P{i}") for i in range(2)]
             table_id = await create_table(direct, players, turn_timer_ms=3_600_000)
@@ -307,7 +239,7 @@ async def test_a_watch_that_keeps_failing_while_the_table_answers_is_given_up(
             spectator.notify = notes.append
             await spectator.login()
             following = Follower(spectator, table_id)
-            error = await ended(following, asked)
+            error = await ended(following.task, asked, WATCH, MOST_WATCHES)
             await spectator.close()
     finally:
         await server.stop(0)
@@ -342,7 +274,7 @@ async def test_a_token_refused_even_fresh_is_given_up_with_the_reason(fresh_dsn:
             spectator.notify = notes.append
             await spectator.login()
             following = Follower(spectator, table_id)
-            error = await ended(following, asked)
+            error = await ended(following.task, asked, WATCH, MOST_WATCHES)
             await spectator.close()
     finally:
         await other.stop(0)
