@@ -154,6 +154,7 @@ async def ceiling_run(
                     "",
                     None,
                     None,
+                    [],  # no seat eliminated
                 )
                 assert moved == 1
                 known[table_id] = (last + n, version)
