@@ -135,7 +135,7 @@ async def ceiling_run(
             started = time.perf_counter()
             if mode == "cas":
                 if table_id not in known:
-                    row = await con.fetchrow(statements.READ, table_id, "bench", "")
+                    row = await con.fetchrow(statements.READ, table_id, "bench", "", "")
                     assert row is not None
                     known[table_id] = (row["last_seq"], row["version"])
                 last, version = known[table_id][0], known[table_id][1] + 1

@@ -64,7 +64,7 @@ class _Move:
     action: Action
     respond: Responder
     request_id: str
-    """Scoped by the kind of move ("Discard:<id>"), or empty."""
+    """The player's id for this request, whatever the call, or empty."""
     expected_version: int | None
     digest: bytes | None
     """Of what the request asked (`request_digest`), kept with its answer."""
@@ -195,11 +195,21 @@ class TableMoves(TableStore):
     ) -> tuple[Message | bytes, Committed | None] | None:
         """One read and one compare-and-set; None when another write got there first."""
         table_id, player_id, request_id = move.table_id, move.player_id, move.request_id
-        row = await self._clocked(con, statements.READ, table_id, player_id, request_id)
+        row = await self._clocked(
+            con,
+            statements.READ,
+            table_id,
+            player_id,
+            request_id,
+            f"{type(move.action).__name__}:{request_id}" if request_id else "",
+        )
         if row is None:
             raise Refusal(grpc.StatusCode.NOT_FOUND, "TABLE_NOT_FOUND", "There is no such table.")
         if row["response"] is not None or row["error"] is not None:
-            if row["digest"] is not None and row["digest"] != move.digest:
+            # A row kept under the older form of the id was kept for this very call,
+            # with a digest of another formula: the id alone makes it this request's.
+            checked = row["kept_as"] == request_id and row["digest"] is not None
+            if checked and row["digest"] != move.digest:
                 raise _reused()
             if row["error"] is not None:
                 raise Refusal.from_json(row["error"])

@@ -10,15 +10,18 @@ from __future__ import annotations
 READ = (
     "SELECT t.state, t.version, t.last_seq, t.bot_seats, t.status,"
     " (extract(epoch from clock_timestamp()) * 1000)::bigint AS now_ms,"
-    " r.response, r.error, r.digest, s.players, s.names, s.bots"
-    " FROM tables t LEFT JOIN action_requests r"
-    " ON r.table_id = t.id AND r.player_id = $2 AND r.request_id = $3"
+    " r.request_id AS kept_as, r.response, r.error, r.digest, s.players, s.names, s.bots"
+    " FROM tables t LEFT JOIN LATERAL (SELECT request_id, response, error, digest"
+    " FROM action_requests WHERE table_id = t.id AND player_id = $2"
+    " AND request_id IN ($3, $4) ORDER BY request_id = $3 DESC LIMIT 1) AS r ON true"
     " LEFT JOIN LATERAL (SELECT array_agg(player_id ORDER BY seat) AS players,"
     " array_agg(display_name ORDER BY seat) AS names, array_agg(is_bot ORDER BY seat) AS bots"
     " FROM table_seats WHERE table_id = t.id) AS s ON true"
     " WHERE t.id = $1"
 )
-"""A move's read: the table, the stored answer of its request id, and the seats."""
+"""A move's read: the table, the stored answer of its request id, and the seats.
+$4 is the id as builds before ids were the player's for any call kept it
+("Discard:<id>"): a retry across an upgrade still finds its first answer."""
 
 LOAD = (
     "SELECT state, version, last_seq, bot_seats,"
