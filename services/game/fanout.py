@@ -26,7 +26,6 @@ import time
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Generic, TypeVar
 
 import asyncpg
 import structlog
@@ -36,25 +35,20 @@ from services.common.metrics import WATCH_STREAMS
 
 from . import eventlog
 from .rules.events import Event
+from .subscription import CUT_OFF, FELL_BEHIND, STOPPING, UNREADABLE, Inbox, Subscription, end
 
 CHANNEL = "table_events"
 LISTEN_CHECK_S = 5.0
 """The listening connection must answer a query this fast, or it is replaced."""
 CUT_OFF_S = 10.0
-"""Live watchers are sent to resume once this replica has not read the tables'
-positions for this long: it cannot tell them what they miss meanwhile."""
+"""Live watchers are sent to resume once this replica has not reached the database
+for this long: it cannot tell them what they miss meanwhile."""
 NOTIFY_ITEMS = 150
 """Tables per notification: a payload stays under PostgreSQL's 8,000 bytes."""
 log = structlog.get_logger(__name__)
 _DB_ERRORS = (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, asyncpg.InternalClientError)
 """What a lost or cut database connection raises; InternalClientError comes from a
 connection cut mid-query (MagicStack/asyncpg#784) and must not end the fan-out."""
-T = TypeVar("T")
-
-STOPPING = "The server is restarting: resume from your last event."
-FELL_BEHIND = "You fell behind the table: resume from your last event."
-CUT_OFF = "The server lost touch with the game's records: resume from your last event."
-UNREADABLE = "The server cannot read this table's newest events: resume from your last event."
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,55 +57,6 @@ class LoggedEvent:
     version: int
     event: Event
     at: datetime
-
-
-class Inbox(Generic[T]):
-    """The part of `asyncio.Queue` a watcher uses, for its one reader: an idle
-    `asyncio.Queue` holds four deques (3 KB), and a replica holds one per stream."""
-
-    __slots__ = ("_items", "_maxsize", "_waiter")
-
-    def __init__(self, maxsize: int) -> None:
-        self._items: list[T] = []
-        self._maxsize = maxsize
-        self._waiter: asyncio.Future[None] | None = None
-
-    def empty(self) -> bool:
-        return not self._items
-
-    def put_nowait(self, item: T) -> None:
-        if len(self._items) >= self._maxsize:
-            raise asyncio.QueueFull
-        self._items.append(item)
-        if self._waiter is not None and not self._waiter.done():
-            self._waiter.set_result(None)
-
-    def arrival(self) -> asyncio.Future[None]:
-        """Done once an item is put (await it while `empty()`; no coroutine is kept)."""
-        self._waiter = asyncio.get_running_loop().create_future()
-        return self._waiter
-
-    def pop(self) -> T:
-        return self._items.pop(0)
-
-    def clear(self) -> None:
-        self._items.clear()
-
-
-@dataclass(eq=False, slots=True)
-class Subscription:
-    table_id: uuid.UUID
-    position: int
-    """The last seq its watcher has handled."""
-    queue: Inbox[LoggedEvent | None]
-    """Live events; None only wakes the watcher to look at the flags below."""
-    ended: str | None = None
-    """Why its watcher must resume from its position, in a sentence for the player
-    (the replica is stopping, the watcher fell behind...). Its queue is emptied."""
-    live: bool = False
-    """Caught up with the log: live events are queued for it. Until then they are not
-    (the watcher reads them from the log), and `missed` says some came."""
-    missed: bool = False
 
 
 async def read_events(
@@ -149,8 +94,10 @@ class Fanout:
         self._poll_interval = poll_interval
         self._listen_check_s = listen_check_s
         self._cut_off_s = cut_off_s
-        self._polled_at = time.monotonic()
-        """When the watched tables' positions were last read (or none were watched)."""
+        self._reached_at = time.monotonic()
+        """When this replica last reached the database: its listening connection's
+        check, or a read of the watched tables' positions (or none were watched).
+        Either will do: a pool busy with moves is no cut-off."""
         self._subs: dict[uuid.UUID, set[Subscription]] = {}
         self._cursor: dict[uuid.UUID, int] = {}
         self._pending: set[uuid.UUID] = set()
@@ -361,6 +308,7 @@ class Fanout:
                     await asyncio.sleep(self._poll_interval)
                     # A socket the network lost without a word never closes: ask.
                     await con.fetchval("SELECT 1", timeout=self._listen_check_s)
+                    self._reached_at = time.monotonic()
             except _DB_ERRORS as error:
                 log.warning("fanout_connection_lost", error=str(error))
             finally:
@@ -379,7 +327,7 @@ class Fanout:
         """Apart from the poll, which may hang on a connection that went silent."""
         while True:
             await asyncio.sleep(self._poll_interval)
-            if self._subs and time.monotonic() - self._polled_at > self._cut_off_s:
+            if self._subs and time.monotonic() - self._reached_at > self._cut_off_s:
                 # Cut off from the database while others may play on: silence
                 # would look like a quiet table. Resumed, each learns the truth.
                 log.warning("fanout_cut_off", streams=self.streams)
@@ -389,7 +337,7 @@ class Fanout:
         """The safety net: find watched tables that moved without a notification."""
         tables = list(self._subs)
         if not tables:
-            self._polled_at = time.monotonic()
+            self._reached_at = time.monotonic()
             return
         try:
             rows = await self._pool.fetch(
@@ -397,19 +345,10 @@ class Fanout:
             )
         except _DB_ERRORS:
             return
-        self._polled_at = time.monotonic()
+        self._reached_at = time.monotonic()
         for row in rows:
             # A table with no cursor has no live watcher: those catching up read
             # the log themselves, and the first to go live sets the cursor.
             cursor = self._cursor.get(row["id"])
             if cursor is not None and row["last_seq"] > cursor:
                 self._kick(row["id"])
-
-
-def end(sub: Subscription, why: str) -> None:
-    """Send ``sub``'s watcher to resume, saying ``why``; what it had queued is dropped
-    (it reads that from the log again), so a stalled stream holds no events."""
-    if sub.ended is None:
-        sub.ended = why
-    sub.queue.clear()
-    sub.queue.put_nowait(None)  # wakes it if it waits

@@ -15,7 +15,7 @@ import grpc
 
 from services.common.errors import error_info
 from services.common.pb.rummy.v1 import game_pb2, table_pb2
-from services.game import fanout
+from services.game import subscription
 from services.game.fanout import Fanout, LoggedEvent
 from services.game.rules.events import TurnBegan
 from tests.faults.proxy import Proxy
@@ -75,7 +75,7 @@ async def test_a_replica_cut_off_from_the_database_sends_its_live_watchers_to_re
                 grpc.StatusCode.UNAVAILABLE,
                 "RESUME_REQUIRED",
             )
-            assert error.details() == fanout.CUT_OFF
+            assert error.details() == subscription.CUT_OFF
             resume_at = int(info.metadata["after_seq"]) if info else -1
         else:
             raise AssertionError("the stream ended with OK")
@@ -103,8 +103,28 @@ async def test_a_watcher_too_slow_for_its_table_is_sent_to_resume_holding_nothin
         fan.published(table_id, events[:5])
         assert sub.ended is None
         fan.published(table_id, events[5:])  # more than its queue holds
-        assert sub.ended == fanout.FELL_BEHIND
+        assert sub.ended == subscription.FELL_BEHIND
         assert sub.queue.pop() is None and sub.queue.empty(), "only the wake-up is kept"
         fan.unsubscribe(sub)
     finally:
+        await pool.close()
+
+
+async def test_a_pool_busy_with_moves_is_no_cut_off(fresh_dsn: str) -> None:
+    """Every pooled connection taken (moves waiting on locks, say) while the
+    database answers: the listening connection still reaches it, and live
+    watchers stay."""
+    pool = await asyncpg.create_pool(fresh_dsn, min_size=0, max_size=1)
+    fan = Fanout(pool, fresh_dsn, poll_interval=0.05, cut_off_s=0.5)
+    await fan.start()
+    try:
+        await asyncio.wait_for(fan.connected.wait(), WAIT_S)
+        sub = fan.subscribe(uuid.uuid4(), 0)
+        assert fan.caught_up(sub)
+        async with pool.acquire() as con:  # the pool's one connection, for 4 cut-offs
+            await con.execute("SELECT pg_sleep(2)")
+        assert sub.ended is None, sub.ended
+        fan.unsubscribe(sub)
+    finally:
+        await fan.stop()
         await pool.close()
