@@ -172,7 +172,8 @@ class BotPlayer:
         except Refused as refused:
             # The window may close (a discard, the clock) or move on to another
             # discard before the claim lands.
-            if refused.reason not in ("CLAIM_NOT_ALLOWED", "CLAIM_CARD_CHANGED"):
+            lost_race = ("CLAIM_NOT_ALLOWED", "CLAIM_CARD_CHANGED", "CLAIM_WINDOW_CLOSED")
+            if refused.reason not in lost_race:
                 self.stats.error(f"{self.conn.name}: Claim refused: {refused}")
             return
         self.stats.actions += 1
