@@ -46,6 +46,13 @@ milliseconds, unless the database is out of reach). Within the margin the
 deployment leaves after the shutdown grace."""
 
 
+SETTLE_IDLE_S = 600.0
+"""A settle's transaction waits on its CreateTables calls (up to 10 s each, a few
+batches at once): PostgreSQL ends one idle this long, so a dead replica's match
+locks go in minutes. A settle slower still (a game service timing out on every
+call) is ended too, and `recover` finishes its matches."""
+
+
 @dataclass(frozen=True, slots=True)
 class MatchmakerConfig:
     dsn: str
@@ -100,7 +107,9 @@ class MatchmakerServer:
 
     async def start(self, *, matching: bool = True) -> None:
         config = self.config
-        self._pool = pool = await open_pool(config.dsn, max_size=config.pool_size)
+        self._pool = pool = await open_pool(
+            config.dsn, max_size=config.pool_size, idle_in_transaction_s=SETTLE_IDLE_S
+        )
         await migrate(pool)
         # Round robin over every address the (headless) game Service resolves to;
         # the game servers' max connection age makes the channel re-resolve.

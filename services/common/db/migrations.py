@@ -145,7 +145,8 @@ async def migrate(
                         await _apply(conn, migration, statement_timeout)
                         applied_now.append(migration)
         finally:
-            await conn.execute("RESET lock_timeout")
+            if not conn.is_closed():  # else the error that closed it is the one to see
+                await conn.execute("RESET lock_timeout")
     return applied_now
 
 

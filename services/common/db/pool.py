@@ -25,8 +25,9 @@ _MAX_APPLICATION_NAME = 63
 IDLE_IN_TRANSACTION_S = 60.0
 """PostgreSQL ends a session that sits this long inside a transaction: a replica
 that died (or lost the network) mid-transaction releases its row locks then,
-not when TCP gives up on it hours later. Far above any transaction of ours,
-the matchmaker's around its CreateTables calls included."""
+not when TCP gives up on it hours later. Far above any transaction of the game
+service's (milliseconds); the matchmaker, whose transactions wait on its
+CreateTables calls, passes its own."""
 KEEPALIVE = {"tcp_keepalives_idle": "30", "tcp_keepalives_interval": "10"}
 """The server probes a silent client after 30 s: a dead replica's idle
 connections leave the connection budget within a minute or so."""
