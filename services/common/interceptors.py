@@ -104,9 +104,12 @@ async def _internal(context: grpc.aio.ServicerContext, error: Exception) -> NoRe
     )
 
 
-async def _written(items: Any, context: grpc.aio.ServicerContext) -> None:
-    """A handler's response stream written through the context, whichever way it
-    makes it (an async generator, or a coroutine that writes it itself)."""
+async def _written(
+    inner: Callable[..., Any], requests: Any, context: grpc.aio.ServicerContext
+) -> None:
+    """A request-streaming handler's responses written through the context, whichever
+    way it makes them (an async generator, or a coroutine that writes them itself)."""
+    items = inner(requests, context)
     if inspect.isasyncgen(items):
         async for item in items:
             await context.write(item)
@@ -279,8 +282,10 @@ class Gate(grpc.aio.ServerInterceptor):  # type: ignore[misc]
                 handler.response_serializer,
             )
         if handler.stream_stream is not None and call.public:  # reflection
+            # Counted as a response stream is: its requests are the "request".
+            written = functools.partial(_written, handler.stream_stream)
             return grpc.stream_stream_rpc_method_handler(
-                functools.partial(Gate._bidi, self, call, handler.stream_stream),
+                functools.partial(Gate._streaming, self, call, written),
                 handler.request_deserializer,
                 handler.response_serializer,
             )
@@ -334,30 +339,6 @@ class Gate(grpc.aio.ServerInterceptor):  # type: ignore[misc]
                         await context.write(item)
             else:
                 await self._until_stopping(inner(request, context), context)
-        except BaseException as exc:
-            error = exc
-            if isinstance(exc, Exception) and not isinstance(exc, grpc.aio.AbortError):
-                await _internal(context, exc)
-            raise
-        finally:
-            if player is not None:
-                self.quotas.close_stream(player)
-            call.finish(context, error)
-
-    async def _bidi(
-        self,
-        call: _Call,
-        inner: Callable[..., Any],
-        requests: Any,
-        context: grpc.aio.ServicerContext,
-    ) -> None:
-        """A public request stream (reflection's), counted as `_streaming` counts."""
-        error: BaseException | None = None
-        player = None
-        try:
-            await call.enter(None, context, self.quotas)
-            player = await self._open(call, context)
-            await self._until_stopping(_written(inner(requests, context), context), context)
         except BaseException as exc:
             error = exc
             if isinstance(exc, Exception) and not isinstance(exc, grpc.aio.AbortError):
