@@ -68,6 +68,14 @@ class Follower:
             await self.task
 
 
+async def followed(spectator: Connection, table_id: str) -> tuple[Follower, list[str]]:
+    """``spectator`` signed in and following ``table_id``, and what it is told."""
+    notes: list[str] = []
+    spectator.notify = notes.append
+    await spectator.login()
+    return Follower(spectator, table_id), notes
+
+
 async def test_a_game_goes_on_across_a_game_server_restart(fresh_dsn: str) -> None:
     async with servers(fresh_dsn, bot_delay_ms=100) as running:
         stats = Stats()
@@ -163,10 +171,7 @@ async def test_a_watch_on_a_connection_the_network_lost_reconnects(fresh_dsn: st
                 "Eve",
                 channels={through: open_channel(through, keepalive_ms=KEEPALIVE_MS)},
             )
-            notes: list[str] = []
-            spectator.notify = notes.append
-            await spectator.login()
-            following = Follower(spectator, table_id)
+            following, notes = await followed(spectator, table_id)
             view = await players[0].view(table_id)
             await following.until(view.last_seq)
             await asyncio.sleep(4 * KEEPALIVE_MS / 1000)  # pings answered: nothing lost
@@ -203,10 +208,7 @@ async def test_a_watch_turned_away_by_a_full_server_comes_back_when_told(
             spectator = Connection(f"127.0.0.1:{server.port}", "device-spectator-4", "Eve")
             limited: list[None] = []
             spectator.on_rate_limited = lambda: limited.append(None)
-            notes: list[str] = []
-            spectator.notify = notes.append
-            await spectator.login()
-            following = Follower(spectator, table_id)
+            following, notes = await followed(spectator, table_id)
             async with asyncio.timeout(30):
                 while not limited:
                     await asyncio.sleep(0.02)
@@ -235,10 +237,7 @@ async def test_a_watch_that_keeps_failing_while_the_table_answers_is_given_up(
             players = [await login(direct, f"P{i}") for i in range(2)]
             table_id = await create_table(direct, players, turn_timer_ms=3_600_000)
             spectator = Connection(through, "device-spectator-5", "Eve", give_up_after=GIVE_UP_S)
-            notes: list[str] = []
-            spectator.notify = notes.append
-            await spectator.login()
-            following = Follower(spectator, table_id)
+            following, notes = await followed(spectator, table_id)
             error = await ended(following.task, asked, WATCH, MOST_WATCHES)
             await spectator.close()
     finally:
@@ -270,10 +269,7 @@ async def test_a_token_refused_even_fresh_is_given_up_with_the_reason(fresh_dsn:
             spectator = Connection(
                 address(signer), "device-spectator-6", "Eve", game=through, give_up_after=GIVE_UP_S
             )
-            notes: list[str] = []
-            spectator.notify = notes.append
-            await spectator.login()
-            following = Follower(spectator, table_id)
+            following, notes = await followed(spectator, table_id)
             error = await ended(following.task, asked, WATCH, MOST_WATCHES)
             await spectator.close()
     finally:
