@@ -31,7 +31,9 @@ from services.common.pb.rummy.v1 import (
 )
 
 from .refusals import (
+    RETRYABLE,
     SERVER_FULL,
+    STREAM_RETRYABLE,
     Refused,
     closed_at_once,
     plaintext_failure,
@@ -48,15 +50,6 @@ GIVE_UP_AFTER_S = 60.0
 CLOSED_AT_ONCE_TRIES = 3
 """Attempts a never-reached server closes at once before the client says it wants TLS
 (a plaintext server restarting refuses connections instead; about a second)."""
-RETRYABLE = (
-    grpc.StatusCode.UNAVAILABLE,
-    grpc.StatusCode.DEADLINE_EXCEEDED,
-    # A server shutting down cancels the calls it still holds. (A call this
-    # client gives up on ends with asyncio.CancelledError, never this code.)
-    grpc.StatusCode.CANCELLED,
-)
-STREAM_RETRYABLE = (*RETRYABLE, grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN)
-"""A stream may also end like this when its server goes away mid-flight."""
 CHANNEL_OPTIONS = [
     # A restarted server is found again within a couple of seconds, not minutes.
     ("grpc.initial_reconnect_backoff_ms", 200),
@@ -312,7 +305,6 @@ class Connection:
         position = after_seq
         backoff = Backoff()
         resume = Resume(self.notify, self.give_up_after, self.game_target, self.server)
-        limited_at: float | None = None
         while True:
             opened_with = self.token
             call = self.game.Watch(
@@ -323,7 +315,7 @@ class Connection:
                 async for reply in call:
                     backoff.reset()
                     resume.healthy()
-                    limited_at = None
+                    resume.limited_at = None
                     position = reply.event.seq
                     yield reply.event
                 return
@@ -337,21 +329,10 @@ class Connection:
                 position = view.last_seq
                 yield view
                 continue
-            if refused.code == grpc.StatusCode.UNAUTHENTICATED:
-                await resume.sign_in_again(
-                    refused,
-                    "The game service refused the sign-in: trying again…",
-                    refreshed=self.token != opened_with,
-                    login=self.login,
-                    pause=backoff.wait,
-                )
-                continue
-            if rate_limited_for(refused) is not None:
-                limited_at = limited_at or time.monotonic()
-                if await self.waited_out(refused, limited_at):
-                    continue  # the stream did not open: open it again, from `position`
-            if refused.code not in STREAM_RETRYABLE:
-                raise refused
+            if await resume.handled(
+                refused, self, refreshed=self.token != opened_with, pause=backoff.wait
+            ):
+                continue  # signed in again, or waited out: open it again, from `position`
             resume.failed(refused, "Connection to the table lost: reconnecting…")
             await backoff.wait()
             try:

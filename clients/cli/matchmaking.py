@@ -21,11 +21,11 @@ import grpc
 from services.common.pb.rummy.v1 import matchmaker_pb2 as mm
 from services.common.pb.rummy.v1 import table_pb2
 
-from .connection import RETRYABLE, Connection
+from .connection import Connection
 from .identity import Identity, LastMatch, default_config_dir
 from .invocation import command_line
 from .options import describe
-from .refusals import PLAINTEXT_FAILED, TLS_FAILED, Refused
+from .refusals import PLAINTEXT_FAILED, RETRYABLE, TLS_FAILED, Refused
 from .render import game_text
 
 DEFAULT_GAME_PORT = 50051

@@ -22,6 +22,16 @@ TLS_FAILED = "TLS_HANDSHAKE_FAILED"
 PLAINTEXT_FAILED = "PLAINTEXT_REFUSED"
 """The client's own reason: a plaintext connection a server keeps closing at once."""
 
+RETRYABLE = (
+    grpc.StatusCode.UNAVAILABLE,
+    grpc.StatusCode.DEADLINE_EXCEEDED,
+    # A server shutting down cancels the calls it still holds. (A call this
+    # client gives up on ends with asyncio.CancelledError, never this code.)
+    grpc.StatusCode.CANCELLED,
+)
+STREAM_RETRYABLE = (*RETRYABLE, grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN)
+"""A stream may also end like this when its server goes away mid-flight."""
+
 
 class Refused(Exception):
     """A call the server answered with an error: its code, reason and sentence."""

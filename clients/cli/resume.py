@@ -16,12 +16,16 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import grpc
 
 from services.common.pb.rummy.v1 import table_pb2
 
-from .refusals import Refused
+from .refusals import STREAM_RETRYABLE, Refused, rate_limited_for
+
+if TYPE_CHECKING:
+    from .connection import Connection
 
 SETTLED_S = 10.0
 """A stream open this long is healthy even if the table stayed quiet: a failure
@@ -40,6 +44,8 @@ class Followed:
     """What giving it up stops: "stopped following the table"."""
     back: str
     """Told once the stream is healthy again; `{position}`: where it resumed."""
+    sign_in_refused: str
+    """Told once when the server refuses even a fresh sign-in."""
 
 
 TABLE = Followed(
@@ -47,6 +53,7 @@ TABLE = Followed(
     "its stream of this table",
     "stopped following the table",
     "Reconnected: resuming after event {position}.",
+    "The game service refused the sign-in: trying again…",
 )
 
 
@@ -73,6 +80,8 @@ class Resume:
         """The server answered another call (the table's snapshot, say) during
         the current outage."""
         self.shown_seq: int | None = None
+        self.limited_at: float | None = None
+        """When the server began turning the stream away for its rate (or being full)."""
         self.resumed_from = 0
         self._timer: asyncio.TimerHandle | None = None
 
@@ -101,10 +110,32 @@ class Resume:
         elif time.monotonic() - self.lost_at > self.give_up_after:
             raise self.given_up(refused)
 
+    async def handled(
+        self,
+        refused: Refused,
+        conn: Connection,
+        *,
+        refreshed: bool,
+        pause: Callable[[], Awaitable[None]],
+    ) -> bool:
+        """What every stream does with ``refused`` first: True once it is dealt
+        with (a new sign-in, a rate limit waited out) and the stream should open
+        again; a refusal no retry can help is raised. False: an outage, which the
+        caller tells as its own (`failed`)."""
+        if refused.code == grpc.StatusCode.UNAUTHENTICATED:
+            await self.sign_in_again(refused, refreshed=refreshed, login=conn.login, pause=pause)
+            return True
+        if rate_limited_for(refused) is not None:
+            self.limited_at = self.limited_at or time.monotonic()
+            if await conn.waited_out(refused, self.limited_at):
+                return True
+        if refused.code not in STREAM_RETRYABLE:
+            raise refused
+        return False
+
     async def sign_in_again(
         self,
         refused: Refused,
-        notice: str,
         *,
         refreshed: bool,
         login: Callable[[], Awaitable[None]],
@@ -114,9 +145,9 @@ class Resume:
         to open it again with. A token renewed since the stream was opened
         (``refreshed``) is used as it is. Otherwise the player signs in again: at
         once the first time since the stream was healthy; after that, only
-        after ``pause``, the refusal counting as a failure (`failed`, ``notice``)."""
+        after ``pause``, the refusal counting as a failure (`failed`)."""
         if self.relogged:  # refused even fresh: sign in again, but not at once
-            self.failed(refused, notice)
+            self.failed(refused, self.followed.sign_in_refused)
             await pause()
         elif refreshed:
             self.relogged = True

@@ -17,7 +17,6 @@ since that is not what was asked.
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -26,11 +25,11 @@ import grpc
 
 from services.common.pb.rummy.v1 import matchmaker_pb2 as mm
 
-from .connection import CALL_TIMEOUT_S, STREAM_RETRYABLE, Backoff, Connection
+from .connection import CALL_TIMEOUT_S, Backoff, Connection
 from .identity import Identity, LastMatch
 from .invocation import command_line
 from .matchmaking import ALREADY_SEATED, QueueChoice, Say, remember, seat_kept
-from .refusals import Refused, rate_limited_for, refusal
+from .refusals import Refused, refusal
 from .resume import Followed, Resume
 
 BOTS_AFTER_MS = 300
@@ -43,12 +42,12 @@ PRIVATE_TABLE_OPEN = "PRIVATE_TABLE_OPEN"
 HOSTING = "host a new table"
 """What `rummy host` asks for, as a seat kept elsewhere refuses it (`seat_kept`)."""
 LOST = "Lost the matchmaker: reconnecting…"
-SIGN_IN_REFUSED = "The matchmaker refused the sign-in: trying again…"
 WAIT = Followed(
     "matchmaker",
     "the stream of this wait",
     "stopped waiting for a table",
     "Reconnected to the matchmaker: waiting again.",
+    "The matchmaker refused the sign-in: trying again…",
 )
 
 
@@ -98,14 +97,13 @@ async def _wait(conn: Connection, identity: Identity, wait: _Wait, say: Say) -> 
     ticket_id = ""  # the ticket the stream last followed (a reconnect makes another)
     told = -1
     replaced = False
-    limited_at: float | None = None
     while True:
         opened_with = conn.token
         call = wait.stream()
         resume.opened()
         try:
             async for update in call:
-                limited_at = None
+                resume.limited_at = None
                 which = update.WhichOneof("update")
                 if which == "ticket" and update.ticket.state == mm.TICKET_STATE_QUEUED:
                     # The matchmaker answers, but only what comes next shows that
@@ -168,21 +166,10 @@ async def _wait(conn: Connection, identity: Identity, wait: _Wait, say: Say) -> 
         if refused.reason == TICKET_MATCHING:  # the ticket a new one would replace
             await _being_seated(say)
             continue
-        if refused.code == grpc.StatusCode.UNAUTHENTICATED:
-            await resume.sign_in_again(
-                refused,
-                SIGN_IN_REFUSED,
-                refreshed=conn.token != opened_with,
-                login=conn.login,
-                pause=backoff.wait,
-            )
-            continue
-        if rate_limited_for(refused) is not None:
-            limited_at = limited_at or time.monotonic()
-            if await conn.waited_out(refused, limited_at):
-                continue  # turned away before any ticket was made
-        if refused.code not in STREAM_RETRYABLE:
-            raise refused
+        if await resume.handled(
+            refused, conn, refreshed=conn.token != opened_with, pause=backoff.wait
+        ):
+            continue  # signed in again, or turned away before any ticket was made
         # The stream dropped: the ticket may have been matched in the meantime.
         match = await _matched(conn, ticket_id, resume)
         if match is not None:

@@ -12,10 +12,10 @@ import grpc
 from services.common.pb.rummy.v1 import table_pb2
 
 from .cards import Style, colour_wanted
-from .connection import RETRYABLE, Connection
+from .connection import Connection
 from .deckcheck import DeckCheck
 from .narrate import Narrator
-from .refusals import Refused
+from .refusals import RETRYABLE, Refused
 from .render import Clock, game_text, table_text, turn_status
 
 
