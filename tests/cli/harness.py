@@ -20,12 +20,15 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pexpect
 from pexpect import fdpexpect
 
 from clients.cli.cards import Style
+from clients.cli.connection import Connection
+from clients.cli.identity import Identity
 from services.common.limits import Limits
 from services.common.pb.rummy.v1 import (
     auth_pb2,
@@ -125,6 +128,18 @@ async def sign_in(running: Servers, device: str, name: str) -> auth_pb2.LoginRes
             auth_pb2.LoginRequest(device_id=device, display_name=name)
         )
     return reply
+
+
+async def connected(server: str, identity: Identity, name: str, **options: Any) -> Connection:
+    """A CLI connection to ``server``, signed in as ``identity``'s device (closed
+    again if the sign-in fails)."""
+    conn = Connection(server, identity.device_id(), name, **options)
+    try:
+        await conn.login()
+    except BaseException:
+        await conn.close()
+        raise
+    return conn
 
 
 async def seat_with_a_bot(

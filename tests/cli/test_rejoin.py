@@ -19,7 +19,7 @@ from clients.cli.matchmaking import QueueChoice
 from clients.cli.refusals import Refused
 from services.common.pb.rummy.v1.table_pb2 import TableView
 
-from .harness import Servers, Terminal, seat_with_a_bot, servers
+from .harness import Servers, Terminal, connected, seat_with_a_bot, servers
 
 
 def closed_address() -> str:
@@ -41,20 +41,10 @@ def default_game_at(monkeypatch: pytest.MonkeyPatch, address: str) -> None:
     monkeypatch.setattr(matchmaking, "DEFAULT_GAME_PORT", int(address.rpartition(":")[2]))
 
 
-async def _signed_in(running: Servers, identity: Identity) -> Connection:
-    conn = Connection(running.address, identity.device_id(), "Sam")
-    try:
-        await conn.login()
-    except BaseException:
-        await conn.close()
-        raise
-    return conn
-
-
 async def _queued_back(running: Servers, identity: Identity) -> tuple[TableView, list[str]]:
     """Queue as `rummy play` does, and open the table the matchmaker names: the
     table reached, and what the player was told on the way."""
-    conn = await _signed_in(running, identity)
+    conn = await connected(running.address, identity, "Sam")
     said: list[str] = []
     try:
         match = await waiting.queue(conn, identity, QueueChoice(), said.append)
@@ -71,7 +61,7 @@ async def test_a_stale_game_address_gives_way_to_the_default_one(
         default_game_at(monkeypatch, running.game_address)
         identity = Identity(tmp_path)
         identity.remember_match(LastMatch(running.address, table_id, 0, closed_address(), ""))
-        conn = await _signed_in(running, identity)
+        conn = await connected(running.address, identity, "Sam")
         said: list[str] = []
         try:
             found = await matchmaking.resume(conn, identity, said.append)
@@ -122,7 +112,7 @@ async def test_a_table_nobody_serves_is_forgotten_and_ends_with_the_way_forward(
         default_game_at(monkeypatch, nowhere)
         identity = Identity(tmp_path)
         identity.remember_match(LastMatch(running.address, table_id, 0, stale, ""))
-        conn = await _signed_in(running, identity)
+        conn = await connected(running.address, identity, "Sam")
         said: list[str] = []
         try:
             assert await matchmaking.resume(conn, identity, said.append) is None
@@ -172,7 +162,7 @@ async def test_queueing_again_while_the_last_ticket_is_being_seated_joins_its_ta
         tasks: list[asyncio.Task[Any]] = []
 
         async def signed_in(identity: Identity) -> Connection:
-            conn = await _signed_in(running, identity)
+            conn = await connected(running.address, identity, "Sam")
             conns.append(conn)
             return conn
 

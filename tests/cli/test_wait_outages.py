@@ -15,7 +15,6 @@ import asyncpg
 import grpc
 
 from clients.cli import waiting
-from clients.cli.connection import Connection
 from clients.cli.identity import Identity, LastMatch
 from clients.cli.matchmaking import QueueChoice
 from clients.cli.refusals import Refused
@@ -23,7 +22,7 @@ from services.matchmaker.server import MatchmakerConfig, MatchmakerServer
 from tests.game.harness import SECRET
 
 from .front import ENQUEUE, JOIN, LOGIN, Failing, ended, front
-from .harness import Servers, servers
+from .harness import Servers, connected, servers
 
 GIVE_UP_S = 1.0
 """The client's give-up bound in the tests of a wait that never comes back."""
@@ -38,16 +37,6 @@ def unreadable(first: int | None = None) -> Failing:
     """A matchmaker whose wait streams fail once they have sent their ticket (a
     replica that cannot read the queues, say)."""
     return Failing(ENQUEUE, grpc.StatusCode.INTERNAL, "Cannot read the queue.", 1, first)
-
-
-async def _signed_in(server: str, identity: Identity, name: str) -> Connection:
-    conn = Connection(server, identity.device_id(), name, give_up_after=GIVE_UP_S)
-    try:
-        await conn.login()
-    except BaseException:
-        await conn.close()
-        raise
-    return conn
 
 
 async def _last_ticket(dsn: str, player_id: str) -> str:
@@ -71,7 +60,7 @@ async def test_a_wait_stream_that_keeps_failing_while_the_matchmaker_answers_is_
         servers(fresh_dsn) as running,
         front(running.address, unreadable()) as (through, asked),
     ):
-        conn = await _signed_in(through, identity, "Sam")
+        conn = await connected(through, identity, "Sam", give_up_after=GIVE_UP_S)
         try:
             wait = asyncio.create_task(waiting.queue(conn, identity, QueueChoice(), said.append))
             error = await ended(wait, asked, ENQUEUE, MOST_WAITS)
@@ -111,7 +100,7 @@ async def test_a_matchmaker_refusing_even_fresh_sign_ins_is_given_up_with_the_re
                 asked,
             ):
                 identity = Identity(tmp_path)
-                conn = await _signed_in(through, identity, "Sam")
+                conn = await connected(through, identity, "Sam", give_up_after=GIVE_UP_S)
                 try:
                     wait = asyncio.create_task(
                         waiting.queue(conn, identity, QueueChoice(), said.append)
@@ -136,7 +125,7 @@ async def test_a_matchmaker_refusing_even_fresh_sign_ins_is_given_up_with_the_re
 async def _queue_when_told(running: Servers, identity: Identity, said: list[str]) -> LastMatch:
     """A second player, queued once the first was told their wait is back."""
     await _told(said, "Reconnected")
-    conn = await _signed_in(running.address, identity, "Bob")
+    conn = await connected(running.address, identity, "Bob", give_up_after=GIVE_UP_S)
     try:
         return await waiting.queue(conn, identity, QueueChoice(), lambda _text: None)
     finally:
@@ -152,7 +141,7 @@ async def test_a_wait_back_after_a_few_failures_is_told_once_lost_and_once_back(
         servers(fresh_dsn) as running,
         front(running.address, unreadable(first=3)) as (through, asked),
     ):
-        conn = await _signed_in(through, ann, "Ann")
+        conn = await connected(through, ann, "Ann", give_up_after=GIVE_UP_S)
         conn.give_up_after = 60.0
         try:
             async with asyncio.timeout(60):
@@ -200,9 +189,9 @@ async def test_a_guest_back_before_the_matchmaker_saw_the_drop_keeps_one_seat(
         front(running.address, dropped) as (through, asked),
     ):
         conns = [
-            await _signed_in(running.address, hal, "Hal"),
-            await _signed_in(through, gus, "Gus"),
-            await _signed_in(running.address, ida, "Ida"),
+            await connected(running.address, hal, "Hal", give_up_after=GIVE_UP_S),
+            await connected(through, gus, "Gus", give_up_after=GIVE_UP_S),
+            await connected(running.address, ida, "Ida", give_up_after=GIVE_UP_S),
         ]
         conns[1].give_up_after = 60.0
         try:
