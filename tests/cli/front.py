@@ -13,6 +13,8 @@ from typing import Any
 
 import grpc
 
+from tests.routing import routed_server
+
 WATCH = "/rummy.v1.GameService/Watch"
 ENQUEUE = "/rummy.v1.MatchmakerService/Enqueue"
 JOIN = "/rummy.v1.MatchmakerService/JoinPrivateTable"
@@ -99,19 +101,14 @@ async def front(
 
         return grpc.unary_stream_rpc_method_handler(handle)
 
-    class Passing(grpc.GenericRpcHandler):
-        def service(self, details: Any) -> Any:
-            asked[details.method] += 1
-            return stream(details.method) if details.method in STREAMS else unary(details.method)
+    def route(method: str) -> Any:
+        asked[method] += 1
+        return stream(method) if method in STREAMS else unary(method)
 
-    server = grpc.aio.server()
-    server.add_generic_rpc_handlers((Passing(),))
-    port = server.add_insecure_port("127.0.0.1:0")
-    await server.start()
     try:
-        yield f"127.0.0.1:{port}", asked
+        async with routed_server(route) as address:
+            yield address, asked
     finally:
-        await server.stop(0)
         for call in kept:
             call.cancel()
         await upstream.close()

@@ -10,6 +10,8 @@ from typing import Any
 
 import grpc
 
+from tests.routing import routed_server
+
 CREATE_TABLE = "/rummy.v1.GameService/CreateTable"
 CREATE_TABLES = "/rummy.v1.GameService/CreateTables"
 
@@ -43,18 +45,13 @@ async def game_front(
 
         return grpc.unary_unary_rpc_method_handler(handle)
 
-    class Passing(grpc.GenericRpcHandler):
-        def service(self, details: Any) -> Any:
-            asked.append(details.method)
-            change = answers.get(details.method)
-            return forward(details.method, change) if change is not None else None
+    def route(method: str) -> Any:
+        asked.append(method)
+        change = answers.get(method)
+        return forward(method, change) if change is not None else None
 
-    server = grpc.aio.server()
-    server.add_generic_rpc_handlers((Passing(),))
-    port = server.add_insecure_port("127.0.0.1:0")
-    await server.start()
     try:
-        yield f"127.0.0.1:{port}", asked
+        async with routed_server(route) as address:
+            yield address, asked
     finally:
-        await server.stop(0)
         await upstream.close()
