@@ -31,14 +31,18 @@ SWEEP_FAILURES_KEPT = 1024
 
 
 log = structlog.get_logger(__name__)
+_BUSY = (asyncpg.SerializationError, asyncpg.DeadlockDetectedError)
+"""A conflict with another transaction: the next sweep tries the table again."""
 
 
 def _table_fault(error: Exception) -> bool:
     """Whether an error firing a table's turn is that table's own: anything but
-    the database failing (an outage, a conflict), which the sweeper waits out."""
-    if isinstance(error, asyncpg.DataError | asyncpg.IntegrityConstraintViolationError):
-        return True  # what the table's state asked the database to store
-    return not isinstance(error, (asyncpg.PostgresError, *DB_ERRORS))
+    the database failing or busy (an outage, a conflict, a lock it waited too long
+    for), which the sweeper waits out. What PostgreSQL refuses for this table's
+    rows is the table's: waited out, it would come first in every sweep, for ever."""
+    if isinstance(error, asyncpg.InterfaceError) and isinstance(error, ValueError):
+        return True  # a value the driver could not send (asyncpg's client DataError)
+    return not isinstance(error, (*DB_ERRORS, *_BUSY))
 
 
 class TableSweeper(TableStore):
@@ -72,6 +76,9 @@ class TableSweeper(TableStore):
                     raise
                 await self._put_off(con, claimed, error)
                 return None
+            if fired is not None:
+                # Announced before the connection goes back, as a player's move is.
+                self._published(fired[0])
         if fired is None:
             return None
         committed, timed_out, late_ms = fired
@@ -79,7 +86,6 @@ class TableSweeper(TableStore):
         self._parsed.committed(
             committed.table_id, committed.state, committed.version, committed.last_seq
         )
-        self._published(committed)
         if timed_out:
             metrics.TIMEOUTS_FIRED.inc()
             metrics.TIMEOUT_LATENESS.observe(late_ms / 1000)

@@ -5,6 +5,7 @@ server still stops cleanly afterwards."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
@@ -20,7 +21,9 @@ from services.game.server import GameServer
 
 from .harness import (
     LONG_TURNS_MS,
+    WAIT_S,
     address,
+    create_request,
     create_table,
     kind_is,
     login,
@@ -53,12 +56,12 @@ async def test_a_table_that_cannot_be_fired_is_put_off_and_holds_up_no_other(
     try:
         # A state no replica can read, due long before any other turn: the first
         # row every sweep claims.
-        await con.execute(
-            "UPDATE tables SET state = 'not a state'::bytea,"
-            " turn_deadline = now() - interval '1 hour' WHERE id = $1",
-            uuid.UUID(broken),
-        )
-        with capture_logs() as logs:
+        with capture_logs() as logs:  # from before the sweep can see it
+            await con.execute(
+                "UPDATE tables SET state = 'not a state'::bytea,"
+                " turn_deadline = now() - interval '1 hour' WHERE id = $1",
+                uuid.UUID(broken),
+            )
             await a_turn_times_out(channel)
         row = await con.fetchrow(
             "SELECT version, status, turn_deadline > now() AS put_off FROM tables WHERE id = $1",
@@ -70,6 +73,45 @@ async def test_a_table_that_cannot_be_fired_is_put_off_and_holds_up_no_other(
     failed = [e for e in logs if e["event"] == "sweep_table_failed"]
     assert failed and {e["table_id"] for e in failed} == {broken}
     assert all(e["log_level"] == "error" for e in failed)
+
+
+async def test_a_table_whose_write_the_database_refuses_is_put_off_too(
+    server: GameServer, channel: grpc.aio.Channel, fresh_dsn: str
+) -> None:
+    """An error PostgreSQL raises for one table's rows (a trigger here; a damaged
+    value, a limit...) is that table's, not an outage: it is put off, and every
+    other table's timeouts go on."""
+    players = [await login(channel, f"W{i}") for i in range(2)]
+    broken = str(uuid.uuid4())
+    con = await asyncpg.connect(fresh_dsn)
+    try:
+        await con.execute(
+            "CREATE FUNCTION refuse_moves() RETURNS trigger LANGUAGE plpgsql AS $$"
+            f" BEGIN IF NEW.table_id = '{broken}' AND NEW.version > 1"
+            " THEN RAISE EXCEPTION 'no'; END IF; RETURN NEW; END $$;"
+            " CREATE TRIGGER refuse_moves BEFORE INSERT ON table_events"
+            " FOR EACH ROW EXECUTE FUNCTION refuse_moves()"
+        )
+        with capture_logs() as logs:
+            request = create_request(players, turn_timer_ms=SHORT_TURNS_MS)
+            request.table_id = broken
+            stub = game_pb2_grpc.GameServiceStub(channel)
+            await stub.CreateTable(request, metadata=service_auth())
+            await a_turn_times_out(channel)
+            async with asyncio.timeout(WAIT_S):  # its turn failed, and was put off
+                while not any(e["event"] == "sweep_table_failed" for e in logs) or not (
+                    await con.fetchval(
+                        "SELECT turn_deadline > now() FROM tables WHERE id = $1",
+                        uuid.UUID(broken),
+                    )
+                ):
+                    await asyncio.sleep(0.05)
+        version = await con.fetchval("SELECT version FROM tables WHERE id = $1", uuid.UUID(broken))
+    finally:
+        await con.close()
+    assert version == 1, "nothing of the refused move was kept"
+    failed = [e for e in logs if e["event"] == "sweep_table_failed"]
+    assert {e["table_id"] for e in failed} == {broken}
 
 
 @dataclass
