@@ -4,27 +4,33 @@ It powers hints, the bots and the automatic play. Cards that print alike (the
 two 7S) are one *key* with a count. Candidates are enumerated directly, long
 runs included, since splitting a long run can break the joker limit; each is a
 multiset of keys plus a number of jokers. A memoised search then picks, key by
-key, which candidates to lay and which cards to keep.
+key, which candidates to lay and which cards to keep. (openings.py searches the
+same candidates for the melds that open.)
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import combinations
 
 from .cards import ACE_HIGH, JOKER
 from .melds import MeldKind, Shape
 from .ruleset import Ruleset
 
-_BITS = 2
+KEY_BITS = 2
 """Bits per key in the packed counts: at most 3 copies of one card in a hand."""
 _NEG = -(10**9)
 
+Need = list[tuple[int, int]]
+"""A candidate's cards as (bit shift of a key in the packed counts, copies used)."""
+
 
 @dataclass(frozen=True, slots=True)
-class _Candidate:
+class Candidate:
+    """A meld the hand can make, as keys and a number of jokers (no card ids yet)."""
+
     keys: tuple[int, ...]
     """Key indices, one entry per card used (a key may repeat in `contract` groups)."""
     jokers: int
@@ -44,9 +50,14 @@ class Found:
     """The cards no meld uses."""
     penalty: int
     """Penalty of the cards left."""
+    enumerated: Enumerated | None = field(default=None, repr=False, compare=False)
+    """The hand's candidates as the search enumerated them, for another search of
+    the same hand (`openings.find_opening`) to start from. Never changed."""
 
 
-class _Hand:
+class KeyedHand:
+    """A hand as keys (cards that print alike), each with its card ids, and jokers."""
+
     def __init__(self, hand: Sequence[int], rules: Ruleset) -> None:
         deck = rules.deck
         rank, suit = deck.rank, deck.suit
@@ -66,6 +77,10 @@ class _Hand:
         self.joker_points = rules.penalties.joker
 
 
+Enumerated = tuple[KeyedHand, list[Candidate]]
+"""A hand by keys, and every distinct meld its cards can make."""
+
+
 def _limits_ok(naturals: int, jokers: int, rules: Ruleset) -> bool:
     if naturals < rules.min_naturals:
         return False
@@ -74,7 +89,7 @@ def _limits_ok(naturals: int, jokers: int, rules: Ruleset) -> bool:
     return rules.max_jokers_per_meld is None or jokers <= rules.max_jokers_per_meld
 
 
-def _runs(hand: _Hand, out: dict[tuple[tuple[int, ...], int], _Candidate]) -> None:
+def _runs(hand: KeyedHand, out: dict[tuple[tuple[int, ...], int], Candidate]) -> None:
     rules, jokers = hand.rules, len(hand.jokers)
     min_naturals = rules.min_naturals
     points, joker_points = hand.points, hand.joker_points
@@ -118,12 +133,12 @@ def _runs(hand: _Hand, out: dict[tuple[tuple[int, ...], int], _Candidate]) -> No
                             for p in positions
                         )
                         value = sum(points[k] for k in keys) + used * joker_points
-                        out[(keys, used)] = _Candidate(
+                        out[(keys, used)] = Candidate(
                             keys, used, value, MeldKind.RUN, layout, start, suit
                         )
 
 
-def _groups(hand: _Hand, out: dict[tuple[tuple[int, ...], int], _Candidate]) -> None:
+def _groups(hand: KeyedHand, out: dict[tuple[tuple[int, ...], int], Candidate]) -> None:
     rules, jokers = hand.rules, len(hand.jokers)
     size = rules.max_group_size
     # Keys sort by (rank, suit): one pass gathers each rank's keys, suits ascending.
@@ -138,14 +153,15 @@ def _groups(hand: _Hand, out: dict[tuple[tuple[int, ...], int], _Candidate]) -> 
                     if not _limits_ok(taken, used, rules) or (keys, used) in out:
                         continue
                     points = sum(hand.points[k] for k in keys) + used * hand.joker_points
-                    out[(keys, used)] = _Candidate(
+                    out[(keys, used)] = Candidate(
                         keys, used, points, MeldKind.GROUP, keys, rank, -1
                     )
 
 
-def _enumerate(hand: Sequence[int], rules: Ruleset) -> tuple[_Hand, list[_Candidate]]:
-    h = _Hand(hand, rules)
-    found: dict[tuple[tuple[int, ...], int], _Candidate] = {}
+def enumerate_candidates(hand: Sequence[int], rules: Ruleset) -> Enumerated:
+    """The hand by keys, and every distinct meld its cards can make."""
+    h = KeyedHand(hand, rules)
+    found: dict[tuple[tuple[int, ...], int], Candidate] = {}
     _runs(h, found)
     _groups(h, found)
     return h, list(found.values())
@@ -153,8 +169,8 @@ def _enumerate(hand: Sequence[int], rules: Ruleset) -> tuple[_Hand, list[_Candid
 
 def candidates(hand: Sequence[int], rules: Ruleset) -> list[Shape]:
     """Every distinct meld these cards can make (one concrete layout per card set)."""
-    h, found = _enumerate(hand, rules)
-    return [_realise(h, c, [list(cs) for cs in h.cards], list(h.jokers)) for c in found]
+    h, found = enumerate_candidates(hand, rules)
+    return [realise(h, c, [list(cs) for cs in h.cards], list(h.jokers)) for c in found]
 
 
 def shuffled_candidates(
@@ -162,9 +178,31 @@ def shuffled_candidates(
 ) -> list[Shape]:
     """``candidates(hand, rules)`` shuffled by ``rng``, first ``limit`` only: the same
     melds and the same draws from ``rng``, but only the melds returned are built."""
-    h, found = _enumerate(hand, rules)
+    h, found = enumerate_candidates(hand, rules)
     rng.shuffle(found)
-    return [_realise(h, c, [list(cs) for cs in h.cards], list(h.jokers)) for c in found[:limit]]
+    return [realise(h, c, [list(cs) for cs in h.cards], list(h.jokers)) for c in found[:limit]]
+
+
+def packed_counts(h: KeyedHand) -> int:
+    """How many cards of each key ``h`` holds, packed `KEY_BITS` bits per key."""
+    return sum(len(cs) << (KEY_BITS * i) for i, cs in enumerate(h.cards))
+
+
+def by_first_key(
+    h: KeyedHand, found: Sequence[Candidate]
+) -> list[list[tuple[Candidate, Need, int]]]:
+    """Candidates by their lowest key, richest first, each with what it takes
+    from the packed counts: the (shift, copies) it needs, and the sum it removes."""
+    by_first: list[list[tuple[Candidate, Need, int]]] = [[] for _ in h.keys]
+    for cand in found:
+        need: dict[int, int] = {}
+        for k in cand.keys:
+            need[k] = need.get(k, 0) + 1
+        delta = sum(n << (KEY_BITS * k) for k, n in need.items())
+        by_first[min(cand.keys)].append((cand, [(KEY_BITS * k, n) for k, n in need.items()], delta))
+    for options in by_first:
+        options.sort(key=lambda o: -o[0].points)
+    return by_first
 
 
 def find_melds(hand: Sequence[int], rules: Ruleset, *, keep_one: bool = False) -> Found:
@@ -173,27 +211,15 @@ def find_melds(hand: Sequence[int], rules: Ruleset, *, keep_one: bool = False) -
     With ``keep_one``, at least one card stays out of the melds (a `cafe` player
     never melds the last card: a discard closes the turn).
     """
-    h = _Hand(hand, rules)
-    found: dict[tuple[tuple[int, ...], int], _Candidate] = {}
-    _runs(h, found)
-    _groups(h, found)
-    by_first: list[list[tuple[_Candidate, list[tuple[int, int]], int]]] = [[] for _ in h.keys]
-    for cand in found.values():
-        need: dict[int, int] = {}
-        for k in cand.keys:
-            need[k] = need.get(k, 0) + 1
-        delta = sum(n << (_BITS * k) for k, n in need.items())
-        by_first[min(cand.keys)].append((cand, [(_BITS * k, n) for k, n in need.items()], delta))
-    for options in by_first:
-        options.sort(key=lambda o: -o[0].points)
-
-    counts = sum(len(cs) << (_BITS * i) for i, cs in enumerate(h.cards))
+    h, found = enumerate_candidates(hand, rules)
+    by_first = by_first_key(h, found)
+    counts = packed_counts(h)
     memo: dict[tuple[int, int, bool], tuple[int, object]] = {}
-    mask = (1 << _BITS) - 1
+    mask = (1 << KEY_BITS) - 1
     nkeys = len(h.keys)
 
     def best(counts: int, jokers: int, first: int, skipped: bool) -> int:
-        while first < nkeys and not (counts >> (_BITS * first)) & mask:
+        while first < nkeys and not (counts >> (KEY_BITS * first)) & mask:
             first += 1
         if first == nkeys:
             if keep_one and not skipped and jokers == 0:
@@ -203,7 +229,7 @@ def find_melds(hand: Sequence[int], rules: Ruleset, *, keep_one: bool = False) -
         hit = memo.get(memo_key)
         if hit is not None:
             return hit[0]
-        top = best(counts - (1 << (_BITS * first)), jokers, first, True)
+        top = best(counts - (1 << (KEY_BITS * first)), jokers, first, True)
         choice: object = None
         for cand, need, delta in by_first[first]:
             if cand.jokers > jokers:
@@ -217,11 +243,12 @@ def find_melds(hand: Sequence[int], rules: Ruleset, *, keep_one: bool = False) -
         return top
 
     best(counts, len(h.jokers), 0, False)
-    return _rebuild(h, memo, counts, keep_one, mask)
+    return _rebuild(h, found, memo, counts, keep_one, mask)
 
 
 def _rebuild(
-    h: _Hand,
+    h: KeyedHand,
+    found: list[Candidate],
     memo: dict[tuple[int, int, bool], tuple[int, object]],
     counts: int,
     keep_one: bool,
@@ -236,27 +263,27 @@ def _rebuild(
     n = len(h.keys)
     joker_count = len(jokers)
     while True:
-        while first < n and not (counts >> (_BITS * first)) & mask:
+        while first < n and not (counts >> (KEY_BITS * first)) & mask:
             first += 1
         if first == n:
             break
         _, choice = memo[(counts, joker_count, skipped)]
         if choice is None:
             left.append(pools[first].pop())
-            counts -= 1 << (_BITS * first)
+            counts -= 1 << (KEY_BITS * first)
             skipped = True
             continue
         assert isinstance(choice, tuple)
         cand, delta = choice
-        melds.append(_realise(h, cand, pools, jokers))
+        melds.append(realise(h, cand, pools, jokers))
         counts -= delta
         joker_count -= cand.jokers
     left.extend(jokers)
     penalty = sum(h.rules.penalties.of_rank(h.rules.deck.rank[c]) for c in left)
-    return Found(tuple(melds), tuple(left), penalty)
+    return Found(tuple(melds), tuple(left), penalty, (h, found))
 
 
-def _realise(h: _Hand, cand: _Candidate, pools: list[list[int]], jokers: list[int]) -> Shape:
+def realise(h: KeyedHand, cand: Candidate, pools: list[list[int]], jokers: list[int]) -> Shape:
     """A concrete meld for a candidate, taking its cards out of ``pools`` and ``jokers``."""
     if cand.kind == MeldKind.RUN:
         cards = tuple(pools[k].pop() if k >= 0 else jokers.pop() for k in cand.layout)
