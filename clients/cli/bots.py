@@ -149,7 +149,10 @@ class BotPlayer:
             if isinstance(item, table_pb2.TableView):
                 current = item.current_seat
                 await self.play_turn(item)
-            elif item.kind == table_pb2.EVENT_KIND_TURN_STARTED:
+            elif item.kind in (
+                table_pb2.EVENT_KIND_TURN_STARTED,
+                table_pb2.EVENT_KIND_TURN_RESUMED,  # a turn cut short by an outage
+            ):
                 current = item.seat
                 if item.seat == view.my_seat:
                     await self.play_turn(await self.conn.view(table_id))

@@ -73,6 +73,13 @@ def narrate(event: table_pb2.TableEvent, view: table_pb2.TableView, style: Style
         return f"{who} discarded {card}."
     if kind == "turn_passed":
         return passed_text(event, view, style, taken_back(event, view))
+    if kind == "turn_resumed":
+        stopped = event.turn_resumed.stopped_for.seconds
+        whose = "your" if who == "You" else f"{who}'s"
+        return (
+            f"The game could not be reached for {stopped} s: {whose} turn goes on"
+            " with the time it had left."
+        )
     if kind == "reposed":
         return f"{who} put the {style.card(event.reposed.card.code)} back on the discard pile."
     if kind == "claim_window_opened":

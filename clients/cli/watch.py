@@ -67,7 +67,7 @@ async def watch(conn: Connection, table_id: str) -> int:
         checked = decks.see(item)
         if checked:
             print(checked, flush=True)
-        if item.kind == table_pb2.EVENT_KIND_TURN_STARTED:
+        if item.kind in (table_pb2.EVENT_KIND_TURN_STARTED, table_pb2.EVENT_KIND_TURN_RESUMED):
             view = await conn.view(table_id)
             show(view)
         elif item.kind == table_pb2.EVENT_KIND_GAME_ENDED:

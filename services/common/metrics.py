@@ -33,6 +33,10 @@ KNOWN_STATE_MOVES = Counter(
     ["outcome"],
 )
 TIMEOUTS_FIRED = Counter("rummy_timeouts_fired", "Turn timeouts applied by the sweeper")
+TURNS_RESUMED = Counter(
+    "rummy_turns_resumed",
+    "Turns given back their time after nobody could reach the service (a database outage)",
+)
 TIMEOUT_LATENESS = Histogram(
     "rummy_timeout_lateness_seconds",
     "How long after its deadline a timeout fired",

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from functools import lru_cache
 
+from google.protobuf.duration_pb2 import Duration
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from services.common.pb.rummy.v1 import cards_pb2, table_pb2
@@ -257,6 +258,21 @@ def table_event(
             out.seat = seen.seat
             out.turn_started.CopyFrom(
                 table_pb2.TurnStarted(turn=seen.turn, deadline=timestamp_ms(seen.deadline_ms))
+            )
+        case ev.TurnResumed():
+            out.kind = table_pb2.EVENT_KIND_TURN_RESUMED
+            out.seat = seen.seat
+            out.turn_resumed.CopyFrom(
+                table_pb2.TurnResumed(
+                    turn=seen.turn,
+                    deadline=timestamp_ms(seen.deadline_ms),
+                    claim_deadline=(
+                        timestamp_ms(seen.claim_deadline_ms) if seen.claim_deadline_ms else None
+                    ),
+                    stopped_for=Duration(
+                        seconds=seen.stopped_ms // 1000, nanos=seen.stopped_ms % 1000 * 1_000_000
+                    ),
+                )
             )
         case ev.Drew(from_discard=True):
             out.kind = table_pb2.EVENT_KIND_TOOK_DISCARD

@@ -26,6 +26,7 @@ _KINDS: dict[str, type[ev.Event]] = {
         ev.JokerSwapped,
         ev.Discarded,
         ev.TurnPassed,
+        ev.TurnResumed,
         ev.PlayerLeft,
         ev.PlayerEliminated,
         ev.BoughtBack,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from dataclasses import dataclass, field
 
 import asyncpg
@@ -26,6 +27,7 @@ from . import retention
 from .fanout import CUT_OFF_S, Fanout
 from .rules.ruleset import preset
 from .servicer import GameServicer
+from .sweeper import BEAT_S, CLOCK_STOP_S
 from .tables import Tables
 
 log = structlog.get_logger(__name__)
@@ -80,6 +82,11 @@ class GameConfig:
     """The longest a move waits for a table's lock (0: no limit)."""
     watch_cut_off_s: float = CUT_OFF_S
     """Live watchers resume once the replica has not reached the database this long."""
+    beat_s: float = BEAT_S
+    """How often the replica marks that it reached the database."""
+    clock_stop_s: float = CLOCK_STOP_S
+    """A gap in every replica's marks this long stops the turns' clock: the turns in
+    play then get back the time they had left."""
 
 
 ACTIVE_TABLES_SQL = (
@@ -100,6 +107,9 @@ class GameServer:
         self._pool: asyncpg.Pool | None = None
         self._fanout: Fanout | None = None
         self._sweeper: asyncio.Task[None] | None = None
+        self._beater: asyncio.Task[None] | None = None
+        self._beaten = -float("inf")
+        """When this replica last marked that it reached the database (monotonic)."""
         self._health = health.aio.HealthServicer()
         self.health: HealthMonitor | None = None
         self._gauges: asyncio.Task[None] | None = None
@@ -149,6 +159,7 @@ class GameServer:
             address=config.address,
         )
         self._server = server
+        self._beater = asyncio.create_task(self._beat(), name="clock-beat")
         self._sweeper = asyncio.create_task(self._sweep(), name="sweeper")
         self._gauges = asyncio.create_task(self._count_tables(), name="gauges")
         self._purger = asyncio.create_task(self._purge(), name="retention")
@@ -168,11 +179,18 @@ class GameServer:
         the first failure and then every twentieth, not one line per poll. Any other
         failure is logged as an error and backed off the same way: the loop itself
         only ends when the server stops (a table that cannot be fired is put off by
-        `Tables.sweep_once`, so it holds up no other table)."""
+        `Tables.sweep_once`, so it holds up no other table).
+
+        Nothing is swept while this replica's last mark (`_beat`) is older than a
+        stop of the clock: after an outage, the mark that reads the stop comes
+        first, so no turn in play during it times out before getting its time back."""
         assert self.tables is not None
         interval = self.config.sweep_interval
         failures = 0
         while True:
+            if time.monotonic() - self._beaten >= self.config.clock_stop_s:
+                await asyncio.sleep(interval)
+                continue
             try:
                 due = await self.tables.due(SWEEP_BATCH)
                 fired = 0
@@ -201,6 +219,27 @@ class GameServer:
                 continue
             if not fired:  # else more may have fallen due meanwhile
                 await asyncio.sleep(interval)
+
+    async def _beat(self) -> None:
+        """Mark every `beat_s` that this replica reaches the database, and read the
+        last stop of the turns' clock (`Tables.beat`). Failures are logged as the
+        sweep loop's are: the first, then every twentieth."""
+        assert self.tables is not None
+        failures = 0
+        while True:
+            try:
+                await self.tables.beat(self.config.clock_stop_s)
+                self._beaten = time.monotonic()
+                failures = 0
+            except (*DB_ERRORS, asyncpg.PostgresError) as error:
+                failures += 1
+                if failures % 20 == 1:
+                    log.warning("clock_beat_failed", error=str(error), failures=failures)
+            except Exception:
+                failures += 1
+                if failures % 20 == 1:
+                    log.exception("clock_beat_crashed", failures=failures)
+            await asyncio.sleep(self.config.beat_s)
 
     async def _drain(self, most: int) -> int:
         """Fire up to ``most`` due turns, one per transaction; how many fired."""
@@ -261,6 +300,8 @@ class GameServer:
             self._fanout.close_streams()
         if self._sweeper is not None:
             await _ended(self._sweeper)
+        if self._beater is not None:
+            await _ended(self._beater)
         if self._server is not None:
             await self._server.stop(self.config.grace if grace is None else grace)
         if self._fanout is not None:

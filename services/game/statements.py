@@ -143,6 +143,26 @@ CLAIM_DUE = (
 
 SET_DEADLINE = "UPDATE tables SET turn_deadline = $2 WHERE id = $1"
 
+BEAT = (
+    "WITH last AS (SELECT beat_at FROM table_clock WHERE id = 1 FOR UPDATE),"
+    " beat AS (UPDATE table_clock SET beat_at = now(),"
+    " stopped_at = CASE WHEN l.beat_at < now() - make_interval(secs => $1)"
+    " THEN l.beat_at ELSE stopped_at END,"
+    " restarted_at = CASE WHEN l.beat_at < now() - make_interval(secs => $1)"
+    " THEN now() ELSE restarted_at END"
+    " FROM last l WHERE id = 1"
+    " RETURNING stopped_at, restarted_at, l.beat_at < now() - make_interval(secs => $1) AS new),"
+    " rearmed AS (UPDATE tables SET turn_deadline = now() FROM beat"
+    " WHERE beat.new AND status = 'active' AND turn_deadline > beat.stopped_at"
+    " RETURNING 1)"
+    " SELECT (extract(epoch from stopped_at) * 1000)::bigint AS stopped_ms,"
+    " (extract(epoch from restarted_at) * 1000)::bigint AS restarted_ms, new,"
+    " (SELECT count(*) FROM rearmed) AS rearmed FROM beat"
+)
+"""A sweeper's mark that it reached the database. When nobody has for more than
+$1 seconds, that gap is kept as the last stop of the tables' clock, and every
+turn in play then is due at once, for the sweeper to give it its time back."""
+
 PUT_OFF = (
     "UPDATE tables SET turn_deadline = clock_timestamp() + make_interval(secs => $3)"
     " WHERE id = $1 AND version = $2 AND status = 'active'"

@@ -91,6 +91,9 @@ class TableStore:
         self._db_clock = DbClock()
         self._sweep_failures: dict[uuid.UUID, int] = {}
         """Tables whose due turn failed to fire lately, and how many times in a row."""
+        self._clock_stop: tuple[int, int] | None = None
+        """The last stop of the tables' clock this replica's beats read (ms, from and
+        to): the turns in play then get their time back (`TableSweeper.beat`)."""
         # Production deals come from the OS's cryptographic source.
         self._rng = rng or DealRandom()
 

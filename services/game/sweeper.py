@@ -1,9 +1,18 @@
 """The sweeper's part of the tables (`TableSweeper`): fire the due turns, a bot's
 move or a timeout, exactly once across replicas, and put off a table whose turn
 cannot be fired so it never holds up the others. The server's sweep loop asks
-`due` how many are due and drains them with `sweep_once`."""
+`due` how many are due and drains them with `sweep_once`.
+
+Each replica also marks, about every second, that it reached the database
+(`beat`). A gap in the marks means nobody could (the database, or every
+replica, was out), so no move could be made while the turns' clock ran on:
+the turns in play then are each given back the time they had left (the
+engine's `Resume`) before any of them may time out."""
 
 from __future__ import annotations
+
+import contextlib
+import enum
 
 import asyncpg
 import structlog
@@ -15,7 +24,7 @@ from services.common.errors import DB_ERRORS
 from . import statements
 from .autoplay import bot_turn
 from .outcomes import Committed
-from .rules.actions import SYSTEM, Timeout
+from .rules.actions import SYSTEM, Resume, Timeout
 from .rules.engine import apply
 from .rules.errors import RuleError
 from .rules.events import Event
@@ -28,6 +37,19 @@ and then every 5 minutes: each failure logs an error, and the table never blocks
 the others' timeouts meanwhile."""
 SWEEP_FAILURES_KEPT = 1024
 """Failing tables whose count of failures a replica remembers (the oldest go)."""
+BEAT_S = 1.0
+"""How often each replica marks that it reached the database."""
+CLOCK_STOP_S = 5.0
+"""A gap this long between two marks, by any replica, is a stop of the tables'
+clock: several beats missed at once, not one slow beat."""
+
+
+class Fired(enum.Enum):
+    """What a claimed due turn was."""
+
+    RESUME = "resume"
+    BOT = "bot"
+    TIMEOUT = "timeout"
 
 
 log = structlog.get_logger(__name__)
@@ -47,6 +69,18 @@ def _table_fault(error: Exception) -> bool:
 
 class TableSweeper(TableStore):
     """The due turns of every table, fired by whichever replica claims each first."""
+
+    async def beat(self, stop_after_s: float = CLOCK_STOP_S) -> None:
+        """Mark that this replica reached the database, and read the last stop of
+        the tables' clock. The first mark after a gap of more than ``stop_after_s``
+        records the gap as a stop and makes every turn then in play due at once."""
+        row = await self._pool.fetchrow(statements.BEAT, stop_after_s)
+        assert row is not None  # the clock's one row, always
+        if row["stopped_ms"] is not None:
+            self._clock_stop = (row["stopped_ms"], row["restarted_ms"])
+        if row["new"]:
+            stopped_s = (row["restarted_ms"] - row["stopped_ms"]) / 1000
+            log.warning("clock_stopped", stopped_s=stopped_s, turns_resumed=row["rearmed"])
 
     async def due(self, most: int) -> int:
         """How many turns are due now, counting at most ``most``: one indexed read,
@@ -81,14 +115,16 @@ class TableSweeper(TableStore):
                 self._published(fired[0])
         if fired is None:
             return None
-        committed, timed_out, late_ms = fired
+        committed, what, late_ms = fired
         self._sweep_failures.pop(committed.table_id, None)
         self._parsed.committed(
             committed.table_id, committed.state, committed.version, committed.last_seq
         )
-        if timed_out:
+        if what == Fired.TIMEOUT:
             metrics.TIMEOUTS_FIRED.inc()
             metrics.TIMEOUT_LATENESS.observe(late_ms / 1000)
+        elif what == Fired.RESUME:
+            metrics.TURNS_RESUMED.inc()
         else:
             metrics.ACTIONS.labels("BotTurn", "applied").inc()
         count_endings(committed)
@@ -96,15 +132,21 @@ class TableSweeper(TableStore):
 
     async def _fire(
         self, con: Connection, row: asyncpg.Record
-    ) -> tuple[Committed, bool, int] | None:
-        """The claimed table's bot move or timeout, written under its lock: what was
-        committed, whether it was a timeout, and how late (ms). None if not due."""
+    ) -> tuple[Committed, Fired, int] | None:
+        """The claimed table's resume, bot move or timeout, written under its lock:
+        what was committed, what fired, and how late (ms). None if not due."""
         state = self._read(row["id"], row)
         now_ms = row["now_ms"]
         due = state.due_ms()
         events: list[Event] = []
-        timed_out = False
-        if state.current in row["bot_seats"]:
+        fired = Fired.BOT
+        if self._clock_stop is not None:
+            # A turn in play while nobody could reach the service gets its time
+            # back first (the engine refuses a turn begun since, or given it back).
+            with contextlib.suppress(RuleError):
+                state, events = apply(state, SYSTEM, Resume(*self._clock_stop), now_ms)
+                fired = Fired.RESUME
+        if not events and state.current in row["bot_seats"]:
             try:
                 state, events = bot_turn(state, state.current, now_ms)
             except Exception as error:  # a bot's fault must not stall its table
@@ -119,7 +161,7 @@ class TableSweeper(TableStore):
         if not events:
             try:
                 state, events = apply(state, SYSTEM, Timeout(), now_ms)
-                timed_out = True
+                fired = Fired.TIMEOUT
             except RuleError:
                 # Not due yet (a stuck bot, or a column written ahead of the
                 # state): wait for the turn's own deadline.
@@ -127,7 +169,7 @@ class TableSweeper(TableStore):
                 return None
         state, events = self._followed(state, events, now_ms, row["bot_seats"])
         committed = await self._write(con, row["id"], row, state, events, None)
-        return committed, timed_out, max(0, now_ms - due)
+        return committed, fired, max(0, now_ms - due)
 
     async def _put_off(self, con: Connection, row: asyncpg.Record, error: Exception) -> None:
         """Move a table whose due turn failed to fire out of the sweep for a while

@@ -122,3 +122,16 @@ def test_a_seat_that_left_during_its_turn_is_told_in_the_right_person() -> None:
         passed = table_pb2.TableEvent(seq=43, version=15, seat=seat)
         passed.turn_passed.reason = table_pb2.TURN_PASSED_REASON_LEFT
         assert narrate(passed, view, PLAIN) == text
+
+
+def test_a_turn_given_its_time_back_after_an_outage_is_told() -> None:
+    resumed = table_pb2.TableEvent(seq=44, version=16, seat=1)
+    resumed.turn_resumed.turn = 9
+    resumed.turn_resumed.stopped_for.FromMilliseconds(62_400)
+    assert narrate(resumed, sample_view(), PLAIN) == (
+        "The game could not be reached for 62 s: Bob's turn goes on with the time it had left."
+    )
+    resumed.seat = 0
+    assert narrate(resumed, sample_view(), PLAIN) == (
+        "The game could not be reached for 62 s: your turn goes on with the time it had left."
+    )

@@ -20,6 +20,7 @@ METRICS: dict[str, set[str]] = {
     "rummy_rpc_duration_seconds_bucket": {"service", "method", "le"},
     "rummy_actions_total": {"action", "outcome"},
     "rummy_timeouts_fired_total": set(),
+    "rummy_turns_resumed_total": set(),
     "rummy_timeout_lateness_seconds_bucket": {"le"},
     "rummy_turn_cap_endings_total": {"ruleset"},
     "rummy_known_state_moves_total": {"outcome"},

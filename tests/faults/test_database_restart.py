@@ -1,6 +1,8 @@
 """PostgreSQL stops and starts again while tables are being played: meanwhile the
 replicas answer UNAVAILABLE (DATABASE_UNAVAILABLE) and report NOT_SERVING; they
-recover by themselves, the games finish, and no table is left half-written."""
+recover by themselves, the games finish, and no table is left half-written. The
+outage outlasts a stop of the turns' clock: the turn of a table nobody played
+meanwhile gets its time back (TurnResumed) instead of timing out."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -22,7 +25,10 @@ import grpc
 import pytest
 
 from services.common.pb.rummy.v1 import auth_pb2, auth_pb2_grpc, game_pb2, game_pb2_grpc, table_pb2
+from services.game import eventlog
+from services.game.rules import events as ev
 from services.game.rules.ruleset import CAFE
+from services.game.sweeper import BEAT_S, CLOCK_STOP_S
 
 from .players import ResumingWatcher, Seat, create_table, login, play_game, readers
 from .processes import (
@@ -193,6 +199,7 @@ async def test_a_postgres_restart_mid_game_is_survived_and_leaves_no_half_writte
                     "the games to be under way",
                 )
                 acked_before = sum(len(s.acks) for s in everyone)
+                down_at = time.monotonic()
                 await postgres.stop()
                 await asyncio.gather(*(r.wait_health(NOT_SERVING, timeout=20) for r in replicas))
                 enough.set()
@@ -213,6 +220,9 @@ async def test_a_postgres_restart_mid_game_is_survived_and_leaves_no_half_writte
                     if game.done():
                         view = await game  # raises what stopped it
                         assert view.phase == table_pb2.PHASE_GAME_OVER
+                # Down for longer than a stop of the clock, counted from the last
+                # beat before the stop.
+                await asyncio.sleep(CLOCK_STOP_S + BEAT_S + 0.5 - (time.monotonic() - down_at))
                 await postgres.start()
                 await asyncio.gather(*(r.wait_health(SERVING, timeout=30) for r in replicas))
                 await asyncio.gather(*games)
@@ -238,10 +248,16 @@ async def test_a_postgres_restart_mid_game_is_survived_and_leaves_no_half_writte
             acks = [a for s in table for a in s.acks]
             log = await assert_acks_logged_once(con, table[0].table_id, acks)
             assert_stream_is_log(events, log)
-        # The draw refused while the database was down changed nothing.
+        # The draw refused while the database was down changed nothing; the clock's
+        # stop gave the turn its time back once, and nothing else happened there.
         idle_id = uuid.UUID(idle_table)
-        assert await con.fetchval("SELECT version FROM tables WHERE id = $1", idle_id) == 1
+        assert await con.fetchval("SELECT version FROM tables WHERE id = $1", idle_id) == 2
         assert not await con.fetch("SELECT 1 FROM action_requests WHERE table_id = $1", idle_id)
+        rows = await con.fetch(
+            "SELECT kind, payload FROM table_events WHERE table_id = $1 ORDER BY seq", idle_id
+        )
+        idle_log = [eventlog.decode(r["kind"], r["payload"]) for r in rows]
+        assert [type(e) for e in idle_log] == [ev.RoundDealt, ev.TurnBegan, ev.TurnResumed]
         for row in await con.fetch("SELECT id FROM tables"):
             await assert_whole(con, str(row["id"]))
     finally:

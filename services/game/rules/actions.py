@@ -98,6 +98,17 @@ class Timeout:
 
 
 @dataclass(frozen=True, slots=True)
+class Resume:
+    """Applied by the table clock when the service is back after nobody could
+    reach it (the database, or every replica, was out) from ``stopped_ms`` to
+    ``restarted_ms``: no move could be made then, so the turn in play gets back
+    the time it had left when the clock stopped."""
+
+    stopped_ms: int
+    restarted_ms: int
+
+
+@dataclass(frozen=True, slots=True)
 class Leave:
     """The seat resigns: it plays no more turns and cannot win."""
 
@@ -120,6 +131,7 @@ Action = (
     | Reposer
     | Claim
     | Timeout
+    | Resume
     | Leave
     | Abandon
 )

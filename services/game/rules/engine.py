@@ -2,8 +2,8 @@
 events the action caused, or raises `RuleError` and leaves ``state`` unchanged.
 
 Each phase has its own small handler, in a module of its own: `dealing`,
-`drawing`, `melding` (the play phase), `discarding`, `claims`, `timeout` and
-`leaving`, with the checks they share in `guards`. Every handler validates
+`drawing`, `melding` (the play phase), `discarding`, `claims`, `timeout`,
+`resuming` and `leaving`, with the checks they share in `guards`. Every handler validates
 before it writes, and works on a copy, so a refusal can never leave a
 half-applied action behind.
 Rule-set differences are read from `state.ruleset`, never from its name.
@@ -22,6 +22,7 @@ from .actions import (
     Leave,
     Meld,
     Reposer,
+    Resume,
     SwapJoker,
     TakeDiscard,
     Timeout,
@@ -34,6 +35,7 @@ from .errors import Reason, RuleError
 from .events import Event
 from .leaving import abandon, leave
 from .melding import lay_off, meld, swap_joker
+from .resuming import resume
 from .state import GameState, Phase
 from .timeout import no_move, timeout
 
@@ -63,6 +65,8 @@ def apply(state: GameState, seat: int, action: Action, now: int) -> tuple[GameSt
             claim(new, seat, action, now, events)
         case Timeout():
             timeout(new, seat, now, events)
+        case Resume():
+            resume(new, seat, action, now, events)
         case Deal():
             deal(new, seat, action, now, events)
         case Leave():

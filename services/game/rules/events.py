@@ -120,6 +120,20 @@ class Discarded(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class TurnResumed(Event):
+    """The service is back after nobody could reach it: the turn in play has until
+    ``deadline_ms`` (and an open claim window until ``claim_deadline_ms``)."""
+
+    seat: int
+    turn: int
+    deadline_ms: int
+    claim_deadline_ms: int
+    """0 when no claim window is open."""
+    stopped_ms: int
+    """How long the table clock stood still."""
+
+
+@dataclass(frozen=True, slots=True)
 class TurnPassed(Event):
     seat: int
     reason: str

@@ -90,6 +90,7 @@ def dumps(state: GameState) -> bytes:
             state.claim_card,
             state.claim_deadline_ms,
             state.end_reason,
+            state.resumed_ms,
         ],
         "claimants": state.claimants,
         "buy_backs": state.buy_backs,
@@ -132,7 +133,7 @@ def _checked(state: GameState) -> GameState:
     scalars = (
         state.round_no, state.dealer, state.current, state.turn, state.deadline_ms,
         state.taken_discard, state.drawn, state.next_meld_id, state.reshuffles, state.seed,
-        state.winner, state.claim_card, state.claim_deadline_ms,
+        state.winner, state.claim_card, state.claim_deadline_ms, state.resumed_ms,
     )  # fmt: skip
     flags = (state.began_opened, state.moved, state.taken_used, state.reposed)
     well_formed = (
@@ -200,6 +201,8 @@ def loads(data: bytes) -> GameState:
                 claim_deadline_ms=t[17],
                 # States stored before the reason was kept have none.
                 end_reason=EndReason(t[18]).value if len(t) > 18 and t[18] else "",
+                # Nor had they a clock that ever stopped.
+                resumed_ms=t[19] if len(t) > 19 else 0,
                 claimants=doc["claimants"],
                 buy_backs=doc["buy_backs"],
                 deal_order=tuple(doc["deal"][0]),

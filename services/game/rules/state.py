@@ -88,6 +88,9 @@ class GameState:
     deal_salt: str = ""
     end_reason: str = ""
     """Once the phase is GAME_OVER: why the game ended (an `EndReason` value)."""
+    resumed_ms: int = 0
+    """When the table clock last started again after a stop (`Resume`): each stop
+    gives a turn its time back once."""
 
     def copy(self) -> GameState:
         """An independent copy (every list is new; melds and results are immutable).
@@ -129,6 +132,7 @@ class GameState:
         new.deal_order = self.deal_order
         new.deal_salt = self.deal_salt
         new.end_reason = self.end_reason
+        new.resumed_ms = self.resumed_ms
         return new
 
     def playing(self) -> list[int]:

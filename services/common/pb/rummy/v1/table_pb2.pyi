@@ -7,6 +7,7 @@ isort:skip_file
 import builtins
 import collections.abc
 import google.protobuf.descriptor
+import google.protobuf.duration_pb2
 import google.protobuf.internal.containers
 import google.protobuf.internal.enum_type_wrapper
 import google.protobuf.message
@@ -181,6 +182,7 @@ class _EventKindEnumTypeWrapper(google.protobuf.internal.enum_type_wrapper._Enum
     EVENT_KIND_DECK_REVEALED: _EventKind.ValueType  # 20
     EVENT_KIND_BOUGHT_BACK: _EventKind.ValueType  # 21
     EVENT_KIND_CLAIM_WINDOW_CLOSED: _EventKind.ValueType  # 22
+    EVENT_KIND_TURN_RESUMED: _EventKind.ValueType  # 23
 
 class EventKind(_EventKind, metaclass=_EventKindEnumTypeWrapper):
     """Kind of a `TableEvent`, one per payload. Lets a client log or skip an
@@ -210,6 +212,7 @@ EVENT_KIND_CLAIM_MADE: EventKind.ValueType  # 19
 EVENT_KIND_DECK_REVEALED: EventKind.ValueType  # 20
 EVENT_KIND_BOUGHT_BACK: EventKind.ValueType  # 21
 EVENT_KIND_CLAIM_WINDOW_CLOSED: EventKind.ValueType  # 22
+EVENT_KIND_TURN_RESUMED: EventKind.ValueType  # 23
 Global___EventKind: typing_extensions.TypeAlias = EventKind
 
 class _TurnPassedReason:
@@ -828,6 +831,7 @@ class TableEvent(google.protobuf.message.Message):
     DECK_REVEALED_FIELD_NUMBER: builtins.int
     BOUGHT_BACK_FIELD_NUMBER: builtins.int
     CLAIM_WINDOW_CLOSED_FIELD_NUMBER: builtins.int
+    TURN_RESUMED_FIELD_NUMBER: builtins.int
     seq: builtins.int
     """Position in the table's event log: 1 for the first event, then +1,
     with no gaps. It is the resume cursor of Watch.
@@ -888,6 +892,8 @@ class TableEvent(google.protobuf.message.Message):
     def bought_back(self) -> Global___BoughtBack: ...
     @property
     def claim_window_closed(self) -> Global___ClaimWindowClosed: ...
+    @property
+    def turn_resumed(self) -> Global___TurnResumed: ...
     def __init__(
         self,
         *,
@@ -918,14 +924,15 @@ class TableEvent(google.protobuf.message.Message):
         deck_revealed: Global___DeckRevealed | None = ...,
         bought_back: Global___BoughtBack | None = ...,
         claim_window_closed: Global___ClaimWindowClosed | None = ...,
+        turn_resumed: Global___TurnResumed | None = ...,
     ) -> None: ...
-    _HasFieldArgType: typing_extensions.TypeAlias = typing.Literal["_seat", b"_seat", "bought_back", b"bought_back", "card_announced", b"card_announced", "claim_made", b"claim_made", "claim_window_closed", b"claim_window_closed", "claim_window_opened", b"claim_window_opened", "claimed", b"claimed", "dealt", b"dealt", "deck_revealed", b"deck_revealed", "discarded", b"discarded", "drew", b"drew", "game_ended", b"game_ended", "joker_swapped", b"joker_swapped", "laid_off", b"laid_off", "melded", b"melded", "occurred_at", b"occurred_at", "payload", b"payload", "player_eliminated", b"player_eliminated", "player_left", b"player_left", "reposed", b"reposed", "reshuffled", b"reshuffled", "round_ended", b"round_ended", "seat", b"seat", "took_discard", b"took_discard", "turn_passed", b"turn_passed", "turn_started", b"turn_started"]
+    _HasFieldArgType: typing_extensions.TypeAlias = typing.Literal["_seat", b"_seat", "bought_back", b"bought_back", "card_announced", b"card_announced", "claim_made", b"claim_made", "claim_window_closed", b"claim_window_closed", "claim_window_opened", b"claim_window_opened", "claimed", b"claimed", "dealt", b"dealt", "deck_revealed", b"deck_revealed", "discarded", b"discarded", "drew", b"drew", "game_ended", b"game_ended", "joker_swapped", b"joker_swapped", "laid_off", b"laid_off", "melded", b"melded", "occurred_at", b"occurred_at", "payload", b"payload", "player_eliminated", b"player_eliminated", "player_left", b"player_left", "reposed", b"reposed", "reshuffled", b"reshuffled", "round_ended", b"round_ended", "seat", b"seat", "took_discard", b"took_discard", "turn_passed", b"turn_passed", "turn_resumed", b"turn_resumed", "turn_started", b"turn_started"]
     def HasField(self, field_name: _HasFieldArgType) -> builtins.bool: ...
-    _ClearFieldArgType: typing_extensions.TypeAlias = typing.Literal["_seat", b"_seat", "bought_back", b"bought_back", "card_announced", b"card_announced", "claim_made", b"claim_made", "claim_window_closed", b"claim_window_closed", "claim_window_opened", b"claim_window_opened", "claimed", b"claimed", "dealt", b"dealt", "deck_revealed", b"deck_revealed", "discarded", b"discarded", "drew", b"drew", "game_ended", b"game_ended", "joker_swapped", b"joker_swapped", "kind", b"kind", "laid_off", b"laid_off", "melded", b"melded", "occurred_at", b"occurred_at", "payload", b"payload", "player_eliminated", b"player_eliminated", "player_left", b"player_left", "reposed", b"reposed", "reshuffled", b"reshuffled", "round_ended", b"round_ended", "seat", b"seat", "seq", b"seq", "took_discard", b"took_discard", "turn_passed", b"turn_passed", "turn_started", b"turn_started", "version", b"version"]
+    _ClearFieldArgType: typing_extensions.TypeAlias = typing.Literal["_seat", b"_seat", "bought_back", b"bought_back", "card_announced", b"card_announced", "claim_made", b"claim_made", "claim_window_closed", b"claim_window_closed", "claim_window_opened", b"claim_window_opened", "claimed", b"claimed", "dealt", b"dealt", "deck_revealed", b"deck_revealed", "discarded", b"discarded", "drew", b"drew", "game_ended", b"game_ended", "joker_swapped", b"joker_swapped", "kind", b"kind", "laid_off", b"laid_off", "melded", b"melded", "occurred_at", b"occurred_at", "payload", b"payload", "player_eliminated", b"player_eliminated", "player_left", b"player_left", "reposed", b"reposed", "reshuffled", b"reshuffled", "round_ended", b"round_ended", "seat", b"seat", "seq", b"seq", "took_discard", b"took_discard", "turn_passed", b"turn_passed", "turn_resumed", b"turn_resumed", "turn_started", b"turn_started", "version", b"version"]
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__seat: typing_extensions.TypeAlias = typing.Literal["seat"]
     _WhichOneofArgType__seat: typing_extensions.TypeAlias = typing.Literal["_seat", b"_seat"]
-    _WhichOneofReturnType_payload: typing_extensions.TypeAlias = typing.Literal["dealt", "turn_started", "drew", "took_discard", "reposed", "melded", "laid_off", "joker_swapped", "discarded", "turn_passed", "reshuffled", "claim_window_opened", "claimed", "card_announced", "player_left", "player_eliminated", "round_ended", "game_ended", "claim_made", "deck_revealed", "bought_back", "claim_window_closed"]
+    _WhichOneofReturnType_payload: typing_extensions.TypeAlias = typing.Literal["dealt", "turn_started", "drew", "took_discard", "reposed", "melded", "laid_off", "joker_swapped", "discarded", "turn_passed", "reshuffled", "claim_window_opened", "claimed", "card_announced", "player_left", "player_eliminated", "round_ended", "game_ended", "claim_made", "deck_revealed", "bought_back", "claim_window_closed", "turn_resumed"]
     _WhichOneofArgType_payload: typing_extensions.TypeAlias = typing.Literal["payload", b"payload"]
     @typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__seat) -> _WhichOneofReturnType__seat | None: ...
@@ -1018,6 +1025,48 @@ class TurnStarted(google.protobuf.message.Message):
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
 
 Global___TurnStarted: typing_extensions.TypeAlias = TurnStarted
+
+@typing.final
+class TurnResumed(google.protobuf.message.Message):
+    """The game service is back after nobody could reach it (no move could be
+    made): the turn in play, the event's seat's, gets back the time it had left
+    when the service went out (at least 10 s, or the whole turn timer if
+    shorter), and an open claim window opens again. Show the new countdown.
+    """
+
+    DESCRIPTOR: google.protobuf.descriptor.Descriptor
+
+    TURN_FIELD_NUMBER: builtins.int
+    DEADLINE_FIELD_NUMBER: builtins.int
+    CLAIM_DEADLINE_FIELD_NUMBER: builtins.int
+    STOPPED_FOR_FIELD_NUMBER: builtins.int
+    turn: builtins.int
+    @property
+    def deadline(self) -> google.protobuf.timestamp_pb2.Timestamp:
+        """When this turn now times out."""
+
+    @property
+    def claim_deadline(self) -> google.protobuf.timestamp_pb2.Timestamp:
+        """contract: when the open claim window now closes; absent when none is open."""
+
+    @property
+    def stopped_for(self) -> google.protobuf.duration_pb2.Duration:
+        """How long the service could not be reached."""
+
+    def __init__(
+        self,
+        *,
+        turn: builtins.int = ...,
+        deadline: google.protobuf.timestamp_pb2.Timestamp | None = ...,
+        claim_deadline: google.protobuf.timestamp_pb2.Timestamp | None = ...,
+        stopped_for: google.protobuf.duration_pb2.Duration | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: typing_extensions.TypeAlias = typing.Literal["claim_deadline", b"claim_deadline", "deadline", b"deadline", "stopped_for", b"stopped_for"]
+    def HasField(self, field_name: _HasFieldArgType) -> builtins.bool: ...
+    _ClearFieldArgType: typing_extensions.TypeAlias = typing.Literal["claim_deadline", b"claim_deadline", "deadline", b"deadline", "stopped_for", b"stopped_for", "turn", b"turn"]
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+
+Global___TurnResumed: typing_extensions.TypeAlias = TurnResumed
 
 @typing.final
 class Drew(google.protobuf.message.Message):
