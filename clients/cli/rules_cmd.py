@@ -251,7 +251,8 @@ def describe(rules: Ruleset, options: TableOptions | None = None) -> str:
                 else ""
             )
             + ". A player who can do nothing at all after the draw does not wait: the turn "
-            "passes.",
+            "passes. A turn in play while the game could not be reached gets back the time "
+            "it had left.",
             f"Turn cap: a round stops after {o.turn_cap} turns; {capped}.",
         ]
     )

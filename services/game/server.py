@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from dataclasses import dataclass, field
 
 import asyncpg
@@ -24,10 +23,10 @@ from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc
 from services.common.serving import CLIENT_PING_MS, KEEPALIVE_MS, serve, server_options
 
 from . import retention
+from .clockstop import BEAT_S, CLOCK_STOP_S
 from .fanout import CUT_OFF_S, Fanout
 from .rules.ruleset import preset
 from .servicer import GameServicer
-from .sweeper import BEAT_S, CLOCK_STOP_S
 from .tables import Tables
 
 log = structlog.get_logger(__name__)
@@ -86,7 +85,7 @@ class GameConfig:
     """How often the replica marks that it reached the database."""
     clock_stop_s: float = CLOCK_STOP_S
     """A gap in every replica's marks this long stops the turns' clock: the turns in
-    play then get back the time they had left."""
+    play then get back the time they had left (`clockstop`)."""
 
 
 ACTIVE_TABLES_SQL = (
@@ -108,8 +107,6 @@ class GameServer:
         self._fanout: Fanout | None = None
         self._sweeper: asyncio.Task[None] | None = None
         self._beater: asyncio.Task[None] | None = None
-        self._beaten = -float("inf")
-        """When this replica last marked that it reached the database (monotonic)."""
         self._health = health.aio.HealthServicer()
         self.health: HealthMonitor | None = None
         self._gauges: asyncio.Task[None] | None = None
@@ -136,6 +133,7 @@ class GameServer:
             rulesets=preset,
             allow_test_decks=config.allow_test_decks,
             bot_delay_ms=config.bot_delay_ms,
+            clock_stop_s=config.clock_stop_s,
         )
         self._gate = Gate(config.limits, secret=config.secret)
         server = grpc.aio.server(
@@ -179,18 +177,11 @@ class GameServer:
         the first failure and then every twentieth, not one line per poll. Any other
         failure is logged as an error and backed off the same way: the loop itself
         only ends when the server stops (a table that cannot be fired is put off by
-        `Tables.sweep_once`, so it holds up no other table).
-
-        Nothing is swept while this replica's last mark (`_beat`) is older than a
-        stop of the clock: after an outage, the mark that reads the stop comes
-        first, so no turn in play during it times out before getting its time back."""
+        `Tables.sweep_once`, so it holds up no other table)."""
         assert self.tables is not None
         interval = self.config.sweep_interval
         failures = 0
         while True:
-            if time.monotonic() - self._beaten >= self.config.clock_stop_s:
-                await asyncio.sleep(interval)
-                continue
             try:
                 due = await self.tables.due(SWEEP_BATCH)
                 fired = 0
@@ -221,15 +212,14 @@ class GameServer:
                 await asyncio.sleep(interval)
 
     async def _beat(self) -> None:
-        """Mark every `beat_s` that this replica reaches the database, and read the
-        last stop of the turns' clock (`Tables.beat`). Failures are logged as the
-        sweep loop's are: the first, then every twentieth."""
+        """Mark every `beat_s` that this replica reaches the database (`Tables.beat`).
+        Failures are logged as the sweep loop's are: the first, then every
+        twentieth. While no replica marks, no turn is swept (`clockstop`)."""
         assert self.tables is not None
         failures = 0
         while True:
             try:
-                await self.tables.beat(self.config.clock_stop_s)
-                self._beaten = time.monotonic()
+                await self.tables.beat()
                 failures = 0
             except (*DB_ERRORS, asyncpg.PostgresError) as error:
                 failures += 1

@@ -134,34 +134,41 @@ COUNT_DUE = (
 """The sweeper's probe: how many turns are due (at most $1)."""
 
 CLAIM_DUE = (
-    "SELECT id, state, version, last_seq, bot_seats,"
-    " (extract(epoch from clock_timestamp()) * 1000)::bigint AS now_ms"
-    f" FROM tables WHERE status = 'active' AND turn_deadline <= {DB_NOW}"
-    " ORDER BY turn_deadline LIMIT 1 FOR UPDATE SKIP LOCKED"
+    "SELECT t.id, t.state, t.version, t.last_seq, t.bot_seats,"
+    " (extract(epoch from clock_timestamp()) * 1000)::bigint AS now_ms,"
+    " (extract(epoch from c.stopped_at) * 1000)::bigint AS stopped_ms,"
+    " (extract(epoch from c.restarted_at) * 1000)::bigint AS restarted_ms"
+    " FROM tables t, table_clock c WHERE c.id = 1"
+    f" AND c.beat_at > {DB_NOW} - make_interval(secs => $1)"
+    f" AND t.status = 'active' AND t.turn_deadline <= {DB_NOW}"
+    " ORDER BY t.turn_deadline LIMIT 1 FOR UPDATE OF t SKIP LOCKED"
 )
-"""The oldest due turn, claimed (others' claims are skipped)."""
+"""The oldest due turn, claimed (others' claims are skipped), with the clock's last
+stop; none while no replica has marked the clock for $1 seconds (`clockstop`)."""
 
 SET_DEADLINE = "UPDATE tables SET turn_deadline = $2 WHERE id = $1"
 
 BEAT = (
-    "WITH last AS (SELECT beat_at FROM table_clock WHERE id = 1 FOR UPDATE),"
-    " beat AS (UPDATE table_clock SET beat_at = now(),"
-    " stopped_at = CASE WHEN l.beat_at < now() - make_interval(secs => $1)"
-    " THEN l.beat_at ELSE stopped_at END,"
-    " restarted_at = CASE WHEN l.beat_at < now() - make_interval(secs => $1)"
-    " THEN now() ELSE restarted_at END"
-    " FROM last l WHERE id = 1"
-    " RETURNING stopped_at, restarted_at, l.beat_at < now() - make_interval(secs => $1) AS new),"
-    " rearmed AS (UPDATE tables SET turn_deadline = now() FROM beat"
-    " WHERE beat.new AND status = 'active' AND turn_deadline > beat.stopped_at"
-    " RETURNING 1)"
-    " SELECT (extract(epoch from stopped_at) * 1000)::bigint AS stopped_ms,"
-    " (extract(epoch from restarted_at) * 1000)::bigint AS restarted_ms, new,"
-    " (SELECT count(*) FROM rearmed) AS rearmed FROM beat"
+    "WITH last AS (SELECT beat_at, stopped_at, restarted_at, clock_timestamp() AS now_at"
+    " FROM table_clock WHERE id = 1 FOR UPDATE),"
+    " gap AS (SELECT *, beat_at < now_at - make_interval(secs => $1) AS new FROM last)"
+    " UPDATE table_clock c SET beat_at = GREATEST(g.beat_at, g.now_at),"
+    " stopped_at = CASE WHEN NOT g.new THEN c.stopped_at"
+    " WHEN g.restarted_at >= g.beat_at - make_interval(secs => $2) THEN g.stopped_at"
+    " ELSE g.beat_at END,"
+    " restarted_at = CASE WHEN g.new THEN g.now_at ELSE c.restarted_at END"
+    " FROM gap g WHERE c.id = 1"
+    " RETURNING c.stopped_at, (extract(epoch from c.stopped_at) * 1000)::bigint AS stopped_ms,"
+    " (extract(epoch from c.restarted_at) * 1000)::bigint AS restarted_ms, g.new IS TRUE AS new"
 )
-"""A sweeper's mark that it reached the database. When nobody has for more than
-$1 seconds, that gap is kept as the last stop of the tables' clock, and every
-turn in play then is due at once, for the sweeper to give it its time back."""
+"""A replica's mark that it reached the database (`clockstop`). When nobody has
+for more than $1 seconds, the gap is recorded as the clock's last stop (from the
+last stop's start, if that one ended less than $2 seconds before this began).
+Never holds the row longer than the one statement: the turns are re-armed apart."""
+
+REARM = "UPDATE tables SET turn_deadline = now() WHERE status = 'active' AND turn_deadline > $1"
+"""Every turn in play when the clock stopped ($1), due at once: the sweeper gives
+it its time back (`Resume`) without waiting for its old deadline to come round."""
 
 PUT_OFF = (
     "UPDATE tables SET turn_deadline = clock_timestamp() + make_interval(secs => $3)"

@@ -20,6 +20,7 @@ from services.common.db import Connection, Pool
 
 from . import eventlog, statements
 from .autoplay import BOT_DELAY_MS, abandoned, bot_claims
+from .clockstop import CLOCK_STOP_S
 from .dbclock import DbClock
 from .dealrng import DealRandom
 from .fanout import Fanout, LoggedEvent
@@ -81,6 +82,7 @@ class TableStore:
         allow_test_decks: bool = False,
         rng: random.Random | None = None,
         bot_delay_ms: int = BOT_DELAY_MS,
+        clock_stop_s: float = CLOCK_STOP_S,
     ) -> None:
         self._pool = pool
         self._fanout = fanout
@@ -91,9 +93,7 @@ class TableStore:
         self._db_clock = DbClock()
         self._sweep_failures: dict[uuid.UUID, int] = {}
         """Tables whose due turn failed to fire lately, and how many times in a row."""
-        self._clock_stop: tuple[int, int] | None = None
-        """The last stop of the tables' clock this replica's beats read (ms, from and
-        to): the turns in play then get their time back (`TableSweeper.beat`)."""
+        self._clock_stop_s = clock_stop_s
         # Production deals come from the OS's cryptographic source.
         self._rng = rng or DealRandom()
 

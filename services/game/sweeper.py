@@ -1,13 +1,9 @@
 """The sweeper's part of the tables (`TableSweeper`): fire the due turns, a bot's
 move or a timeout, exactly once across replicas, and put off a table whose turn
 cannot be fired so it never holds up the others. The server's sweep loop asks
-`due` how many are due and drains them with `sweep_once`.
-
-Each replica also marks, about every second, that it reached the database
-(`beat`). A gap in the marks means nobody could (the database, or every
-replica, was out), so no move could be made while the turns' clock ran on:
-the turns in play then are each given back the time they had left (the
-engine's `Resume`) before any of them may time out."""
+`due` how many are due and drains them with `sweep_once`. Its beat loop marks
+the turns' clock (`beat`): a turn in play while nobody could reach the service
+gets its time back before it may time out (`clockstop`)."""
 
 from __future__ import annotations
 
@@ -23,6 +19,7 @@ from services.common.errors import DB_ERRORS
 
 from . import statements
 from .autoplay import bot_turn
+from .clockstop import STOP_MERGE_S
 from .outcomes import Committed
 from .rules.actions import SYSTEM, Resume, Timeout
 from .rules.engine import apply
@@ -37,11 +34,6 @@ and then every 5 minutes: each failure logs an error, and the table never blocks
 the others' timeouts meanwhile."""
 SWEEP_FAILURES_KEPT = 1024
 """Failing tables whose count of failures a replica remembers (the oldest go)."""
-BEAT_S = 1.0
-"""How often each replica marks that it reached the database."""
-CLOCK_STOP_S = 5.0
-"""A gap this long between two marks, by any replica, is a stop of the tables'
-clock: several beats missed at once, not one slow beat."""
 
 
 class Fired(enum.Enum):
@@ -70,17 +62,21 @@ def _table_fault(error: Exception) -> bool:
 class TableSweeper(TableStore):
     """The due turns of every table, fired by whichever replica claims each first."""
 
-    async def beat(self, stop_after_s: float = CLOCK_STOP_S) -> None:
-        """Mark that this replica reached the database, and read the last stop of
-        the tables' clock. The first mark after a gap of more than ``stop_after_s``
-        records the gap as a stop and makes every turn then in play due at once."""
-        row = await self._pool.fetchrow(statements.BEAT, stop_after_s)
+    async def beat(self) -> None:
+        """Mark that this replica reached the database. The first mark after a gap
+        records it as a stop of the turns' clock; every turn then in play is made
+        due at once (after the mark's commit: a beat never holds the clock's row
+        while it writes tables), for `sweep_once` to give it its time back."""
+        row = await self._pool.fetchrow(statements.BEAT, self._clock_stop_s, STOP_MERGE_S)
         assert row is not None  # the clock's one row, always
-        if row["stopped_ms"] is not None:
-            self._clock_stop = (row["stopped_ms"], row["restarted_ms"])
-        if row["new"]:
-            stopped_s = (row["restarted_ms"] - row["stopped_ms"]) / 1000
-            log.warning("clock_stopped", stopped_s=stopped_s, turns_resumed=row["rearmed"])
+        if not row["new"]:
+            return
+        rearmed = await self._pool.execute(statements.REARM, row["stopped_at"])
+        log.warning(
+            "clock_stopped",
+            stopped_s=(row["restarted_ms"] - row["stopped_ms"]) / 1000,
+            turns_in_play=int(rearmed.split()[-1]),
+        )
 
     async def due(self, most: int) -> int:
         """How many turns are due now, counting at most ``most``: one indexed read,
@@ -101,7 +97,7 @@ class TableSweeper(TableStore):
             claimed: asyncpg.Record | None = None
             try:
                 async with con.transaction():
-                    claimed = row = await con.fetchrow(statements.CLAIM_DUE)
+                    claimed = row = await con.fetchrow(statements.CLAIM_DUE, self._clock_stop_s)
                     if row is None:
                         return None
                     fired = await self._fire(con, row)
@@ -140,11 +136,12 @@ class TableSweeper(TableStore):
         due = state.due_ms()
         events: list[Event] = []
         fired = Fired.BOT
-        if self._clock_stop is not None:
+        if row["stopped_ms"] is not None:
             # A turn in play while nobody could reach the service gets its time
             # back first (the engine refuses a turn begun since, or given it back).
+            stop = Resume(row["stopped_ms"], row["restarted_ms"])
             with contextlib.suppress(RuleError):
-                state, events = apply(state, SYSTEM, Resume(*self._clock_stop), now_ms)
+                state, events = apply(state, SYSTEM, stop, now_ms)
                 fired = Fired.RESUME
         if not events and state.current in row["bot_seats"]:
             try:

@@ -26,9 +26,9 @@ import pytest
 
 from services.common.pb.rummy.v1 import auth_pb2, auth_pb2_grpc, game_pb2, game_pb2_grpc, table_pb2
 from services.game import eventlog
+from services.game.clockstop import BEAT_S, CLOCK_STOP_S
 from services.game.rules import events as ev
 from services.game.rules.ruleset import CAFE
-from services.game.sweeper import BEAT_S, CLOCK_STOP_S
 
 from .players import ResumingWatcher, Seat, create_table, login, play_game, readers
 from .processes import (

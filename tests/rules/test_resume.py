@@ -47,9 +47,10 @@ def test_resume_once_per_stop_and_again_for_a_later_one() -> None:
     table.now = 100_000
     table.act(SYSTEM, Resume(30_000, 90_000))
     assert table.refuse(SYSTEM, Resume(30_000, 90_000)).reason == Reason.CLOCK_NOT_STOPPED
-    table.now = 130_000
-    table.act(SYSTEM, Resume(101_000, 125_000))  # 4 s left of the resumed turn
-    assert table.state.deadline_ms == 140_000
+    table.now = 119_000
+    assert table.state.deadline_ms == 110_000
+    table.act(SYSTEM, Resume(93_000, 118_000))  # 17 s left of the resumed turn
+    assert table.state.deadline_ms == 118_000 + 17_000
 
 
 def test_resume_refused_for_a_turn_begun_after_the_restart_or_due_before_the_stop() -> None:
@@ -61,6 +62,24 @@ def test_resume_refused_for_a_turn_begun_after_the_restart_or_due_before_the_sto
     refusal = table.refuse(SYSTEM, Resume(20_000, 40_000))
     assert refusal.reason == Reason.CLOCK_NOT_STOPPED, "the turn began once it was back"
     assert table.refuse(SYSTEM, Resume(60_000, 60_000)).reason == Reason.CLOCK_NOT_STOPPED
+
+
+def test_resume_of_a_turn_begun_before_the_stop_was_recorded_gives_at_most_its_timer() -> None:
+    """Moves may commit in the moment between the service coming back and the stop
+    being recorded: such a turn gets its own timer from the restart, not the stop."""
+    table = Table([NO_ACES, OTHER], "JK")  # turn 1 began at 0
+    table.now = 1_500
+    events = table.act(SYSTEM, Resume(-60_000, 1_000))
+    assert table.state.deadline_ms == 1_000 + 45_000
+    assert events == [TurnResumed(0, 1, 46_000, 0, 61_000)]
+
+
+def test_resume_does_not_bring_back_a_turn_due_before_the_stop_for_its_claim_window() -> None:
+    t = contract_table(turn_timer_ms=1_000, claim_window_ms=3_000)
+    t.now = 100
+    t.draw(0)  # the turn is due at 1 s, its claim window at 3.1 s
+    t.now = 10_000
+    assert t.refuse(SYSTEM, Resume(2_000, 9_000)).reason == Reason.CLOCK_NOT_STOPPED
 
 
 def test_resume_only_by_the_table_clock_and_only_during_a_turn() -> None:

@@ -33,15 +33,16 @@ def resume(state: GameState, seat: int, action: Resume, now: int, events: Events
     options = state.options
     claim_open = state.claim_card >= 0
     began = state.deadline_ms - options.turn_timer_ms
-    in_play = began < restarted and (
-        state.deadline_ms > stopped or (claim_open and state.claim_deadline_ms > stopped)
-    )
+    # In play when the clock stopped: begun before it started again (a turn
+    # begun in between, before the stop was recorded, gets at most its own
+    # timer back) and not yet due when it stopped.
+    in_play = began < restarted and state.deadline_ms > stopped
     if restarted <= max(stopped, state.resumed_ms) or not in_play:
         raise RuleError(Reason.CLOCK_NOT_STOPPED, "The turn's clock did not stop.")
     if state.phase == Phase.PLAY and no_move(state):
         raise RuleError(Reason.CLOCK_NOT_STOPPED, "The turn has nothing to wait for.")
     least = now + min(RESUME_LEAST_MS, options.turn_timer_ms)
-    left = max(0, state.deadline_ms - stopped)
+    left = state.deadline_ms - max(stopped, began)
     state.deadline_ms = max(state.deadline_ms, restarted + left, least)
     if claim_open:
         state.claim_deadline_ms = max(state.claim_deadline_ms, now + options.claim_window_ms)
