@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -118,6 +119,36 @@ def test_classic_taking_a_card_that_takes_a_jokers_place_in_a_run() -> None:
     assert table.meld_codes(1) == "7S 8S 9S" and joker in table.state.hands[0]
     table.discard(0, "QD")
     assert table.state.current == 1
+
+
+@pytest.mark.parametrize(
+    ("hand", "melds", "card"),
+    [
+        # The 8S takes the joker's place; the joker stays in hand.
+        ("7S JK 9S KS KH KD KC 2C 4D 9H 3H QD TC 5H", ("7S JK 9S", "KS KH KD KC"), "8S"),
+        # The JS goes on with the hand's joker standing for the TS.
+        ("7S 8S 9S KH KD KC JK 2C 4D 9H 3H QD TC 5C", ("7S 8S 9S", "KH KD KC"), "JS"),
+        # The JH frees a joker that goes down with the 9C and the 9D taken.
+        ("TH JK QH KS KH KD JH 9C 2C 4D 3H QD TC 5S", ("TH JK QH", "KS KH KD"), "9D"),
+    ],
+)
+def test_classic_a_take_allowed_is_a_move_offered_and_the_bot_plays_it_out(
+    hand: str, melds: tuple[str, ...], card: str
+) -> None:
+    """Every way `discard_use` allows a take, the moves offered (`legal_actions`)
+    and the greedy bot follow too: nobody is left with no move until the clock."""
+    table = opened(hand, melds, card)
+    table.take(0)
+    assert legal_actions(table.state, 0), "a move that uses the card is offered"
+    bot = GreedyBot()
+    for _ in range(4):
+        if table.state.current != 0:
+            break
+        action = bot.move(table.state, 0)
+        assert action is not None, "the bot has a move"
+        table.act(0, action)
+    assert table.state.current == 1, "the turn ended with a discard"
+    assert table.state.taken_discard < 0 or table.state.taken_used
 
 
 def test_classic_taking_a_card_laid_off_beyond_a_joker_of_the_hand() -> None:

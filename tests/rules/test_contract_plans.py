@@ -73,3 +73,35 @@ def test_contract_greedy_bot_claims_the_card_that_makes_an_overlapping_second_ru
     assert table.state.current == 0
     table.draw(0)
     assert GreedyBot().claims(table.state, 1)
+
+
+IDENTICAL = "3S 4S 5S 6S 3S 4S 5S 6S KD KH"
+"""Deal 3's two runs of 4 as the same run twice, from both copies of each card."""
+
+
+def test_contract_the_same_run_twice_from_both_copies_is_planned_offered_and_laid() -> None:
+    table = at_deal(3, [IDENTICAL, HEARTS], stock="KC")
+    state = table.state
+    contract = state.contract()
+    assert contract is not None
+    assert contract_progress(state.hands[0], contract, state) == 2
+    table.draw(0)
+    plan = contract_plan(table.state.hands[0], contract, table.state)
+    assert plan is not None
+    assert [sorted_codes(m.cards, CONTRACT) for m in plan] == ["3S 4S 5S 6S"] * 2
+    assert len({c for m in plan for c in m.cards}) == 8, "each copy in its own run"
+    assert any(isinstance(a, Meld) for a in legal_actions(table.state, 0))
+    action = GreedyBot().move(table.state, 0)
+    assert isinstance(action, Meld), action
+    table.act(0, action)
+    assert table.state.opened[0] and table.hand(0) == "KH KD KC"
+
+
+def test_contract_a_run_held_once_is_not_planned_twice() -> None:
+    table = at_deal(3, ["3S 4S 5S 6S 3S 4S 5S KD KH QC", HEARTS], stock="KC")
+    table.draw(0)
+    state = table.state
+    contract = state.contract()
+    assert contract is not None
+    assert contract_plan(state.hands[0], contract, state) is None
+    assert contract_progress(state.hands[0], contract, state) == 1

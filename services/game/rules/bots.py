@@ -15,7 +15,7 @@ from .plans import contract_progress, finds_melds, melds_to_lay, opening_ok
 from .ruleset import TakenDiscard
 from .scoring import card_penalty
 from .state import GameState, Phase, SeatStatus
-from .taking import can_take
+from .taking import can_take, taken_card_use
 from .turns import taken_card_owed
 
 
@@ -91,14 +91,30 @@ class GreedyBot:
             if not keep or not left or discardable(state, left) or taken_card_owed(state):
                 return Meld(tuple(_spec(m) for m in melds))
         loose = list(found.left)
+        owed = taken_card_owed(state)
         if state.opened[seat]:
-            owed = [state.taken_discard] if taken_card_owed(state) else []
-            move = self._lay_off(state, seat, owed or loose) or self._swap(state, seat)
+            # A card taken from the discard pile is used before anything else:
+            # another move (a swap) could take away the way to use it.
+            move = (
+                self._lay_off(state, seat, [state.taken_discard]) or self._use(state, seat)
+                if owed
+                else self._lay_off(state, seat, loose) or self._swap(state, seat)
+            )
             if move is not None:
                 return move
-        if rules.reposer and taken_card_owed(state) and not state.moved:
-            return Reposer()
+        if owed:
+            move = self._use(state, seat)
+            if move is not None:
+                return move
+            if rules.reposer and not state.moved:
+                return Reposer()
         return self._discard(state, loose, hand)
+
+    def _use(self, state: GameState, seat: int) -> Action | None:
+        """The next step of a use of the taken card its plans do not make (a joker
+        kept, a lay-off with other cards, two melds that open together)."""
+        use = taken_card_use(state, seat)
+        return use[0] if use is not None else None
 
     def _lay_off(self, state: GameState, seat: int, loose: list[int]) -> Action | None:
         hand = state.hands[seat]

@@ -22,7 +22,7 @@ from .melds import MeldKind, fits, joker_targets
 from .plans import contract_plan, opening_ok
 from .ruleset import JokerDiscard, Reshuffle
 from .state import GameState, Phase, SeatStatus
-from .taking import can_take
+from .taking import can_take, taken_card_use
 from .turns import taken_card_owed
 
 
@@ -68,9 +68,11 @@ def joker_swaps(state: GameState, seat: int) -> Iterator[SwapJoker]:
 def legal_actions(state: GameState, seat: int) -> list[Action]:
     """Every single-step move ``seat`` may make now: the draws; each meld of its hand
     laid alone (or the deal's whole contract); each card laid off alone; each joker
-    swap whose joker goes onto another meld; putting a taken discard back; each
-    discard; a claim when another seat passed over the discard. (Several melds may
-    also go down in one action.)"""
+    swap whose joker goes onto another meld; while a card taken from the discard
+    pile must still be used, the first move of a way to use it (an opening of
+    several melds, a lay-off with other cards, a joker kept...); putting a taken
+    discard back; each discard; a claim when another seat passed over the discard.
+    (Several melds may also go down in one action.)"""
     if state.phase not in (Phase.DRAW, Phase.PLAY) or state.status[seat] != SeatStatus.PLAYING:
         return []
     if seat != state.current:
@@ -110,7 +112,11 @@ def legal_actions(state: GameState, seat: int) -> list[Action]:
                 if side is not None:
                     moves.append(LayOff(meld.id, (card,), side))
         moves.extend(joker_swaps(state, seat))
-    if rules.reposer and taken_card_owed(state) and not state.moved:
-        moves.append(Reposer())
+    if taken_card_owed(state):
+        use = taken_card_use(state, seat)
+        if use is not None and use[0] not in moves:
+            moves.append(use[0])
+        if rules.reposer and not state.moved:
+            moves.append(Reposer())
     moves.extend(Discard(c) for c in discardable(state, hand))
     return moves

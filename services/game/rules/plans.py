@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 from collections.abc import Sequence
-from itertools import combinations
+from itertools import combinations_with_replacement
 
 from .cards import Deck
 from .contract import check_contract
@@ -78,7 +78,8 @@ class CardCounts:
 def contract_plan(hand: Sequence[int], contract: Contract, state: GameState) -> list[Shape] | None:
     """Melds of ``hand`` laid together that are exactly the contract, most points
     first. Two runs of one suit may share ranks when the hand holds both copies
-    (3S-6S and 5S-8S: RULES.md section 5 counts them as two)."""
+    (3S-6S and 5S-8S: RULES.md section 5 counts them as two), or be the same run
+    twice: a candidate may be chosen again, if the hand holds its cards twice."""
     rules = state.ruleset
     shapes = candidates(hand, rules)
     groups = [s for s in shapes if s.kind == MeldKind.GROUP]
@@ -88,15 +89,15 @@ def contract_plan(hand: Sequence[int], contract: Contract, state: GameState) -> 
         if s.kind == MeldKind.RUN and len(s.cards) >= CONTRACT_RUN
         for layout in _joker_ends(s, rules)
     ]
-    if len(groups) < contract.groups or len(runs) < contract.runs:
+    if (contract.groups and not groups) or (contract.runs and not runs):
         return None
     counts = CardCounts(hand, rules.deck)
     needs = {id(s): counts.need(s) for s in [*groups, *runs]}
     best: list[Shape] | None = None
     best_points = -1
     tried = 0
-    for gs in combinations(groups, contract.groups):
-        for rs in combinations(runs, contract.runs):
+    for gs in combinations_with_replacement(groups, contract.groups):
+        for rs in combinations_with_replacement(runs, contract.runs):
             tried += 1
             if tried > SEARCH_LIMIT:
                 return counts.assign(best) if best else best
@@ -158,8 +159,8 @@ def contract_progress(hand: Sequence[int], contract: Contract, state: GameState)
             is_group = shape.kind == MeldKind.GROUP
             if (groups if is_group else runs) >= (contract.groups if is_group else contract.runs):
                 continue
-            if counts.held(used + needs[i]):
-                pack(i + 1, used + needs[i], groups + is_group, runs + (not is_group))
+            if counts.held(used + needs[i]):  # the same meld again, if held twice
+                pack(i, used + needs[i], groups + is_group, runs + (not is_group))
 
     pack(0, 0, 0, 0)
     return best

@@ -77,9 +77,22 @@ def discard_use(state: GameState, seat: int) -> Use | None:
     in order, after the take; None when it could not."""
     if not state.discard:
         return None
-    rules = state.ruleset
     card = state.discard[-1]
-    hand = [*state.hands[seat], card]
+    return _use(state, seat, [*state.hands[seat], card], card)
+
+
+def taken_card_use(state: GameState, seat: int) -> Use | None:
+    """How ``seat`` could still use the card it took from the discard pile this
+    turn (its next actions, as `discard_use` found them at the take); None when
+    it took none or cannot."""
+    if state.taken_discard < 0 or state.taken_discard not in state.hands[seat]:
+        return None
+    return _use(state, seat, state.hands[seat], state.taken_discard)
+
+
+def _use(state: GameState, seat: int, hand: list[int], card: int) -> Use | None:
+    """Actions, in order, that use ``card`` of ``hand`` this turn."""
+    rules = state.ruleset
     if not state.opened[seat]:
         opening = find_opening(
             hand,
