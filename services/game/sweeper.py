@@ -24,7 +24,7 @@ from .outcomes import Committed
 from .rules.actions import SYSTEM, Resume, Timeout
 from .rules.engine import apply
 from .rules.errors import RuleError
-from .rules.events import Event
+from .rules.events import Discarded, Event, TurnPassed
 from .store import TableStore, count_endings, turn_deadline
 
 SWEEP_RETRY_S = 1.0
@@ -42,6 +42,8 @@ class Fired(enum.Enum):
     RESUME = "resume"
     BOT = "bot"
     TIMEOUT = "timeout"
+    CLAIM_WINDOW = "claim_window"
+    """A `contract` claim window's end, the turn going on."""
 
 
 log = structlog.get_logger(__name__)
@@ -57,6 +59,13 @@ def _table_fault(error: Exception) -> bool:
     if isinstance(error, asyncpg.InterfaceError) and isinstance(error, ValueError):
         return True  # a value the driver could not send (asyncpg's client DataError)
     return not isinstance(error, (*DB_ERRORS, *_BUSY))
+
+
+def _turn_over(events: list[Event]) -> bool:
+    """Whether a `Timeout` ended the turn (not only a claim window)."""
+    return any(
+        isinstance(e, TurnPassed) or (isinstance(e, Discarded) and e.automatic) for e in events
+    )
 
 
 class TableSweeper(TableStore):
@@ -121,6 +130,8 @@ class TableSweeper(TableStore):
             metrics.TIMEOUT_LATENESS.observe(late_ms / 1000)
         elif what == Fired.RESUME:
             metrics.TURNS_RESUMED.inc()
+        elif what == Fired.CLAIM_WINDOW:
+            metrics.ACTIONS.labels("ClaimWindowClosed", "applied").inc()
         else:
             metrics.ACTIONS.labels("BotTurn", "applied").inc()
         count_endings(committed)
@@ -158,7 +169,7 @@ class TableSweeper(TableStore):
         if not events:
             try:
                 state, events = apply(state, SYSTEM, Timeout(), now_ms)
-                fired = Fired.TIMEOUT
+                fired = Fired.TIMEOUT if _turn_over(events) else Fired.CLAIM_WINDOW
             except RuleError:
                 # Not due yet (a stuck bot, or a column written ahead of the
                 # state): wait for the turn's own deadline.

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import grpc
+from prometheus_client import REGISTRY
 
 from services.common.errors import error_info
 from services.common.pb.rummy.v1 import game_pb2, table_pb2
@@ -92,6 +93,15 @@ async def test_a_claim_names_the_card_on_offer_and_a_changed_card_is_aborted(
         assert len(made) == 2, "one claim in each window, the one its claimant saw"
 
 
+TIMEOUTS = "rummy_timeouts_fired_total"
+WINDOWS_CLOSED = "rummy_actions_total"
+WINDOW_LABELS = {"action": "ClaimWindowClosed", "outcome": "applied"}
+
+
+def sample(name: str, labels: dict[str, str] | None = None) -> float:
+    return REGISTRY.get_sample_value(name, labels or {}) or 0.0
+
+
 async def test_a_window_nobody_claims_is_closed_by_the_table_clock_and_the_turn_goes_on(
     channel: grpc.aio.Channel,
 ) -> None:
@@ -102,11 +112,15 @@ async def test_a_window_nobody_claims_is_closed_by_the_table_clock_and_the_turn_
     active, other = players
     table_id = await contract_table(channel, players, claim_window_ms=500)
     watcher = other.watch(table_id)
+    before = (sample(TIMEOUTS), sample(WINDOWS_CLOSED, WINDOW_LABELS))
     drawn = await active.call("DrawStock", game_pb2.DrawStockRequest(table_id=table_id))
     offered = drawn.view.claim_window.card
     assert offered.code == "QD"
 
     closed = await watcher.until(lambda e: e.HasField("claim_window_closed"))
+    # Counted as a window closed, not as a turn that timed out.
+    after = (sample(TIMEOUTS), sample(WINDOWS_CLOSED, WINDOW_LABELS))
+    assert (after[0] - before[0], after[1] - before[1]) == (0, 1)
     assert closed.kind == table_pb2.EVENT_KIND_CLAIM_WINDOW_CLOSED
     assert closed.claim_window_closed.card == offered
     assert closed.version == drawn.version + 1, "one move of the table clock"
