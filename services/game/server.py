@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from dataclasses import dataclass, field
+from datetime import datetime
 
 import asyncpg
 import grpc
@@ -23,7 +24,7 @@ from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc
 from services.common.serving import CLIENT_PING_MS, KEEPALIVE_MS, serve, server_options
 
 from . import retention
-from .clockstop import BEAT_S, CLOCK_STOP_S
+from .clockstop import BEAT_S, BEAT_TIMEOUT_S, CLOCK_STOP_S
 from .fanout import CUT_OFF_S, Fanout
 from .rules.ruleset import preset
 from .servicer import GameServicer
@@ -36,6 +37,8 @@ SWEEPERS = 3
 SWEEP_BATCH = 100
 """Due turns counted by one probe; the drains then fire that many before asking again."""
 MAX_CONNECTION_AGE_MS = 15 * 60 * 1000
+REARM_ATTEMPTS = 30
+"""Tries at re-arming a stop's turns, one a beat apart."""
 
 
 async def _ended(task: asyncio.Task[None]) -> None:
@@ -212,24 +215,62 @@ class GameServer:
                 await asyncio.sleep(interval)
 
     async def _beat(self) -> None:
-        """Mark every `beat_s` that this replica reaches the database (`Tables.beat`).
-        Failures are logged as the sweep loop's are: the first, then every
+        """Mark every `beat_s` that this replica reaches the database (`Tables.beat`),
+        over a connection of its own (a busy pool must not delay the mark), and
+        re-arm the turns of a stop it records, apart (a mark must not wait on
+        them). Failures are logged as the sweep loop's are: the first, then every
         twentieth. While no replica marks, no turn is swept (`clockstop`)."""
-        assert self.tables is not None
+        tables = self.tables
+        assert tables is not None
         failures = 0
-        while True:
+        con: asyncpg.Connection | None = None
+        rearming: set[asyncio.Task[None]] = set()
+        try:
+            while True:
+                try:
+                    if con is None or con.is_closed():
+                        con = await asyncpg.connect(self.config.dsn, timeout=BEAT_TIMEOUT_S)
+                    stopped_at = await tables.beat(con)
+                    if stopped_at is not None:
+                        task = asyncio.create_task(self._rearm(stopped_at))
+                        rearming.add(task)
+                        task.add_done_callback(rearming.discard)
+                    failures = 0
+                except (*DB_ERRORS, asyncpg.PostgresError) as error:
+                    if con is not None:
+                        con.terminate()  # a fresh one next time: this one may be stuck
+                        con = None
+                    failures += 1
+                    if failures % 20 == 1:
+                        log.warning("clock_beat_failed", error=str(error), failures=failures)
+                except Exception:
+                    failures += 1
+                    if failures % 20 == 1:
+                        log.exception("clock_beat_crashed", failures=failures)
+                await asyncio.sleep(self.config.beat_s)
+        finally:
+            for task in rearming:
+                task.cancel()
+            if con is not None:
+                con.terminate()
+
+    async def _rearm(self, stopped_at: datetime) -> None:
+        """Make the turns in play at a stop due now (`Tables.rearm`), trying again
+        while the database is still coming back (the pool's connections from before
+        the stop fail once each); a turn never re-armed gets its time back when it
+        falls due all the same."""
+        assert self.tables is not None
+        for attempt in range(REARM_ATTEMPTS):
             try:
-                await self.tables.beat()
-                failures = 0
+                rearmed = await self.tables.rearm(stopped_at)
             except (*DB_ERRORS, asyncpg.PostgresError) as error:
-                failures += 1
-                if failures % 20 == 1:
-                    log.warning("clock_beat_failed", error=str(error), failures=failures)
-            except Exception:
-                failures += 1
-                if failures % 20 == 1:
-                    log.exception("clock_beat_crashed", failures=failures)
-            await asyncio.sleep(self.config.beat_s)
+                if attempt == REARM_ATTEMPTS - 1:
+                    log.warning("clock_rearm_failed", error=str(error), attempts=REARM_ATTEMPTS)
+                    return
+                await asyncio.sleep(self.config.beat_s)
+            else:
+                log.info("clock_turns_rearmed", turns=rearmed)
+                return
 
     async def _drain(self, most: int) -> int:
         """Fire up to ``most`` due turns, one per transaction; how many fired."""

@@ -133,42 +133,51 @@ COUNT_DUE = (
 )
 """The sweeper's probe: how many turns are due (at most $1)."""
 
+
+def _ms(column: str) -> str:
+    return f"(extract(epoch from {column}) * 1000)::bigint"
+
+
 CLAIM_DUE = (
     "SELECT t.id, t.state, t.version, t.last_seq, t.bot_seats,"
-    " (extract(epoch from clock_timestamp()) * 1000)::bigint AS now_ms,"
-    " (extract(epoch from c.stopped_at) * 1000)::bigint AS stopped_ms,"
-    " (extract(epoch from c.restarted_at) * 1000)::bigint AS restarted_ms"
-    " FROM tables t, table_clock c WHERE c.id = 1"
-    f" AND c.beat_at > {DB_NOW} - make_interval(secs => $1)"
-    f" AND t.status = 'active' AND t.turn_deadline <= {DB_NOW}"
+    f" {_ms('clock_timestamp()')} AS now_ms,"
+    f" (SELECT ARRAY[{_ms('prev_stopped_at')}, {_ms('prev_restarted_at')},"
+    f" {_ms('stopped_at')}, {_ms('restarted_at')}] FROM table_clock WHERE id = 1) AS stops"
+    f" FROM tables t WHERE t.status = 'active' AND t.turn_deadline <= {DB_NOW}"
+    " AND (SELECT beat_at FROM table_clock WHERE id = 1)"
+    f" > {DB_NOW} - make_interval(secs => $1)"
     " ORDER BY t.turn_deadline LIMIT 1 FOR UPDATE OF t SKIP LOCKED"
 )
 """The oldest due turn, claimed (others' claims are skipped), with the clock's last
-stop; none while no replica has marked the clock for $1 seconds (`clockstop`)."""
+two stops (ms: the one before the last from and to, then the last); none, and no
+table read, while no replica has marked the clock for $1 seconds (`clockstop`)."""
 
 SET_DEADLINE = "UPDATE tables SET turn_deadline = $2 WHERE id = $1"
 
 BEAT = (
-    "WITH last AS (SELECT beat_at, stopped_at, restarted_at, clock_timestamp() AS now_at"
+    "WITH last AS (SELECT beat_at, clock_timestamp() AS now_at"
     " FROM table_clock WHERE id = 1 FOR UPDATE),"
     " gap AS (SELECT *, beat_at < now_at - make_interval(secs => $1) AS new FROM last)"
     " UPDATE table_clock c SET beat_at = GREATEST(g.beat_at, g.now_at),"
-    " stopped_at = CASE WHEN NOT g.new THEN c.stopped_at"
-    " WHEN g.restarted_at >= g.beat_at - make_interval(secs => $2) THEN g.stopped_at"
-    " ELSE g.beat_at END,"
+    " prev_stopped_at = CASE WHEN g.new THEN c.stopped_at ELSE c.prev_stopped_at END,"
+    " prev_restarted_at = CASE WHEN g.new THEN c.restarted_at ELSE c.prev_restarted_at END,"
+    " stopped_at = CASE WHEN g.new THEN g.beat_at ELSE c.stopped_at END,"
     " restarted_at = CASE WHEN g.new THEN g.now_at ELSE c.restarted_at END"
     " FROM gap g WHERE c.id = 1"
-    " RETURNING c.stopped_at, (extract(epoch from c.stopped_at) * 1000)::bigint AS stopped_ms,"
-    " (extract(epoch from c.restarted_at) * 1000)::bigint AS restarted_ms, g.new IS TRUE AS new"
+    f" RETURNING c.stopped_at, {_ms('c.stopped_at')} AS stopped_ms,"
+    f" {_ms('c.restarted_at')} AS restarted_ms, g.new IS TRUE AS new"
 )
 """A replica's mark that it reached the database (`clockstop`). When nobody has
-for more than $1 seconds, the gap is recorded as the clock's last stop (from the
-last stop's start, if that one ended less than $2 seconds before this began).
-Never holds the row longer than the one statement: the turns are re-armed apart."""
+for more than $1 seconds, the gap is recorded as the clock's last stop, the one
+before it kept too. Holds the clock's row for this one statement only."""
 
-REARM = "UPDATE tables SET turn_deadline = now() WHERE status = 'active' AND turn_deadline > $1"
+REARM = (
+    "UPDATE tables SET turn_deadline = now() WHERE id IN (SELECT id FROM tables"
+    " WHERE status = 'active' AND turn_deadline > $1 FOR UPDATE SKIP LOCKED)"
+)
 """Every turn in play when the clock stopped ($1), due at once: the sweeper gives
-it its time back (`Resume`) without waiting for its old deadline to come round."""
+it its time back (`Resume`) without waiting for its old deadline to come round.
+A table locked meanwhile is left alone: it gets its time back when it falls due."""
 
 PUT_OFF = (
     "UPDATE tables SET turn_deadline = clock_timestamp() + make_interval(secs => $3)"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import enum
+from datetime import datetime
 
 import asyncpg
 import structlog
@@ -19,7 +20,7 @@ from services.common.errors import DB_ERRORS
 
 from . import statements
 from .autoplay import bot_turn
-from .clockstop import STOP_MERGE_S
+from .clockstop import BEAT_TIMEOUT_S
 from .outcomes import Committed
 from .rules.actions import SYSTEM, Resume, Timeout
 from .rules.engine import apply
@@ -71,21 +72,24 @@ def _turn_over(events: list[Event]) -> bool:
 class TableSweeper(TableStore):
     """The due turns of every table, fired by whichever replica claims each first."""
 
-    async def beat(self) -> None:
-        """Mark that this replica reached the database. The first mark after a gap
-        records it as a stop of the turns' clock; every turn then in play is made
-        due at once (after the mark's commit: a beat never holds the clock's row
-        while it writes tables), for `sweep_once` to give it its time back."""
-        row = await self._pool.fetchrow(statements.BEAT, self._clock_stop_s, STOP_MERGE_S)
+    async def beat(self, con: Connection) -> datetime | None:
+        """Mark, over ``con``, that this replica reached the database. The first mark
+        after a gap records it as a stop of the turns' clock, and says when it
+        began: every turn then in play is to be made due at once (`rearm`)."""
+        row = await con.fetchrow(statements.BEAT, self._clock_stop_s, timeout=BEAT_TIMEOUT_S)
         assert row is not None  # the clock's one row, always
         if not row["new"]:
-            return
-        rearmed = await self._pool.execute(statements.REARM, row["stopped_at"])
-        log.warning(
-            "clock_stopped",
-            stopped_s=(row["restarted_ms"] - row["stopped_ms"]) / 1000,
-            turns_in_play=int(rearmed.split()[-1]),
-        )
+            return None
+        log.warning("clock_stopped", stopped_s=(row["restarted_ms"] - row["stopped_ms"]) / 1000)
+        stopped_at: datetime = row["stopped_at"]
+        return stopped_at
+
+    async def rearm(self, stopped_at: datetime) -> int:
+        """Make every turn in play at ``stopped_at`` due now, for `sweep_once` to
+        give it its time back; how many. A table locked meanwhile is skipped: it
+        gets its time back when it falls due."""
+        done = await self._pool.execute(statements.REARM, stopped_at)
+        return int(done.split()[-1])
 
     async def due(self, most: int) -> int:
         """How many turns are due now, counting at most ``most``: one indexed read,
@@ -147,12 +151,16 @@ class TableSweeper(TableStore):
         due = state.due_ms()
         events: list[Event] = []
         fired = Fired.BOT
-        if row["stopped_ms"] is not None:
-            # A turn in play while nobody could reach the service gets its time
-            # back first (the engine refuses a turn begun since, or given it back).
-            stop = Resume(row["stopped_ms"], row["restarted_ms"])
+        # A turn in play while nobody could reach the service gets its time back
+        # first, the stop before the last one first (the engine refuses a turn
+        # begun since, or given its time back already).
+        stops = row["stops"]
+        for stopped, restarted in ((stops[0], stops[1]), (stops[2], stops[3])):
+            if stopped is None:
+                continue
             with contextlib.suppress(RuleError):
-                state, events = apply(state, SYSTEM, stop, now_ms)
+                state, more = apply(state, SYSTEM, Resume(stopped, restarted), now_ms)
+                events += more
                 fired = Fired.RESUME
         if not events and state.current in row["bot_seats"]:
             try:

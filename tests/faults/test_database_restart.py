@@ -128,6 +128,19 @@ async def postgres() -> AsyncIterator[Postgres]:
             (data_dir.parent / f".{data_dir.name}.lock").unlink(missing_ok=True)
 
 
+VERSION = "SELECT version FROM tables WHERE id = $1"
+
+
+async def resumed(dsn: str, table_id: uuid.UUID) -> None:
+    """Until the sweepers gave the table's turn its time back (a version more)."""
+    con = await asyncpg.connect(dsn)
+    try:
+        while await con.fetchval(VERSION, table_id) == 1:
+            await asyncio.sleep(0.1)
+    finally:
+        await con.close()
+
+
 def deck(seed: int) -> list[int]:
     order = list(CAFE.deck.ids())
     random.Random(seed).shuffle(order)
@@ -227,6 +240,7 @@ async def test_a_postgres_restart_mid_game_is_survived_and_leaves_no_half_writte
                 await asyncio.gather(*(r.wait_health(SERVING, timeout=30) for r in replicas))
                 await asyncio.gather(*games)
                 streams = await asyncio.gather(*watching)
+                await resumed(dsn, uuid.UUID(idle_table))
         finally:
             enough.set()
             for task in (*games, *watching, reading):
@@ -251,7 +265,7 @@ async def test_a_postgres_restart_mid_game_is_survived_and_leaves_no_half_writte
         # The draw refused while the database was down changed nothing; the clock's
         # stop gave the turn its time back once, and nothing else happened there.
         idle_id = uuid.UUID(idle_table)
-        assert await con.fetchval("SELECT version FROM tables WHERE id = $1", idle_id) == 2
+        assert await con.fetchval(VERSION, idle_id) == 2
         assert not await con.fetch("SELECT 1 FROM action_requests WHERE table_id = $1", idle_id)
         rows = await con.fetch(
             "SELECT kind, payload FROM table_events WHERE table_id = $1 ORDER BY seq", idle_id

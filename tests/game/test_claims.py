@@ -5,6 +5,7 @@ offer instead."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import grpc
@@ -16,7 +17,7 @@ from services.game.rules.ruleset import CONTRACT
 
 from ..rules.helpers import deck_order as scripted_order
 from ..rules.test_claims import HANDS
-from .harness import LONG_TURNS_MS, Player, create_table, login, refused, snapshot
+from .harness import LONG_TURNS_MS, WAIT_S, Player, create_table, login, refused, snapshot
 from .stored import TableDb, table_db
 
 CHANGED = (grpc.StatusCode.ABORTED, "CLAIM_CARD_CHANGED")
@@ -118,7 +119,11 @@ async def test_a_window_nobody_claims_is_closed_by_the_table_clock_and_the_turn_
     assert offered.code == "QD"
 
     closed = await watcher.until(lambda e: e.HasField("claim_window_closed"))
-    # Counted as a window closed, not as a turn that timed out.
+    # Counted as a window closed, not as a turn that timed out (once committed and
+    # announced: the count follows the announcement).
+    async with asyncio.timeout(WAIT_S):
+        while sample(WINDOWS_CLOSED, WINDOW_LABELS) == before[1]:
+            await asyncio.sleep(0.01)
     after = (sample(TIMEOUTS), sample(WINDOWS_CLOSED, WINDOW_LABELS))
     assert (after[0] - before[0], after[1] - before[1]) == (0, 1)
     assert closed.kind == table_pb2.EVENT_KIND_CLAIM_WINDOW_CLOSED

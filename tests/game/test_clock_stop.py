@@ -56,6 +56,33 @@ async def connected(dsn: str) -> AsyncIterator[asyncpg.Connection]:
 
 
 @contextlib.asynccontextmanager
+async def beating(server: GameServer, dsn: str) -> AsyncIterator[None]:
+    """The test marks the clock from now on, as the server's beat loop would."""
+    assert server.tables is not None
+    tables = server.tables
+
+    async def beat() -> None:
+        async with connected(dsn) as con:
+            while True:
+                await tables.beat(con)
+                await asyncio.sleep(0.1)
+
+    task = asyncio.create_task(beat())
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+async def first_mark(con: asyncpg.Connection) -> None:
+    async with asyncio.timeout(10):
+        while await con.fetchval("SELECT beat_at FROM table_clock") is None:
+            await asyncio.sleep(0.02)
+
+
+@contextlib.asynccontextmanager
 async def replicas(dsn: str) -> AsyncIterator[list[grpc.aio.Channel]]:
     """Two replicas started at once: their first marks race for the clock's row."""
     servers = await start_replicas(dsn, 2, **CLOCK)
@@ -143,9 +170,12 @@ async def test_no_turn_times_out_while_no_replica_has_marked_the_clock(fresh_dsn
                     ev.TurnBegan,
                 ], "nothing swept while nobody marks"
                 assert server.tables is not None
-                await server.tables.beat()
+                stopped_at = await server.tables.beat(con)
+                assert stopped_at is not None, "the mark records the stop"
+                await server.tables.rearm(stopped_at)
                 watcher = players[1].watch(table_id)
-                passed = await watcher.until(kind_is(table_pb2.EVENT_KIND_TURN_PASSED))
+                async with beating(server, fresh_dsn):
+                    passed = await watcher.until(kind_is(table_pb2.EVENT_KIND_TURN_PASSED))
                 watcher.cancel()
                 kinds = [e.kind for e in watcher.events]
                 assert table_pb2.EVENT_KIND_TURN_RESUMED in kinds
@@ -154,39 +184,68 @@ async def test_no_turn_times_out_while_no_replica_has_marked_the_clock(fresh_dsn
         await server.stop(0)
 
 
-CLOCK_ROW = "SELECT stopped_at, restarted_at, beat_at FROM table_clock"
+CLOCK_ROW = (
+    "SELECT prev_stopped_at, prev_restarted_at, stopped_at, restarted_at, beat_at FROM table_clock"
+)
 
 
-async def test_a_stop_soon_after_the_last_one_is_recorded_as_one_with_it(
-    fresh_dsn: str,
-) -> None:
-    """A database that goes out again before every turn was resumed loses none: the
-    new stop starts where the last one did when it began within a minute of its end."""
+async def test_the_clock_keeps_its_last_two_stops(fresh_dsn: str) -> None:
     server = await start_server(fresh_dsn, beat_s=3_600.0, clock_stop_s=1.0)
     try:
         assert server.tables is not None
         async with connected(fresh_dsn) as con:
-            now = await con.fetchval("SELECT now()")
-            await con.execute(
-                "UPDATE table_clock SET stopped_at = $1::timestamptz - interval '100 seconds',"
-                " restarted_at = $1::timestamptz - interval '40 seconds',"
-                " beat_at = $1::timestamptz - interval '10 seconds'",
-                now,
-            )
-            await server.tables.beat()
-            stopped, restarted, beat = await con.fetchrow(CLOCK_ROW)
-            assert (now - stopped).total_seconds() == 100, "merged with the last stop"
-            assert restarted == beat and restarted > now
-            await con.execute(
-                "UPDATE table_clock SET restarted_at = $1::timestamptz - interval '80 seconds',"
-                " beat_at = $1::timestamptz - interval '10 seconds'",
-                now,
-            )
-            await server.tables.beat()
-            stopped, restarted, _ = await con.fetchrow(CLOCK_ROW)
-            assert (now - stopped).total_seconds() == 10, "a stop of its own"
-            await server.tables.beat()  # no gap: the stop is kept as it is
-            again, restarted_again, _ = await con.fetchrow(CLOCK_ROW)
-            assert (again, restarted_again) == (stopped, restarted)
+            await first_mark(con)
+            first = await con.fetchrow(CLOCK_ROW)
+            assert first["stopped_at"] is None and first["beat_at"] is not None, "no stop yet"
+            await con.execute("UPDATE table_clock SET beat_at = now() - interval '10 seconds'")
+            one = await server.tables.beat(con)
+            await con.execute("UPDATE table_clock SET beat_at = now() - interval '3 seconds'")
+            two = await server.tables.beat(con)
+            assert one is not None and two is not None and two > one
+            row = await con.fetchrow(CLOCK_ROW)
+            assert (row["prev_stopped_at"], row["stopped_at"]) == (one, two)
+            assert row["stopped_at"] < row["restarted_at"]
+            assert await server.tables.beat(con) is None, "no gap: no stop"
+            assert tuple(await con.fetchrow(CLOCK_ROW))[:4] == tuple(row)[:4], "both kept"
+    finally:
+        await server.stop(0)
+
+
+async def test_a_turn_caught_by_the_stop_before_the_last_still_gets_its_time_back(
+    fresh_dsn: str,
+) -> None:
+    """The database went out again before this turn, due during the first stop, got
+    its time back: the second stop began after its deadline, the first covers it."""
+    server = await start_server(fresh_dsn, beat_s=3_600.0, clock_stop_s=1.0)
+    try:
+        assert server.tables is not None
+        async with grpc.aio.insecure_channel(address(server)) as channel:
+            players = [await login(channel, f"P{i}") for i in range(2)]
+            table_id = await create_table(channel, players, turn_timer_ms=1_000)
+            deadline = (await players[0].view(table_id)).turn_deadline.ToMilliseconds()
+            async with connected(fresh_dsn) as con:
+                await first_mark(con)  # then the test's marks alone
+                at = "to_timestamp(($1::bigint + $2::bigint) / 1000.0)"
+                # Stop 1 from 0.8 s before the deadline to 0.5 s after; no mark since
+                # (nothing swept meanwhile) ...
+                await con.execute(
+                    f"UPDATE table_clock SET stopped_at = {at}, restarted_at ="
+                    f" {at.replace('$2', '$3')}, beat_at = now() - interval '10 seconds'",
+                    deadline,
+                    -800,
+                    500,
+                )
+                await asyncio.sleep(max(0.0, (deadline + 1_500) / 1000 - time.time()))
+                # ... but one 0.2 s after the deadline: stop 2 begins after it.
+                await con.execute(f"UPDATE table_clock SET beat_at = {at}", deadline, 200)
+                stopped_at = await server.tables.beat(con)
+                assert stopped_at is not None
+                assert stopped_at.timestamp() * 1000 > deadline, "stop 2 began after it"
+                watcher = players[1].watch(table_id)
+                async with beating(server, fresh_dsn):
+                    passed = await watcher.until(kind_is(table_pb2.EVENT_KIND_TURN_PASSED))
+                watcher.cancel()
+            kinds = [e.kind for e in watcher.events[: watcher.events.index(passed)]]
+            assert kinds.count(table_pb2.EVENT_KIND_TURN_RESUMED) == 1
     finally:
         await server.stop(0)
