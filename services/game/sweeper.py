@@ -98,9 +98,10 @@ class TableSweeper(TableStore):
         return due
 
     async def sweep_once(self) -> Committed | None:
-        """Fire the oldest due turn, if any: a bot's move or a timeout. Exactly once
-        across replicas: the row is claimed with SKIP LOCKED and the deadline moves
-        in the same commit. None when nothing fired.
+        """Fire the oldest due turn, if any: its time given back after a stop of
+        the clock, a bot's move, or a timeout (of the turn or of a claim window).
+        Exactly once across replicas: the row is claimed with SKIP LOCKED and the
+        deadline moves in the same commit. None when nothing fired.
 
         A table whose turn cannot be fired (a state that does not load, a bot or
         engine fault) is put off with a growing delay and logged, so it never holds
