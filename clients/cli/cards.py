@@ -33,6 +33,20 @@ def colour_wanted(stream: TextIO | None = None) -> bool:
     return bool(getattr(stream, "isatty", lambda: False)())
 
 
+def symbols_wanted(stream: TextIO | None = None) -> bool:
+    """Suit symbols (♠♥♦♣) where the terminal's encoding can show them, letters
+    (S H D C) elsewhere; RUMMY_ASCII=1 asks for letters anyway."""
+    if os.environ.get("RUMMY_ASCII", "").strip() not in ("", "0"):
+        return False
+    stream = stream or sys.stdout
+    encoding = getattr(stream, "encoding", None) or "ascii"
+    try:
+        "".join(SYMBOL.values()).encode(encoding)
+    except (UnicodeEncodeError, LookupError):
+        return False
+    return True
+
+
 def normalize(text: str) -> str:
     """The server's code for a typed card: `7s` -> `7S`, `10h` -> `TH`, `7♠` -> `7S`."""
     try:
@@ -56,18 +70,19 @@ def rank_key(code: str) -> int:
 class Style:
     """Turns codes and text into what the terminal shows, in colour or not."""
 
-    def __init__(self, colour: bool) -> None:
+    def __init__(self, colour: bool, *, symbols: bool = True) -> None:
         self.colour = colour
+        self.symbols = symbols
 
     def paint(self, text: str, code: str) -> str:
         return f"{code}{text}{RESET}" if self.colour else text
 
     def card(self, code: str) -> str:
-        """`7♠`, `10♥`, `JK`: rank and suit symbol, red suits in red."""
+        """`7♠`, `10♥`, `JK`: rank and suit symbol (or letter), red suits in red."""
         if is_joker(code):
             return self.paint("JK", MAGENTA + BOLD)
         rank = "10" if code[0] == "T" else code[0]
-        text = rank + SYMBOL[code[1]]
+        text = rank + (SYMBOL[code[1]] if self.symbols else code[1])
         return self.paint(text, RED) if code[1] in "HD" else text
 
     def cards(self, codes: Iterable[str]) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import getpass
 import json
 import os
+import re
 import uuid
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -19,12 +20,31 @@ from typing import Any
 
 DEVICE_FILE = "device_id"
 STATE_FILE = "state.json"
+PROFILES = "profiles"
+"""Beside the default identity, one folder per named profile."""
+PROFILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,31}")
+
+
+class ProfileError(ValueError):
+    """A profile name that cannot name a folder."""
 
 
 def default_config_dir() -> Path:
     base = os.environ.get("XDG_CONFIG_HOME", "").strip()
     root = Path(base) if base else Path.home() / ".config"
     return root / "rummy"
+
+
+def profile_dir(profile: str | None) -> Path:
+    """The folder of a named profile (a second player on this machine, with a
+    device id and name of its own), or the default one when ``profile`` is empty."""
+    if not profile:
+        return default_config_dir()
+    if not PROFILE_NAME.fullmatch(profile):
+        raise ProfileError(
+            f"'{profile}' is not a profile name: use up to 32 letters, digits, - and _."
+        )
+    return default_config_dir() / PROFILES / profile
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +79,11 @@ class Identity:
         self.folder.mkdir(parents=True, exist_ok=True)
         path.write_text(value + "\n", encoding="utf-8")
         return value
+
+    def remembered_name(self) -> str | None:
+        """The name given on an earlier run, if any."""
+        remembered = self._load().get("name")
+        return remembered if isinstance(remembered, str) and remembered else None
 
     def display_name(self, given: str | None) -> str:
         """The name to show: the one given now (then remembered), else the last one."""

@@ -1,6 +1,7 @@
 """`rummy`: the reference terminal client. It talks only gRPC, as an app would.
 
     rummy play --server HOST:PORT [--players 2|3|4] [--rules cafe] [--bots] [table options]
+               [--plain] [--profile NAME]
     rummy host [--players 2|3|4] [--rules cafe] [--bots-after S] [table options]
     rummy join CODE
     rummy watch TABLE [--server HOST:PORT] [--game HOST:PORT]
@@ -13,6 +14,10 @@
 `--server` is the matchmaker (which also signs players in); `make run` prints
 its address. The default is $RUMMY_SERVER, else 127.0.0.1:50052. `--tls` talks
 TLS (system root certificates) to servers behind a TLS gateway.
+
+On a terminal, `play`, `host` and `join` draw the table full screen; `--plain`
+(or output that is not a terminal) keeps a line mode for scripts and screen
+readers.
 """
 
 from __future__ import annotations
@@ -28,12 +33,14 @@ import argparse
 import asyncio
 import sys
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
+from importlib import metadata
 from pathlib import Path
 
 from . import load, matchmaking, rules_cmd, waiting
-from .cards import Style, colour_wanted
+from .cards import Style, colour_wanted, symbols_wanted
 from .connection import Connection
-from .identity import Identity, LastMatch
+from .identity import Identity, LastMatch, ProfileError, profile_dir
 from .invocation import DEFAULT_SERVER
 from .options import (
     RULESETS,
@@ -47,6 +54,11 @@ from .options import (
 from .play import Seek, play
 from .refusals import Refused
 from .watch import watch
+
+CARD_FORMAT = (
+    "Cards are written rank then suit: 7S, 10H (or TH), QD, AC, and JK for a joker; "
+    "lower case and the symbols ♠♥♦♣ work too."
+)
 
 MAX_BOTS = 100_000
 EXAMPLES = """examples:
@@ -92,11 +104,27 @@ def _common(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="where the device id is kept (default: $XDG_CONFIG_HOME/rummy or ~/.config/rummy)",
     )
-    parser.add_argument("--name", default=None, help="name shown to the other players")
+    parser.add_argument(
+        "--profile",
+        default=os.environ.get("RUMMY_PROFILE", "").strip() or None,
+        metavar="NAME",
+        help="a separate player on this machine, with its own device id and name"
+        " (default: $RUMMY_PROFILE, else the machine's one player)",
+    )
+    parser.add_argument("--name", default=None, help="name shown to the other players (remembered)")
+    parser.add_argument(
+        "--plain",
+        action="store_true",
+        default=os.environ.get("RUMMY_PLAIN", "").strip() not in ("", "0"),
+        help="a line at a time instead of the full-screen table, for scripts and screen"
+        " readers (default: $RUMMY_PLAIN, else full screen on a terminal)",
+    )
 
 
 def _table_choice(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--players", type=int, choices=(2, 3, 4), default=2)
+    parser.add_argument(
+        "--players", type=int, choices=(2, 3, 4), default=2, help="seats at the table (default: 2)"
+    )
     parser.add_argument(
         "--rules", choices=RULESETS, default="cafe", help="rule set (default: cafe)"
     )
@@ -110,6 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"rummy {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     play = sub.add_parser("play", help="queue for a quick match and play it")
@@ -166,15 +195,20 @@ def build_parser() -> argparse.ArgumentParser:
 
     rules = sub.add_parser("rules", help="the rules engine: check a meld, score a hand, show")
     verbs = rules.add_subparsers(dest="verb", required=True)
-    check = verbs.add_parser("check", help="the meld these cards make, or why not")
-    check.add_argument("cards", nargs="+")
-    check.add_argument("--rules", default="cafe")
-    score = verbs.add_parser("score", help="the penalty of cards left in hand")
-    score.add_argument("cards", nargs="+")
-    score.add_argument("--rules", default="cafe")
+    rule_set = {"choices": RULESETS, "default": "cafe", "help": "rule set (default: cafe)"}
+    check = verbs.add_parser(
+        "check", help="the meld these cards make, or why not", epilog=CARD_FORMAT
+    )
+    check.add_argument("cards", nargs="+", help="the cards, e.g. 8S 9S JK")
+    check.add_argument("--rules", **rule_set)  # type: ignore[arg-type]
+    score = verbs.add_parser("score", help="the penalty of cards left in hand", epilog=CARD_FORMAT)
+    score.add_argument("cards", nargs="+", help="the cards, e.g. KS QH JC AD")
+    score.add_argument("--rules", **rule_set)  # type: ignore[arg-type]
     show = verbs.add_parser("show", help="a rule set in words")
-    show.add_argument("name", nargs="?", default="cafe")
-    for command in (play, host, bots):
+    show.add_argument(
+        "name", nargs="?", default="cafe", choices=RULESETS, help="rule set (default: cafe)"
+    )
+    for command in (play, host, join, watch, bots):
         command.set_defaults(parser=command)
     return parser
 
@@ -193,8 +227,25 @@ def _choice(args: argparse.Namespace) -> matchmaking.QueueChoice:
     )
 
 
+def _version() -> str:
+    try:
+        return metadata.version("rummy")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def _identity(args: argparse.Namespace) -> Identity:
+    if args.config_dir is not None:
+        return Identity(args.config_dir)
+    try:
+        return Identity(profile_dir(args.profile))
+    except ProfileError as error:
+        args.parser.error(str(error))
+        raise  # not reached: error() exits
+
+
 def _connection(args: argparse.Namespace) -> tuple[Connection, Identity]:
-    identity = Identity(args.config_dir)
+    identity = _identity(args)
     conn = Connection(
         args.server,
         identity.device_id(),
@@ -204,6 +255,40 @@ def _connection(args: argparse.Namespace) -> tuple[Connection, Identity]:
     )
     conn.notify = print
     return conn, identity
+
+
+def _full_screen(args: argparse.Namespace) -> bool:
+    """The table drawn full screen: on a terminal, unless --plain."""
+    return not args.plain and sys.stdin.isatty() and sys.stdout.isatty()
+
+
+def _play_full_screen(args: argparse.Namespace, seek: Seek) -> int:
+    from .tui.app import Journey, RummyApp
+
+    conn, identity = _connection(args)
+    with_bots = None
+    if args.command == "play" and not args.bots:
+        choice = replace(_choice(args), bots=True)
+        with_bots = Seek(lambda c, i, say: waiting.queue(c, i, choice, say))
+    journey = Journey(
+        conn=conn,
+        identity=identity,
+        seek=seek,
+        with_bots=with_bots,
+        ask_name=not args.name and identity.remembered_name() is None,
+        again=args.command != "join",
+    )
+    style = Style(colour_wanted(), symbols=symbols_wanted())
+    app = RummyApp(journey, style)
+
+    async def run() -> int:
+        try:
+            code = await app.run_async()
+        finally:
+            await conn.close()
+        return 130 if code is None else code
+
+    return asyncio.run(run())
 
 
 async def _closing(conn: Connection, work: Callable[[], Awaitable[int]]) -> int:
@@ -254,7 +339,12 @@ def _run(args: argparse.Namespace) -> int:
         )
     if args.command in ("play", "host", "join"):
         seek = _seek(args)
+        if _full_screen(args):
+            return _play_full_screen(args, seek)
+        named = bool(args.name) or _identity(args).remembered_name() is not None
         conn, identity = _connection(args)
+        if not named and sys.stdout.isatty():  # asks nothing: scripts run it unattended
+            print(f"Playing as {conn.name}: --name NAME changes the name others see.")
         return asyncio.run(_closing(conn, lambda: play(conn, identity, seek)))
     conn, identity = _connection(args)
     target = identity.game_target(args.server) or matchmaking.default_game_target(args.server)
@@ -264,7 +354,7 @@ def _run(args: argparse.Namespace) -> int:
 
 def _stopped(args: argparse.Namespace) -> str:
     """What Ctrl-C left behind: a seat, or nothing (a wait ends with its stream)."""
-    last: LastMatch | None = Identity(args.config_dir).last_match(args.server)
+    last: LastMatch | None = _identity(args).last_match(args.server)
     if last is not None and last.table_id:
         return "Stopped. Your seat is kept: run `rummy play` again to rejoin."
     if args.command == "host":

@@ -12,11 +12,10 @@ from collections.abc import Callable, Sequence
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from services.common.pb.rummy.v1 import cards_pb2, table_pb2
-from services.game.rules.ruleset import PRESETS, Scoring, TakenDiscard
-from services.game.rules.taking import can_take
+from services.game.rules.ruleset import PRESETS, Scoring
 
 from .cards import Style, group_hand
-from .viewstate import state_from_view
+from .moves_now import TAKE, choices
 
 SUIT_LETTER = {
     cards_pb2.SUIT_SPADES: "S",
@@ -156,31 +155,9 @@ def table_text(view: table_pb2.TableView, style: Style) -> str:
     return "\n".join(lines)
 
 
-_TAKEABLE: dict[tuple[str | int, ...], bool] = {}
-"""The last view's answer of `discard_takeable`: the prompt is redrawn every second."""
-
-
-def discard_takeable(view: table_pb2.TableView) -> bool:
-    """Whether the engine would let the viewer take the top discard now: in `classic`
-    only a card it can use this turn (judged from what the seat sees, as the server
-    judges it from the whole table)."""
-    if PRESETS[view.ruleset].taken_discard is not TakenDiscard.USE_THIS_TURN:
-        return True
-    key: tuple[str | int, ...] = (
-        view.table_id,
-        view.version,
-        view.discard_top.id,
-        *(c.id for c in view.hand),
-    )
-    if key not in _TAKEABLE:
-        _TAKEABLE.clear()
-        _TAKEABLE[key] = can_take(state_from_view(view), view.my_seat)
-    return _TAKEABLE[key]
-
-
 def turn_status(view: table_pb2.TableView, clock: Clock, style: Style) -> str:
-    """Whose turn it is, what to do, and the countdown: the prompt of `play`. A
-    discard put back this turn (`rami51`'s Reposer) is not offered again."""
+    """Whose turn it is, what to do, and the countdown: the prompt of `play`. Only
+    the moves the engine would take now are offered (`moves_now`)."""
     if view.phase == table_pb2.PHASE_GAME_OVER:
         return "Game over"
     if view.phase not in PLAYING_PHASES:
@@ -190,14 +167,12 @@ def turn_status(view: table_pb2.TableView, clock: Clock, style: Style) -> str:
     if not my_turn(view):
         name = seat_name(view, view.current_seat)
         return f"{name}'s turn{timer}{claim_status(view, clock, style)}"
+    legal = choices(view)
     if view.phase == table_pb2.PHASE_DRAW:
-        offered = (
-            view.HasField("discard_top") and not view.discard_put_back and discard_takeable(view)
-        )
-        take = f"take {style.card(view.discard_top.code)} (t)" if offered else ""
+        take = f"take {style.card(view.discard_top.code)} (t)" if TAKE in legal else ""
         todo = "draw (d)" + (f" or {take}" if take else "")
     else:
-        todo = "meld (m), lay off (l), swap (s), then discard (x)"
+        todo = ", ".join(f"{c.label} ({c.key})" for c in legal) or "no move: wait for the clock"
     return style.bold(f"Your turn{timer}") + f": {todo}"
 
 

@@ -211,7 +211,8 @@ async def a_friend_takes_the_seat(
 
 def cli_env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("RUMMY_")}
-    env.update(NO_COLOR="1", TERM="xterm", PYTHONPATH=str(ROOT))
+    # The line mode: these tests read what the client prints line by line.
+    env.update(NO_COLOR="1", TERM="xterm", PYTHONPATH=str(ROOT), RUMMY_PLAIN="1")
     return env
 
 

@@ -1,0 +1,201 @@
+"""The full-screen client in the test's own event loop, against real servers,
+driven with keys and read back as the text a person sees on the screen."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+import unicodedata
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from textual import events
+from textual.keys import REPLACED_KEYS, _character_to_key, _get_unicode_name_from_key
+from textual.pilot import Pilot
+
+from clients.cli import waiting
+from clients.cli.cards import Style
+from clients.cli.connection import Connection
+from clients.cli.identity import Identity
+from clients.cli.matchmaking import QueueChoice
+from clients.cli.play import Seek
+from clients.cli.tui.app import Journey, RummyApp
+from clients.cli.tui.dialogs import Notice
+from clients.cli.tui.table_screen import TableScreen
+from services.common.pb.rummy.v1 import table_pb2
+
+SMALL = (80, 24)
+LARGE = (120, 40)
+WAIT_S = 30.0
+PLAIN = Style(False)
+
+
+async def press(pilot: Pilot[int], *keys: str) -> None:
+    """Keys as a terminal sends them. (`Pilot.press` also waits until the process
+    looks idle, which it never does with the servers in it: a second a key.)"""
+    app = pilot.app
+    for key in keys:
+        name = _character_to_key(key) if len(key) == 1 and not key.isalnum() else key
+        original = REPLACED_KEYS.get(name, name)
+        try:
+            character: str | None = unicodedata.lookup(_get_unicode_name_from_key(original))
+        except KeyError:
+            character = name if len(name) == 1 else None
+        event = events.Key(name, character)
+        event.set_sender(app)
+        assert app._driver is not None
+        app._driver.send_message(event)
+        await pilot._wait_for_screen()
+        await asyncio.sleep(0.01)
+
+
+def screen_lines(pilot: Pilot[int]) -> list[str]:
+    """The top screen's text, line by line, as drawn."""
+    strips = pilot.app.screen._compositor.render_strips()
+    return [strip.text for strip in strips]
+
+
+def screen_text(pilot: Pilot[int]) -> str:
+    return "\n".join(screen_lines(pilot))
+
+
+async def until(
+    pilot: Pilot[int], check: Callable[[], object], what: str, timeout: float = WAIT_S
+) -> object:
+    """Wait, letting the app run, until ``check()`` is truthy; fail saying ``what``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        found = check()
+        if found:
+            return found
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}; screen:\n{screen_text(pilot)}")
+        await pilot.pause(0.05)
+
+
+async def until_screen(pilot: Pilot[int], pattern: str, timeout: float = WAIT_S) -> re.Match[str]:
+    """Wait until the screen shows ``pattern`` (a regular expression)."""
+    found = await until(
+        pilot, lambda: re.search(pattern, screen_text(pilot)), f"/{pattern}/", timeout
+    )
+    assert isinstance(found, re.Match)
+    return found
+
+
+def journey(
+    conn: Connection,
+    identity: Identity,
+    choice: QueueChoice,
+    *,
+    ask_name: bool = False,
+) -> Journey:
+    """`rummy play` with this choice (bots offered after a wait unless asked for)."""
+    seek = Seek(lambda c, i, say: waiting.queue(c, i, choice, say))
+    with_bots = None
+    if not choice.bots:
+        bots = QueueChoice(choice.players, choice.ruleset, True, choice.options)
+        with_bots = Seek(lambda c, i, say: waiting.queue(c, i, bots, say))
+    return Journey(conn, identity, seek, with_bots=with_bots, ask_name=ask_name)
+
+
+@asynccontextmanager
+async def full_screen(
+    server: str,
+    config_dir: Path,
+    choice: QueueChoice,
+    *,
+    name: str = "Ana",
+    size: tuple[int, int] = SMALL,
+    ask_name: bool = False,
+) -> AsyncIterator[Pilot[int]]:
+    """The app for the device kept in ``config_dir``, in a terminal of ``size``."""
+    identity = Identity(config_dir)
+    conn = Connection(server, identity.device_id(), identity.display_name(name))
+    app = RummyApp(journey(conn, identity, choice, ask_name=ask_name), PLAIN)
+    try:
+        async with app.run_test(size=size) as pilot:
+            yield pilot
+    finally:
+        await conn.close()
+
+
+def table_screen(pilot: Pilot[int]) -> TableScreen | None:
+    for screen in reversed(pilot.app.screen_stack):
+        if isinstance(screen, TableScreen):
+            return screen
+    return None
+
+
+def view_of(pilot: Pilot[int]) -> table_pb2.TableView:
+    screen = table_screen(pilot)
+    assert screen is not None, screen_text(pilot)
+    return screen.session.view
+
+
+def status_lines(pilot: Pilot[int]) -> tuple[str, str]:
+    lines = screen_lines(pilot)
+    if len(lines) < 2:  # not drawn yet
+        return "", ""
+    return lines[-2].strip(), lines[-1].strip()
+
+
+def notice_shown(pilot: Pilot[int]) -> Notice | None:
+    screen = pilot.app.screen
+    return screen if isinstance(screen, Notice) else None
+
+
+async def play_a_turn(pilot: Pilot[int]) -> None:
+    """One turn the way a beginner plays it with keys: draw, lay what the hint
+    shows when it can, discard the card under the cursor (the next one when a
+    card may not be discarded)."""
+    await press(pilot, "d")
+    await until(pilot, lambda: "x discard" in status_lines(pilot)[1] or not my_turn(pilot), "drawn")
+    if "m meld" in status_lines(pilot)[1]:
+        await press(pilot, "h")
+        await until(pilot, lambda: "Hint" in status_lines(pilot)[1], "a hint")
+        await press(pilot, "m")
+        await pilot.pause(0.3)
+        await press(pilot, "escape")
+    for _ in range(20):
+        if not my_turn(pilot) or "x discard" not in status_lines(pilot)[1]:
+            return
+        before = view_of(pilot).version
+        await press(pilot, "x")
+        await until(pilot, lambda v=before: answered(pilot, v), "the discard's answer")
+        if view_of(pilot).version != before:
+            return
+        await press(pilot, "right")
+
+
+def answered(pilot: Pilot[int], version: int) -> bool:
+    """The move sent at ``version`` was made, or refused."""
+    return view_of(pilot).version != version or "Refused" in status_lines(pilot)[1]
+
+
+def my_turn(pilot: Pilot[int]) -> bool:
+    screen = table_screen(pilot)
+    return (
+        screen is not None
+        and pilot.app.screen is screen
+        and status_lines(pilot)[0].startswith("Your turn")
+    )
+
+
+async def play_to_the_end(pilot: Pilot[int], *, within: float = 240.0) -> str:
+    """Play every turn with keys until the game-over screen; its text."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        notice = notice_shown(pilot)
+        if notice is not None:
+            if notice.title_text == "Game over":
+                await until_screen(pilot, "Final totals")
+                return screen_text(pilot)
+            await press(pilot, "enter")
+            continue
+        if my_turn(pilot) and "d draw" in status_lines(pilot)[1]:
+            await play_a_turn(pilot)
+            continue
+        await pilot.pause(0.05)
+    raise AssertionError(f"no end after {within} s:\n{screen_text(pilot)}")

@@ -1,0 +1,150 @@
+"""Moves on the full-screen table, with keys, on tables dealt from a known deck:
+a refusal, a joker swap, a contract claim, and a game server restarting under
+the player. Each is read back from the screen."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import grpc
+
+from clients.cli.matchmaking import QueueChoice
+from clients.cli.tui.model import sorted_hand
+from clients.cli.tui.selection import DIGIT_WAIT_S
+from services.common.pb.rummy.v1 import table_pb2
+from services.game.rules.actions import Discard, DrawStock
+from services.game.rules.ruleset import CONTRACT
+from tests.game.harness import LONG_TURNS_MS, Player, card, deck_order
+from tests.rules.helpers import deck_order as scripted_order
+from tests.rules.test_claims import HANDS
+
+from .harness import seat_with_a_bot, servers, sign_in
+from .screen import (
+    full_screen,
+    press,
+    screen_text,
+    status_lines,
+    until,
+    until_screen,
+    view_of,
+)
+
+HAND = "QH QD QC JK QS 2C 3C 7S 8S 9S 4C 5H KD"
+"""Sam's deal at the cafe table (see tests/cli/test_swap.py): a joker to play with."""
+QUEUE = QueueChoice(2, "cafe", True)
+
+
+def positions(pilot: object, *codes: str) -> list[str]:
+    """The position keys of these cards in the hand as shown (first copies first)."""
+    shown = sorted_hand(view_of(pilot).hand)  # type: ignore[arg-type]
+    keys, used = [], set()
+    for code in codes:
+        found = next(c for c in shown if c.code == code and c.id not in used)
+        used.add(found.id)
+        keys.append(str(found.position))
+    return keys
+
+
+async def pick(pilot: object, *codes: str) -> None:
+    """Pick cards by typing their position numbers, as shown under the cards."""
+    for key in positions(pilot, *codes):
+        await press(pilot, *key)  # type: ignore[arg-type]
+        await pilot.pause(DIGIT_WAIT_S + 0.1)  # type: ignore[attr-defined]
+
+
+async def test_a_refusal_shows_its_sentence_and_changes_nothing(
+    fresh_dsn: str, tmp_path: Path
+) -> None:
+    async with servers(fresh_dsn) as running:
+        order = deck_order(2, {0: [card(c) for c in HAND.split()]}, stock=[card("4D")])
+        await seat_with_a_bot(running, tmp_path, "cafe", order)
+        async with full_screen(running.address, tmp_path, QUEUE) as pilot:
+            await until_screen(pilot, r"Your turn · \d+ s: draw a card")
+            before = screen_text(pilot).splitlines()[:-2]
+            await press(pilot, "x")  # a discard before the draw
+            await until(pilot, lambda: "Refused" in status_lines(pilot)[1], "the refusal")
+            assert status_lines(pilot)[1].startswith("Refused: Draw a card first")
+            assert status_lines(pilot)[1].endswith("[MUST_DRAW_FIRST]")
+            assert screen_text(pilot).splitlines()[:-2] == before
+            # The next key clears it; the moves legal now are listed again.
+            await press(pilot, "right")
+            await press(pilot, "d")
+            await until_screen(pilot, "You drew 4♦ from the stock")
+            assert "x discard" in status_lines(pilot)[1]
+
+
+async def test_a_joker_swap_with_keys(fresh_dsn: str, tmp_path: Path) -> None:
+    async with servers(fresh_dsn) as running:
+        order = deck_order(2, {0: [card(c) for c in HAND.split()]}, stock=[card("4D")])
+        await seat_with_a_bot(running, tmp_path, "cafe", order)
+        async with full_screen(running.address, tmp_path, QUEUE) as pilot:
+            await until_screen(pilot, r"Your turn · \d+ s: draw a card")
+            await press(pilot, "d")
+            await until_screen(pilot, "You drew 4♦")
+            await pick(pilot, "QH", "QD", "QC", "JK")
+            await press(pilot, "m")
+            await until_screen(pilot, r"\[1\] you: Q♥ Q♦ Q♣ JK\(Q♠\)")
+            await pick(pilot, "QS")
+            await press(pilot, "s")
+            await until_screen(pilot, "Take the joker of which meld")
+            await press(pilot, "1")
+            await until_screen(pilot, "Where does the joker go")
+            assert "a new meld: 2♣ 3♣" in screen_text(pilot) or "a new meld: JK" in screen_text(
+                pilot
+            )
+            await press(pilot, "enter")  # the first answer: the new meld
+            await until_screen(pilot, r"\[2\] you: (2♣ 3♣ (4♣ )?JK|JK 2♣ 3♣)")
+            assert "took the joker from [1]" in screen_text(pilot)
+            await until_screen(pilot, r"\[1\] you: Q♥ Q♦ Q♣ Q♠")
+
+
+async def test_a_contract_claim_with_keys(fresh_dsn: str, tmp_path: Path) -> None:
+    async with servers(fresh_dsn) as running:
+        pia = await sign_in(running, "device-cli-test-pia2", "Pia")
+        order = scripted_order(HANDS[:2], "QD", "KS KH KD", ruleset=CONTRACT)
+        options = table_pb2.TableOptions(turn_timer_ms=LONG_TURNS_MS, claim_window_ms=60_000)
+        table_id = await seat_with_a_bot(
+            running, tmp_path, "contract", order, opponent=pia, options=options
+        )
+        async with (
+            grpc.aio.insecure_channel(running.game_address) as channel,
+            full_screen(running.address, tmp_path, QUEUE) as pilot,
+        ):
+            other = Player(channel, pia.token, pia.player_id, "Pia")
+            await until_screen(pilot, r"Your turn · \d+ s: draw a card")
+            assert "contract: 2 groups" in screen_text(pilot).splitlines()[0]
+            await press(pilot, "d")
+            await until_screen(pilot, "You drew K♠")
+            await until_screen(pilot, r"The Q♦ is on offer to the other players")
+            await pick(pilot, "9D")
+            await press(pilot, "x")
+            await until_screen(pilot, "You discarded 9♦")
+            await until_screen(pilot, "Nobody took the Q♦")
+            await other.send(table_id, DrawStock())
+            await until_screen(pilot, r"Pia's turn · \d+ s · 9♦ on offer, \d+ s to claim")
+            assert status_lines(pilot)[1].startswith("c claim")
+            await press(pilot, "c")
+            await until_screen(pilot, "You claimed the 9♦")
+            await until_screen(pilot, r"· you claimed 9♦")
+            await other.send(table_id, Discard(CONTRACT.deck.ids_of("AH")[0]))
+            await until_screen(pilot, "You got the 9♦ and drew a penalty card: K♦.")
+            await until_screen(pilot, "Your hand: 12 cards")
+
+
+async def test_a_game_server_restart_leaves_the_player_at_the_table(
+    fresh_dsn: str, tmp_path: Path
+) -> None:
+    async with servers(fresh_dsn) as running:
+        order = deck_order(2, {0: [card(c) for c in HAND.split()]}, stock=[card("4D")])
+        table_id = await seat_with_a_bot(running, tmp_path, "cafe", order)
+        async with full_screen(running.address, tmp_path, QUEUE) as pilot:
+            await until_screen(pilot, r"Your turn · \d+ s: draw a card")
+            await running.restart_game()
+            # The table stays on screen; a move after the restart is made and shown.
+            await press(pilot, "d")
+            await until_screen(pilot, "You drew 4♦ from the stock", timeout=60)
+            assert view_of(pilot).table_id == table_id
+            await pick(pilot, "KD")
+            await press(pilot, "x")
+            await until_screen(pilot, "You discarded K♦")
+            await until_screen(pilot, r"Bot's turn|Your turn")

@@ -1,0 +1,80 @@
+"""Waits on the full screen: a server that does not answer, a queue with nobody
+else in it, a first run that asks the player's name, and "play again"."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from clients.cli.cards import Style
+from clients.cli.connection import Connection
+from clients.cli.identity import Identity
+from clients.cli.matchmaking import QueueChoice
+from clients.cli.tui.app import RummyApp
+from services.common.pb.rummy.v1 import table_pb2
+
+from .harness import servers
+from .screen import journey, play_to_the_end, press, screen_text, until, until_screen
+
+ALONE = QueueChoice(2, "cafe", False, table_pb2.TableOptions(rounds=1))
+
+
+async def test_a_server_that_does_not_answer_is_said_within_5_s(tmp_path: Path) -> None:
+    identity = Identity(tmp_path)
+    conn = Connection("127.0.0.1:1", identity.device_id(), "Ana")
+    app = RummyApp(journey(conn, identity, ALONE), Style(False))
+    try:
+        async with app.run_test(size=(80, 24)) as pilot:
+            started = time.monotonic()
+            await until_screen(pilot, r"No answer from the server at 127\.0\.0\.1:1", timeout=5.0)
+            assert time.monotonic() - started < 5.0
+            assert "Is `make run` going?" in screen_text(pilot)
+            await until_screen(pilot, r"Trying again in \d s · q gives up")
+            await press(pilot, "q")
+            await until(pilot, lambda: app.return_value is not None, "the app to stop")
+        assert app.return_value == 130
+    finally:
+        await conn.close()
+
+
+async def test_queueing_alone_offers_bots(fresh_dsn: str, tmp_path: Path) -> None:
+    async with servers(fresh_dsn) as running:
+        identity = Identity(tmp_path)
+        conn = Connection(running.address, identity.device_id(), "Ana")
+        trip = replace(journey(conn, identity, ALONE), bots_offer_after_s=0.5)
+        app = RummyApp(trip, Style(False))
+        try:
+            async with app.run_test(size=(80, 24)) as pilot:
+                await until_screen(pilot, r"Looking for a 2-player cafe table")
+                await until_screen(pilot, "Press b to fill the table with bots now")
+                await press(pilot, "b")
+                await until_screen(pilot, r"Your hand: \d+ cards")
+                assert "(bot)" in screen_text(pilot)
+        finally:
+            await conn.close()
+
+
+async def test_a_first_run_asks_the_name_and_a_game_over_offers_another(
+    fresh_dsn: str, tmp_path: Path
+) -> None:
+    async with servers(fresh_dsn) as running:
+        identity = Identity(tmp_path)
+        conn = Connection(running.address, identity.device_id(), identity.display_name(None))
+        choice = replace(ALONE, bots=True)
+        app = RummyApp(journey(conn, identity, choice, ask_name=True), Style(False))
+        try:
+            async with app.run_test(size=(80, 24)) as pilot:
+                await until_screen(pilot, "Your name at the table")
+                await press(pilot, "ctrl+u", *"Zoé", "enter")
+                await until_screen(pilot, r"Zoé \(you\)")
+                assert Identity(tmp_path).remembered_name() == "Zoé"
+                final = await play_to_the_end(pilot)
+                assert "p play again" in final
+                first = conn.player_id
+                await press(pilot, "p")
+                await until_screen(pilot, r"Round 1 · turn \d+/120 · cafe")
+                assert "Game over" not in screen_text(pilot)
+                assert conn.player_id == first
+        finally:
+            await conn.close()
