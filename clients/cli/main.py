@@ -263,20 +263,33 @@ def _full_screen(args: argparse.Namespace) -> bool:
 
 
 def _play_full_screen(args: argparse.Namespace, seek: Seek) -> int:
-    from .tui.app import Journey, RummyApp
-
     conn, identity = _connection(args)
     with_bots = None
     if args.command == "play" and not args.bots:
         choice = replace(_choice(args), bots=True)
         with_bots = Seek(lambda c, i, say: waiting.queue(c, i, choice, say))
+    return _full_screen_app(args, conn, identity, seek, with_bots=with_bots)
+
+
+def _full_screen_app(
+    args: argparse.Namespace,
+    conn: Connection,
+    identity: Identity,
+    seek: Seek,
+    *,
+    with_bots: Seek | None = None,
+    watching: str = "",
+) -> int:
+    from .tui.app import Journey, RummyApp
+
     journey = Journey(
         conn=conn,
         identity=identity,
         seek=seek,
         with_bots=with_bots,
-        ask_name=not args.name and identity.remembered_name() is None,
-        again=args.command != "join",
+        ask_name=not args.name and identity.remembered_name() is None and not watching,
+        again=args.command not in ("join", "watch"),
+        watching=watching,
     )
     style = Style(colour_wanted(), symbols=symbols_wanted())
     app = RummyApp(journey, style)
@@ -349,7 +362,15 @@ def _run(args: argparse.Namespace) -> int:
     conn, identity = _connection(args)
     target = identity.game_target(args.server) or matchmaking.default_game_target(args.server)
     conn.use_game(target)
+    if _full_screen(args):
+        return _full_screen_app(args, conn, identity, Seek(_no_seat), watching=args.table)
     return asyncio.run(_closing(conn, lambda: watch(conn, args.table)))
+
+
+async def _no_seat(
+    _conn: Connection, _identity: Identity, _say: Callable[[str], None]
+) -> LastMatch:
+    raise AssertionError("a watch finds no table to play")
 
 
 def _stopped(args: argparse.Namespace) -> str:

@@ -19,27 +19,33 @@ from .refusals import RETRYABLE, Refused
 from .render import Clock, game_text, table_text, turn_status
 
 
+async def open_table(conn: Connection, table_id: str) -> table_pb2.TableView | tuple[int, str]:
+    """The table as this player may see it, or why not: (exit status, sentence)."""
+    try:
+        return await conn.view(table_id)
+    except Refused as refused:
+        if refused.code == grpc.StatusCode.UNIMPLEMENTED:
+            return 2, (
+                f"{conn.game_target} serves no games: pass the game service's address "
+                "with --game HOST:PORT."
+            )
+        if refused.code in RETRYABLE:
+            return 2, (
+                f"No game service answers at {conn.game_target}: pass the game service's "
+                "address with --game HOST:PORT."
+            )
+        return 1, f"Cannot watch this table: {refused}"
+
+
 async def watch(conn: Connection, table_id: str) -> int:
     style = Style(colour_wanted())
     clock = Clock()
     await conn.login()
-    try:
-        view = await conn.view(table_id)
-    except Refused as refused:
-        if refused.code == grpc.StatusCode.UNIMPLEMENTED:
-            print(
-                f"{conn.game_target} serves no games: pass the game service's address "
-                "with --game HOST:PORT."
-            )
-            return 2
-        if refused.code in RETRYABLE:
-            print(
-                f"No game service answers at {conn.game_target}: pass the game service's "
-                "address with --game HOST:PORT."
-            )
-            return 2
-        print(f"Cannot watch this table: {refused}")
-        return 1
+    found = await open_table(conn, table_id)
+    if isinstance(found, tuple):
+        print(found[1])
+        return found[0]
+    view = found
     who = "from your seat" if view.HasField("my_seat") else "as a spectator"
     print(f"Watching table {table_id} {who}. Ctrl-C to stop.")
 

@@ -12,6 +12,8 @@ from textual.app import App
 from clients.cli import tui
 from clients.cli.cards import Style
 from clients.cli.connection import Connection
+from clients.cli.moves import Request
+from clients.cli.refusals import Refused
 from clients.cli.render import Clock
 from clients.cli.tui.session import RoundOver, TableSession
 from clients.cli.tui.table_screen import TableScreen
@@ -154,11 +156,19 @@ def round_result(view: table_pb2.TableView) -> RoundOver:
 
 
 class Frozen(TableSession):
-    """A session that never calls the server: the view stays as given."""
+    """A session that never calls the server: the view stays as given, and the
+    moves the screen sends are kept in `sent` (each answered as accepted)."""
+
+    sent: list[Request]
 
     def start(self) -> None:
+        self.sent = []
         self.clock = Clock(now=lambda: NOW_MS / 1000)
         self.clock.sync(self.view)
+
+    async def send(self, request: Request) -> Refused | None:
+        self.sent.append(request)
+        return None
 
 
 class FrozenTable(App[str]):

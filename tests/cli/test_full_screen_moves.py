@@ -4,11 +4,16 @@ the player. Each is read back from the screen."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import grpc
 
+from clients.cli.cards import Style
+from clients.cli.connection import Connection
+from clients.cli.identity import Identity
 from clients.cli.matchmaking import QueueChoice
+from clients.cli.tui.app import RummyApp
 from clients.cli.tui.model import sorted_hand
 from clients.cli.tui.selection import DIGIT_WAIT_S
 from services.common.pb.rummy.v1 import table_pb2
@@ -21,6 +26,7 @@ from tests.rules.test_claims import HANDS
 from .harness import seat_with_a_bot, servers, sign_in
 from .screen import (
     full_screen,
+    journey,
     press,
     screen_text,
     status_lines,
@@ -148,3 +154,29 @@ async def test_a_game_server_restart_leaves_the_player_at_the_table(
             await press(pilot, "x")
             await until_screen(pilot, "You discarded K♦")
             await until_screen(pilot, r"Bot's turn|Your turn")
+
+
+async def test_a_spectator_follows_the_table_full_screen(fresh_dsn: str, tmp_path: Path) -> None:
+    async with servers(fresh_dsn) as running:
+        order = deck_order(2, {0: [card(c) for c in HAND.split()]}, stock=[card("4D")])
+        table_id = await seat_with_a_bot(running, tmp_path / "sam", "cafe", order)
+        identity = Identity(tmp_path / "eve")
+        conn = Connection(running.address, identity.device_id(), "Eve")
+        conn.use_game(running.game_address)
+        trip = replace(journey(conn, identity, QUEUE), watching=table_id)
+        app = RummyApp(trip, Style(False))
+        try:
+            async with (
+                app.run_test(size=(80, 24)) as pilot,
+                full_screen(running.address, tmp_path / "sam", QUEUE) as sam,
+            ):
+                await until_screen(pilot, "Watching as a spectator")
+                assert "Sam" in screen_text(pilot) and "(you)" not in screen_text(pilot)
+                await until_screen(sam, r"Your turn · \d+ s: draw a card")
+                await press(sam, "d")
+                await until_screen(pilot, "Sam drew from the stock")
+                assert "4♦" not in screen_text(pilot)  # a spectator never sees a hand
+                await press(pilot, "q")
+                await until(pilot, lambda: app.return_value is not None, "the watch to stop")
+        finally:
+            await conn.close()

@@ -7,15 +7,17 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from clients.cli.cards import Style
 from clients.cli.connection import Connection
-from clients.cli.identity import Identity
+from clients.cli.identity import Identity, ProfileError, profile_dir
 from clients.cli.matchmaking import QueueChoice
 from clients.cli.tui.app import RummyApp
 from services.common.pb.rummy.v1 import table_pb2
 
 from .harness import servers
-from .screen import journey, play_to_the_end, press, screen_text, until, until_screen
+from .screen import full_screen, journey, play_to_the_end, press, screen_text, until, until_screen
 
 ALONE = QueueChoice(2, "cafe", False, table_pb2.TableOptions(rounds=1))
 
@@ -78,3 +80,25 @@ async def test_a_first_run_asks_the_name_and_a_game_over_offers_another(
                 assert conn.player_id == first
         finally:
             await conn.close()
+
+
+async def test_two_profiles_on_one_machine_sit_at_one_table(
+    fresh_dsn: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before, both shared one device id: the second queue ended the first one's ticket."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    ana, bob = Identity(profile_dir("ana")), Identity(profile_dir("bob"))
+    assert ana.device_id() != bob.device_id()
+    assert ana.folder == tmp_path / "rummy" / "profiles" / "ana"
+    with pytest.raises(ProfileError):
+        profile_dir("../elsewhere")
+    people = replace(ALONE, bots=False)
+    async with (
+        servers(fresh_dsn) as running,
+        full_screen(running.address, ana.folder, people, name="Ana") as first,
+        full_screen(running.address, bob.folder, people, name="Bob") as second,
+    ):
+        await until_screen(first, r"Bob\s+\d+c")
+        await until_screen(second, r"Ana\s+\d+c")
+        assert "Ana (you)" in screen_text(first) and "Bob (you)" in screen_text(second)
+        assert "(bot)" not in screen_text(first)

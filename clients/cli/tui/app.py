@@ -30,6 +30,7 @@ from ..play import Seek
 from ..reach import sign_in
 from ..refusals import Refused
 from ..render import game_text
+from ..watch import open_table
 from .dialogs import Ask, Notice
 from .session import TableSession
 from .table_screen import TableScreen
@@ -53,6 +54,8 @@ class Journey:
     again: bool = True
     """Whether "play again" is offered once a game is over."""
     bots_offer_after_s: float = BOTS_OFFER_AFTER_S
+    watching: str = ""
+    """`rummy watch TABLE`: follow this table instead of finding one to play."""
 
 
 class Waiting(Screen[None]):
@@ -147,6 +150,8 @@ class RummyApp(App[int]):
         await self.push_screen(wait)
         self.say = wait.say
         await sign_in(journey.conn, say=wait.say, countdown=self.counter(wait))
+        if journey.watching:
+            return await self.follow_table(journey.watching)
         seek = journey.seek
         while True:
             view = await self.seat(seek, wait)
@@ -164,6 +169,18 @@ class RummyApp(App[int]):
             wait = Waiting("Looking for another table…")
             await self.switch_screen(wait)
             self.say = wait.say
+
+    async def follow_table(self, table_id: str) -> tuple[int, str]:
+        """Follow one table, from the viewer's seat or as a spectator, to its end."""
+        found = await open_table(self.journey.conn, table_id)
+        if isinstance(found, tuple):
+            return found
+        outcome = await self.push_screen_wait(self.table_screen(found))
+        if outcome != "over":
+            return 0, "Stopped watching."
+        final = await self.final_view(table_id)
+        await self.push_screen_wait(Notice("Game over", game_text(final), keys=[("q", "quit")]))
+        return 0, game_text(final)
 
     def counter(self, wait: Waiting) -> Callable[[int], asyncio.Future[None]]:
         async def count(seconds: int) -> None:

@@ -1,0 +1,83 @@
+"""Keys and clicks on a frozen table: what the screen picks and would send."""
+
+from __future__ import annotations
+
+from typing import cast
+
+from textual.pilot import Pilot
+
+from clients.cli.tui.table_screen import TableScreen
+from services.common.pb.rummy.v1 import game_pb2
+
+from .screen import press, screen_text, until
+from .tables import Frozen, FrozenTable, cafe_midgame
+
+
+def screen_of(pilot: Pilot[str]) -> TableScreen:
+    screen = pilot.app.screen
+    assert isinstance(screen, TableScreen)
+    return screen
+
+
+def session_of(pilot: Pilot[str]) -> Frozen:
+    return cast(Frozen, screen_of(pilot).session)
+
+
+def codes(pilot: Pilot[str], ids: list[int]) -> list[str]:
+    held = {c.id: c.code for c in screen_of(pilot).session.view.hand}
+    return [held[i] for i in ids]
+
+
+async def test_two_digits_pick_the_twelfth_card() -> None:
+    async with FrozenTable(cafe_midgame()).run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: isinstance(pilot.app.screen, TableScreen), "the table")
+        await press(pilot, "1", "2")
+        assert codes(pilot, screen_of(pilot).selection.picked) == ["JK"]
+        await press(pilot, "1")
+        await pilot.pause(0.8)  # no second digit: the first card
+        assert codes(pilot, screen_of(pilot).selection.picked) == ["JK", "3S"]
+        await press(pilot, "escape")
+        assert screen_of(pilot).selection.picked == []
+
+
+async def test_a_click_picks_a_card_and_a_click_on_a_meld_lays_it_off() -> None:
+    async with FrozenTable(cafe_midgame()).run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: isinstance(pilot.app.screen, TableScreen), "the table")
+        await pilot.click("#hand", offset=(2 + 4, 1))  # the second card: 4♠
+        assert codes(pilot, screen_of(pilot).selection.picked) == ["4S"]
+        await pilot.click("#hand", offset=(2 + 4, 1))
+        assert screen_of(pilot).selection.picked == []
+        await press(pilot, "3")  # 9♠
+        await pilot.pause(0.8)
+        meld = next(w for w in pilot.app.screen.query(".meld") if getattr(w, "meld_id", 0) == 3)
+        await pilot.click(meld)
+        await until(pilot, lambda: session_of(pilot).sent, "the lay-off")
+        sent = session_of(pilot).sent[0]
+        assert sent.method == "LayOff"
+        message = cast(game_pb2.LayOffRequest, sent.message)
+        assert message.meld_id == 3 and codes(pilot, list(message.card_ids)) == ["9S"]
+
+
+async def test_a_typed_move_still_works() -> None:
+    async with FrozenTable(cafe_midgame()).run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: isinstance(pilot.app.screen, TableScreen), "the table")
+        await press(pilot, "colon")
+        await until(pilot, lambda: "Type a move" in screen_text(pilot), "the question")
+        await press(pilot, *"x kd", "enter")
+        await until(pilot, lambda: session_of(pilot).sent, "the discard")
+        sent = session_of(pilot).sent[0]
+        assert sent.method == "Discard"
+        card = cast(game_pb2.DiscardRequest, sent.message).card_id
+        assert codes(pilot, [card]) == ["KD"]
+
+
+async def test_cards_that_make_no_meld_are_said_so_and_nothing_is_sent() -> None:
+    async with FrozenTable(cafe_midgame()).run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: isinstance(pilot.app.screen, TableScreen), "the table")
+        await press(pilot, "1")
+        await pilot.pause(0.8)
+        await press(pilot, "2")  # 3♠ 4♠: two cards
+        assert codes(pilot, screen_of(pilot).selection.picked) == ["3S", "4S"]
+        await press(pilot, "m")
+        assert "Not a meld" in screen_text(pilot).splitlines()[-1]
+        assert session_of(pilot).sent == []
