@@ -55,7 +55,8 @@ _CACHE: dict[tuple[object, ...], tuple[Choice, ...]] = {}
 def _key(view: table_pb2.TableView) -> tuple[object, ...]:
     window = view.claim_window.card.id if view.HasField("claim_window") else -1
     claimed = view.claim_window.claimed_by_me if view.HasField("claim_window") else False
-    return (view.table_id, view.version, window, claimed, *(c.id for c in view.hand))
+    shown = (view.table_id, view.version, view.phase, view.current_seat, view.discard_put_back)
+    return (*shown, window, claimed, *(c.id for c in view.hand))
 
 
 def choices(view: table_pb2.TableView) -> tuple[Choice, ...]:
