@@ -173,6 +173,9 @@ class RoundEnded(Event):
     totals: tuple[int, ...]
     doubled: bool = False
     """The scores were doubled: out in one go (`rami51` rami d'un coup, `classic` rami sec)."""
+    hands: tuple[tuple[int, ...], ...] = ()
+    """Each seat's cards left, in seat order. The round is over, so they are every
+    viewer's to see (RULES.md section 6); empty in an event logged before they were kept."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -529,19 +529,39 @@ class SeatScore(google.protobuf.message.Message):
     SEAT_FIELD_NUMBER: builtins.int
     POINTS_FIELD_NUMBER: builtins.int
     TOTAL_FIELD_NUMBER: builtins.int
+    CARDS_LEFT_FIELD_NUMBER: builtins.int
+    CARDS_LEFT_POINTS_FIELD_NUMBER: builtins.int
     seat: builtins.int
     points: builtins.int
     """Points scored in this round."""
     total: builtins.int
     """Game total after this round."""
+    cards_left_points: builtins.int
+    """The penalty those cards count by the rule set's card values (cafe: K Q J
+    A = 41), before any doubling; `points` is what the seat scored for the
+    round under the rule set's scoring.
+    """
+    @property
+    def cards_left(self) -> google.protobuf.internal.containers.RepeatedCompositeFieldContainer[services.common.pb.rummy.v1.cards_pb2.Card]:
+        """In a round result only: the cards the seat held when the round ended, as
+        they are laid face up to be counted at a real table. Every viewer (each
+        seat and a spectator) gets them, and only once the round is over: in
+        RoundEnded and in `TableView.round_results`; no hand is ever shown while
+        its round is in play. Empty for a hand emptied (the winner who went out),
+        and for a round played before the server kept them (see
+        `RoundResult.cards_left_shown`). Empty in `GameEnded.totals`.
+        """
+
     def __init__(
         self,
         *,
         seat: builtins.int = ...,
         points: builtins.int = ...,
         total: builtins.int = ...,
+        cards_left: collections.abc.Iterable[services.common.pb.rummy.v1.cards_pb2.Card] | None = ...,
+        cards_left_points: builtins.int = ...,
     ) -> None: ...
-    _ClearFieldArgType: typing_extensions.TypeAlias = typing.Literal["points", b"points", "seat", b"seat", "total", b"total"]
+    _ClearFieldArgType: typing_extensions.TypeAlias = typing.Literal["cards_left", b"cards_left", "cards_left_points", b"cards_left_points", "points", b"points", "seat", b"seat", "total", b"total"]
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
 
 Global___SeatScore: typing_extensions.TypeAlias = SeatScore
@@ -557,6 +577,7 @@ class RoundResult(google.protobuf.message.Message):
     END_REASON_FIELD_NUMBER: builtins.int
     SCORES_FIELD_NUMBER: builtins.int
     DOUBLED_FIELD_NUMBER: builtins.int
+    CARDS_LEFT_SHOWN_FIELD_NUMBER: builtins.int
     round: builtins.int
     """1-based round number."""
     winner_seat: builtins.int
@@ -564,6 +585,10 @@ class RoundResult(google.protobuf.message.Message):
     end_reason: Global___EndReason.ValueType
     doubled: builtins.bool
     """The scores were doubled (rami51 "rami d'un coup", classic "rami sec")."""
+    cards_left_shown: builtins.bool
+    """Every seat's `scores[].cards_left` is given. False only for a round
+    played before the server kept the hands left: those are unknown, not empty.
+    """
     @property
     def scores(self) -> google.protobuf.internal.containers.RepeatedCompositeFieldContainer[Global___SeatScore]:
         """One entry per seat, in seat order."""
@@ -576,10 +601,11 @@ class RoundResult(google.protobuf.message.Message):
         end_reason: Global___EndReason.ValueType = ...,
         scores: collections.abc.Iterable[Global___SeatScore] | None = ...,
         doubled: builtins.bool = ...,
+        cards_left_shown: builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: typing_extensions.TypeAlias = typing.Literal["_winner_seat", b"_winner_seat", "winner_seat", b"winner_seat"]
     def HasField(self, field_name: _HasFieldArgType) -> builtins.bool: ...
-    _ClearFieldArgType: typing_extensions.TypeAlias = typing.Literal["_winner_seat", b"_winner_seat", "doubled", b"doubled", "end_reason", b"end_reason", "round", b"round", "scores", b"scores", "winner_seat", b"winner_seat"]
+    _ClearFieldArgType: typing_extensions.TypeAlias = typing.Literal["_winner_seat", b"_winner_seat", "cards_left_shown", b"cards_left_shown", "doubled", b"doubled", "end_reason", b"end_reason", "round", b"round", "scores", b"scores", "winner_seat", b"winner_seat"]
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__winner_seat: typing_extensions.TypeAlias = typing.Literal["winner_seat"]
     _WhichOneofArgType__winner_seat: typing_extensions.TypeAlias = typing.Literal["_winner_seat", b"_winner_seat"]
