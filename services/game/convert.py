@@ -177,6 +177,7 @@ def table_view(
                 score_total=seen.totals[s],
                 has_opened=seen.opened[s],
                 status=_STATUS[seen.status[s]],
+                connected=s in committed.connected or (s in seats and seats[s].is_bot),
             )
             for s in range(state.seats)
         ],
@@ -359,6 +360,10 @@ def table_event(
             out.kind = table_pb2.EVENT_KIND_PLAYER_LEFT
             out.seat = seen.seat
             out.player_left.CopyFrom(table_pb2.PlayerLeft())
+        case ev.PlayerConnection():
+            out.kind = table_pb2.EVENT_KIND_PLAYER_CONNECTION
+            out.seat = seen.seat
+            out.player_connection.CopyFrom(table_pb2.PlayerConnection(connected=seen.connected))
         case ev.PlayerEliminated():
             out.kind = table_pb2.EVENT_KIND_PLAYER_ELIMINATED
             out.seat = seen.seat

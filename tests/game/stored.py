@@ -149,3 +149,9 @@ def card_ids(message: Message) -> set[int]:
 def hands_left(result: table_pb2.RoundResult) -> list[list[int]]:
     """The card ids a round result lays face up, seat by seat."""
     return [[c.id for c in score.cards_left] for score in result.scores]
+
+
+def not_presence(kind: int) -> bool:
+    """An event of the game itself: not a seat's connection coming and going
+    (`PlayerConnection`, logged whenever a seated player's stream opens or drops)."""
+    return kind not in (table_pb2.EVENT_KIND_UNSPECIFIED, table_pb2.EVENT_KIND_PLAYER_CONNECTION)

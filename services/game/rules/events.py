@@ -142,6 +142,16 @@ class TurnPassed(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class PlayerConnection(Event):
+    """The seat's player lost or got back their connection to the table. Not a
+    move: the engine never makes one; the service logs it (at the table's version,
+    unchanged) when it sees a seat's streams come and go."""
+
+    seat: int
+    connected: bool
+
+
+@dataclass(frozen=True, slots=True)
 class PlayerLeft(Event):
     seat: int
 
