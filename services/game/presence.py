@@ -94,9 +94,13 @@ DUE_DROPS = (
     " AND NOT EXISTS (SELECT 1 FROM watch_leases l WHERE l.table_id = t.id"
     " AND l.seat = s.seat"
     " AND l.expires_at > (SELECT clock_timestamp()) - make_interval(secs => $1))"
+    " AND (SELECT coalesce(restarted_at, '-infinity') FROM table_clock WHERE id = 1)"
+    " < (SELECT clock_timestamp()) - make_interval(secs => $3)"
     " LIMIT $2"
 )
-"""Seats told connected that have had no lease for $1 s: their drop is due."""
+"""Seats told connected that have had no lease for $1 s: their drop is due. None is
+within $3 s (a lease and a debounce) of the end of an outage the table clock
+recorded: leases that ran out while nobody could renew them are renewed first."""
 
 LOCK = (
     "SELECT version, last_seq, status, connected_seats,"
@@ -132,7 +136,7 @@ class Presence:
         self.timings = timings or PresenceTimings()
         self._streams: dict[uuid.UUID, tuple[uuid.UUID, int]] = {}
         """This replica's open streams of seated players: their table and seat."""
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks: set[asyncio.Task[object]] = set()
         self._loop: asyncio.Task[None] | None = None
 
     # --- a replica's streams -----------------------------------------------------
@@ -152,15 +156,17 @@ class Presence:
         if where is not None:
             self._spawn(self._end(stream, *where))
 
-    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+    def _spawn(self, work: Coroutine[Any, Any, object]) -> None:
         task = asyncio.create_task(work)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _renew(self, streams: list[uuid.UUID]) -> None:
+    async def _renew(self, streams: list[uuid.UUID]) -> bool:
+        """Write or renew the leases of ``streams`` (those still open), and tell the
+        seats among them not told connected yet; False if the leases were not written."""
         known = [s for s in streams if s in self._streams]
         if not known:
-            return
+            return True
         try:
             due = await self._pool.fetch(
                 RENEW,
@@ -169,11 +175,16 @@ class Presence:
                 [self._streams[s][1] for s in known],
                 self.timings.lease_s,
             )
-            for row in due:
-                await self.tell(row["table_id"], row["seat"], connected=True)
         except (*DB_ERRORS, asyncpg.PostgresError) as error:
             # The next beat writes them again.
             log.warning("presence_renew_failed", streams=len(known), error=str(error))
+            return False
+        try:
+            for row in due:
+                await self.tell(row["table_id"], row["seat"], connected=True)
+        except (*DB_ERRORS, asyncpg.PostgresError) as error:
+            log.warning("presence_tell_failed", error=str(error))  # the next beat tells them
+        return True
 
     async def _end(self, stream: uuid.UUID, table_id: uuid.UUID, seat: int) -> None:
         try:
@@ -227,7 +238,9 @@ class Presence:
 
     async def sweep(self) -> int:
         """Tell the drops that are due; how many were told."""
-        rows = await self._pool.fetch(DUE_DROPS, self.timings.debounce_s, SWEEP_BATCH)
+        timings = self.timings
+        grace = timings.lease_s + timings.debounce_s
+        rows = await self._pool.fetch(DUE_DROPS, timings.debounce_s, SWEEP_BATCH, grace)
         told = 0
         for row in rows:
             told += await self.tell(row["table_id"], row["seat"], connected=False)
@@ -240,13 +253,19 @@ class Presence:
         timings = self.timings
         renewed = purged = time.monotonic()
         failures = 0
+        # After a failure the leases may have run out (the database was out of
+        # reach): they are renewed before any drop is swept, or this replica's own
+        # players would be told gone, and back a moment later.
+        behind = False
         while True:
             await asyncio.sleep(timings.sweep_s)
             try:
                 now = time.monotonic()
-                if now - renewed >= timings.beat_s:
+                if behind or now - renewed >= timings.beat_s:
+                    behind = not await self._renew(list(self._streams))
+                    if behind:
+                        continue
                     renewed = now
-                    await self._renew(list(self._streams))
                 if now - purged >= timings.purge_after_s / 10:
                     purged = now
                     await self._pool.execute(PURGE, timings.purge_after_s)
@@ -254,6 +273,7 @@ class Presence:
                 failures = 0
             except (*DB_ERRORS, asyncpg.PostgresError) as error:
                 failures += 1
+                behind = True
                 if failures % 20 == 1:
                     log.warning("presence_sweep_failed", error=str(error), failures=failures)
             except Exception:
