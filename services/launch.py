@@ -37,6 +37,7 @@ from services.common.health import LIVENESS, NOT_SERVING, SERVING
 from services.common.heap import keep_heap_small
 from services.common.limits import Limits
 from services.common.logs import configure
+from services.common.secret_file import kept_secret, secret_path
 from services.game.server import GameConfig, GameServer
 from services.matchmaker.server import MatchmakerConfig, MatchmakerServer
 
@@ -263,7 +264,12 @@ class _DevPair:
 
 
 def _dev(env: Env) -> Run:
-    secret = env.secret(generate=True)
+    # A secret of the environment's wins; else the one kept from the last run, so
+    # that the clients' tokens still work after a restart.
+    if env.text("RUMMY_TOKEN_SECRET"):
+        secret = env.secret()
+    else:
+        secret = kept_secret(secret_path(env.text("RUMMY_DATA_DIR")))
     game_config = _game_config(env, "", secret)
     matchmaker_config = _matchmaker_config(env, "", secret)
     # One process serves both services, so one /metrics endpoint has all of it.

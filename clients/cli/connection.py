@@ -6,12 +6,19 @@ device id, renews the token before it expires, retries what is safe to retry
 (reads, and actions carrying the same `request_id`) with backoff when a server
 is briefly away, and follows a table's `Watch` stream across disconnects by
 resuming from the last `seq` it received.
+
+Nothing drops the player for a token: wherever one is refused (TOKEN_EXPIRED,
+TOKEN_INVALID: it ran out, or the servers restarted with another signing
+secret) — a unary call, the stream, the stream's snapshot on a reconnect, the
+token's renewal — the client signs in again with its device id and goes on.
+Calls refused together share one new sign-in.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import random
 import time
 import uuid
@@ -140,6 +147,7 @@ class Connection:
         self._owns_channels = channels is None
         self._channels: dict[str, grpc.aio.Channel] = {} if channels is None else channels
         self._refresher: asyncio.Task[None] | None = None
+        self._signing_in: asyncio.Task[None] | None = None
         self._reached: set[str] = set()
         """Targets that answered a call (a TLS failure there is an outage, not a mistake)."""
 
@@ -179,28 +187,45 @@ class Connection:
         self.token = reply.token
         self.expires_at = reply.expires_at.seconds or time.time() + 3600
 
+    async def sign_in_again(self, stale: str) -> None:
+        """Sign in afresh, ``stale`` having been refused: once for every call refused
+        with it at the same time, and not at all if a newer token came meanwhile."""
+        if self.token != stale:
+            return
+        if self._signing_in is None or self._signing_in.done():
+            self._signing_in = asyncio.create_task(self.login())
+        # Shielded: a caller given up on does not cancel the others' sign-in.
+        await asyncio.shield(self._signing_in)
+
     async def _keep_token_fresh(self) -> None:
-        """Refresh at four fifths of the token's life; sign in again if that fails."""
+        """Refresh at four fifths of the token's life. A refresh refused (the token
+        expired meanwhile, or the server no longer knows its secret) signs in again;
+        one that did not get through is tried again sooner (at least 1 s apart)."""
         stub = auth_pb2_grpc.AuthServiceStub(self.channel(self.server))
         while True:
             left = self.expires_at - time.time()
             await asyncio.sleep(max(1.0, left * 0.8))
+            used = self.token
             try:
                 reply = await stub.Refresh(
-                    auth_pb2.RefreshRequest(token=self.token),
+                    auth_pb2.RefreshRequest(token=used),
                     metadata=self.auth,
                     timeout=CALL_TIMEOUT_S,
                 )
+            except grpc.aio.AioRpcError as error:
+                if error.code() == grpc.StatusCode.UNAUTHENTICATED:
+                    with contextlib.suppress(Refused, grpc.aio.AioRpcError):
+                        await self.sign_in_again(used)
+                continue
+            if self.token == used:  # not replaced by a sign-in meanwhile
                 self._signed_in(reply)
-            except grpc.aio.AioRpcError:
-                with contextlib.suppress(Refused, grpc.aio.AioRpcError):
-                    await self.login()
 
     async def close(self) -> None:
-        if self._refresher is not None:
-            self._refresher.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._refresher
+        for task in (self._refresher, self._signing_in):
+            if task is not None and not task.done():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Refused, grpc.aio.AioRpcError):
+                    await task
         if self._owns_channels:
             for channel in self._channels.values():
                 await channel.close()
@@ -230,6 +255,7 @@ class Connection:
         warned = renewed = False
         closed = 0
         while True:
+            used = self.token
             try:
                 reply = await attempt()
             except grpc.aio.AioRpcError as error:
@@ -246,10 +272,16 @@ class Connection:
                         raise plaintext_failure(target) from None
                     await backoff.wait()  # not told as an outage: it may be none
                     continue
-                if refused.code == grpc.StatusCode.UNAUTHENTICATED and self.token and not renewed:
-                    # TOKEN_EXPIRED or TOKEN_INVALID: sign in again, once, and retry.
+                if refused.code == grpc.StatusCode.UNAUTHENTICATED and self.token:
+                    # TOKEN_EXPIRED or TOKEN_INVALID: sign in again and retry. A token
+                    # refused even fresh (servers restarting one after the other with
+                    # a new secret) is renewed again after a pause, for a while.
+                    if renewed:
+                        if time.monotonic() - started > self.give_up_after:
+                            raise refused from None
+                        await backoff.wait()
                     renewed = True
-                    await self.login()
+                    await self.sign_in_again(used)
                     continue
                 if await self.waited_out(refused, started):
                     continue
@@ -335,6 +367,7 @@ class Connection:
                 continue  # signed in again, or waited out: open it again, from `position`
             resume.failed(refused, "Connection to the table lost: reconnecting…")
             await backoff.wait()
+            asked_with = self.token
             try:
                 reply = await self.game.GetTable(
                     game_pb2.GetTableRequest(table_id=table_id),
@@ -343,6 +376,16 @@ class Connection:
                 )
             except grpc.aio.AioRpcError as error:
                 again = refusal(error)
+                if again.code == grpc.StatusCode.UNAUTHENTICATED:
+                    # The servers came back with another secret: a new sign-in, then
+                    # the stream (as the stream's own refusal would).
+                    await resume.sign_in_again(
+                        again,
+                        refreshed=self.token != asked_with,
+                        login=functools.partial(self.sign_in_again, asked_with),
+                        pause=backoff.wait,
+                    )
+                    continue
                 if again.code in STREAM_RETRYABLE or rate_limited_for(again) is not None:
                     continue  # the stream's own loop waits (or gives up) as it should
                 raise again from None

@@ -121,9 +121,17 @@ class Resume:
         """What every stream does with ``refused`` first: True once it is dealt
         with (a new sign-in, a rate limit waited out) and the stream should open
         again; a refusal no retry can help is raised. False: an outage, which the
-        caller tells as its own (`failed`)."""
+        caller tells as its own (`failed`). A refused token (TOKEN_EXPIRED,
+        TOKEN_INVALID: say the servers restarted with another signing secret) is
+        always dealt with by signing in again, shared with the connection's other
+        calls refused at the same time (`Connection.sign_in_again`)."""
         if refused.code == grpc.StatusCode.UNAUTHENTICATED:
-            await self.sign_in_again(refused, refreshed=refreshed, login=conn.login, pause=pause)
+            stale = conn.token  # refused, unless renewed since (``refreshed``)
+
+            async def login() -> None:
+                await conn.sign_in_again(stale)
+
+            await self.sign_in_again(refused, refreshed=refreshed, login=login, pause=pause)
             return True
         if rate_limited_for(refused) is not None:
             self.limited_at = self.limited_at or time.monotonic()

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import math
 import os
-import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import parse_qs, urlsplit
@@ -31,7 +30,8 @@ SETTINGS = (
         "RUMMY_TOKEN_SECRET",
         "",
         "Secret signing the bearer tokens (32+ bytes, same on "
-        "every replica); `make run` makes one up",
+        "every replica); unset, `make run` makes one up and keeps it (mode 0600) in"
+        " token-secret beside RUMMY_DATA_DIR",
     ),
     Setting("RUMMY_GAME_LISTEN", "0.0.0.0:50051", "Address the game server listens on"),
     Setting("RUMMY_MATCHMAKER_LISTEN", "0.0.0.0:50052", "Address the matchmaker listens on"),
@@ -173,10 +173,8 @@ class Env:
                 raise ConfigError(f"{name}: sslmode must be one of {', '.join(SSL_MODES)}")
         return raw
 
-    def secret(self, *, generate: bool = False) -> str:
+    def secret(self) -> str:
         value = self.text("RUMMY_TOKEN_SECRET")
-        if not value and generate:
-            return secrets.token_urlsafe(48)
         if len(value.encode()) < 32:
             raise ConfigError(
                 "RUMMY_TOKEN_SECRET must be set to at least 32 bytes, the same on every replica"

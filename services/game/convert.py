@@ -19,6 +19,7 @@ from .rules.events import HIDDEN
 from .rules.fairness import commitment
 from .rules.melds import Meld, MeldKind, joker_targets
 from .rules.ruleset import Contract, Ruleset
+from .rules.scoring import hand_penalty
 from .rules.state import GameState, Phase, SeatStatus
 from .rules.view import view
 from .seating import SeatPlayer
@@ -121,10 +122,37 @@ def _contract_of(contracts: tuple[Contract, ...], round_no: int) -> Contract | N
     return contracts[(max(round_no, 1) - 1) % len(contracts)] if contracts else None
 
 
-def _scores(
-    penalties: tuple[int, ...], totals: tuple[int, ...] | list[int]
-) -> list[table_pb2.SeatScore]:
-    return [table_pb2.SeatScore(seat=s, points=p, total=totals[s]) for s, p in enumerate(penalties)]
+def round_result(
+    *,
+    round_no: int,
+    winner: int,
+    reason: ev.EndReason,
+    penalties: tuple[int, ...],
+    totals: tuple[int, ...],
+    doubled: bool,
+    hands: tuple[tuple[int, ...], ...],
+    rules: Ruleset,
+) -> table_pb2.RoundResult:
+    """A scored round, with every seat's cards left: the round is over, so they are
+    shown to every viewer (empty, and said unknown, for a round kept before they were)."""
+    shown = len(hands) == len(penalties)
+    return table_pb2.RoundResult(
+        round=round_no,
+        winner_seat=winner if winner >= 0 else None,
+        end_reason=_END[reason],
+        scores=[
+            table_pb2.SeatScore(
+                seat=s,
+                points=p,
+                total=totals[s],
+                cards_left=cards(rules.deck, hands[s]) if shown else [],
+                cards_left_points=hand_penalty(hands[s], rules) if shown else 0,
+            )
+            for s, p in enumerate(penalties)
+        ],
+        doubled=doubled,
+        cards_left_shown=shown,
+    )
 
 
 def table_view(
@@ -149,6 +177,7 @@ def table_view(
                 score_total=seen.totals[s],
                 has_opened=seen.opened[s],
                 status=_STATUS[seen.status[s]],
+                connected=s in committed.connected or (s in seats and seats[s].is_bot),
             )
             for s in range(state.seats)
         ],
@@ -166,12 +195,15 @@ def table_view(
         last_seq=committed.last_seq,
         rules=rule_info(state),
         round_results=[
-            table_pb2.RoundResult(
-                round=r.round_no,
-                winner_seat=r.winner if r.winner >= 0 else None,
-                end_reason=_END[ev.EndReason(r.reason)],
-                scores=_scores(r.penalties, r.totals),
+            round_result(
+                round_no=r.round_no,
+                winner=r.winner,
+                reason=ev.EndReason(r.reason),
+                penalties=r.penalties,
+                totals=r.totals,
                 doubled=r.doubled,
+                hands=r.hands,
+                rules=rules,
             )
             for r in seen.results
         ],
@@ -328,6 +360,10 @@ def table_event(
             out.kind = table_pb2.EVENT_KIND_PLAYER_LEFT
             out.seat = seen.seat
             out.player_left.CopyFrom(table_pb2.PlayerLeft())
+        case ev.PlayerConnection():
+            out.kind = table_pb2.EVENT_KIND_PLAYER_CONNECTION
+            out.seat = seen.seat
+            out.player_connection.CopyFrom(table_pb2.PlayerConnection(connected=seen.connected))
         case ev.PlayerEliminated():
             out.kind = table_pb2.EVENT_KIND_PLAYER_ELIMINATED
             out.seat = seen.seat
@@ -340,12 +376,15 @@ def table_event(
             out.kind = table_pb2.EVENT_KIND_ROUND_ENDED
             out.round_ended.CopyFrom(
                 table_pb2.RoundEnded(
-                    result=table_pb2.RoundResult(
-                        round=seen.round_no,
-                        winner_seat=seen.winner if seen.winner >= 0 else None,
-                        end_reason=_END[seen.reason],
-                        scores=_scores(seen.penalties, seen.totals),
+                    result=round_result(
+                        round_no=seen.round_no,
+                        winner=seen.winner,
+                        reason=seen.reason,
+                        penalties=seen.penalties,
+                        totals=seen.totals,
                         doubled=seen.doubled,
+                        hands=seen.hands,
+                        rules=rules,
                     )
                 )
             )

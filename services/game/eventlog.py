@@ -28,6 +28,7 @@ _KINDS: dict[str, type[ev.Event]] = {
         ev.TurnPassed,
         ev.TurnResumed,
         ev.PlayerLeft,
+        ev.PlayerConnection,
         ev.PlayerEliminated,
         ev.BoughtBack,
         ev.RoundEnded,

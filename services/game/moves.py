@@ -46,7 +46,7 @@ from .rules.errors import RuleError
 from .rules.events import Event
 from .rules.state import GameState, Phase
 from .seating import SeatPlayer
-from .store import TableStore, count_endings, timestamp, turn_deadline
+from .store import TableStore, connected_of, count_endings, timestamp, turn_deadline
 
 CAS_ATTEMPTS = 8
 """Reads and retries of one action that keeps losing races (in play, at most one or two)."""
@@ -244,7 +244,14 @@ class TableMoves(TableStore):
         if isinstance(move.action, Leave) or state.phase == Phase.GAME_OVER:
             # Other rows change too (the seat, the players' ratings): under the lock.
             return await self._act_locked(con, move, seats, seat, row["version"])
-        read = Known(before, row["version"], row["last_seq"], seats, tuple(row["bot_seats"]))
+        read = Known(
+            before,
+            row["version"],
+            row["last_seq"],
+            seats,
+            tuple(row["bot_seats"]),
+            connected_of(row),
+        )
         return await self._commit(con, move, read, seat, state, events, row["now_ms"])
 
     async def _commit(
@@ -273,6 +280,7 @@ class TableMoves(TableStore):
             now_ms,
             tuple(zip(seqs, events, strict=True)),
             before.seats,
+            before.connected,
         )
         response = move.respond(committed)
         data = serial.dumps(state)
@@ -300,7 +308,7 @@ class TableMoves(TableStore):
         assert row is not None  # one row, always
         if not row["moved"]:
             return None
-        self._parsed.keep(table_id, data, state, version, last_seq)
+        self._parsed.keep(table_id, data, state, version, last_seq, before.connected)
         return response, committed
 
     def _judged(
@@ -344,5 +352,7 @@ class TableMoves(TableStore):
                     response.SerializeToString(),
                     move.digest,
                 )
-        self._parsed.committed(table_id, state, committed.version, committed.last_seq)
+        self._parsed.committed(
+            table_id, state, committed.version, committed.last_seq, committed.connected
+        )
         return response, committed

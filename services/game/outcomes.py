@@ -66,6 +66,8 @@ class Committed:
     events: tuple[tuple[int, Event], ...]
     seats: tuple[SeatPlayer, ...] = ()
     """Who sits where (index = seat), when the transaction read it."""
+    connected: tuple[int, ...] = ()
+    """The seats told connected as of ``last_seq`` (`presence`); bots aside."""
 
 
 Responder = Callable[[Committed], Message]

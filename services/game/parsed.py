@@ -42,6 +42,7 @@ class _Kept:
     last_seq: int = 0
     seats: tuple[SeatPlayer, ...] | None = None
     bot_seats: tuple[int, ...] = ()
+    connected: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +54,9 @@ class Known:
     last_seq: int
     seats: tuple[SeatPlayer, ...]
     bot_seats: tuple[int, ...]
+    connected: tuple[int, ...] = ()
+    """The seats told connected as of ``last_seq``: presence takes seqs, never a
+    version, so a move judged from this commits only at this very last seq."""
 
 
 class ParsedStates:
@@ -64,18 +68,24 @@ class ParsedStates:
         return len(self._kept)
 
     def loads(
-        self, table_id: uuid.UUID, data: bytes, version: int | None = None, last_seq: int = 0
+        self,
+        table_id: uuid.UUID,
+        data: bytes,
+        version: int | None = None,
+        last_seq: int = 0,
+        connected: tuple[int, ...] = (),
     ) -> GameState:
         """The state these bytes hold: parsed, unless kept already. ``version`` is
-        given only for bytes read from the database (the table's at that version)."""
+        given only for bytes read from the database (the table's at that version,
+        with its last seq and the seats told connected then)."""
         kept = self._kept.get(table_id)
         if kept is not None and kept.data == data:
             self._kept.move_to_end(table_id)
             if version is not None:
-                kept.version, kept.last_seq = version, last_seq
+                kept.version, kept.last_seq, kept.connected = version, last_seq, connected
             return kept.state
         state = serial.loads(data)
-        self.keep(table_id, data, state, version, last_seq)
+        self.keep(table_id, data, state, version, last_seq, connected)
         return state
 
     def keep(
@@ -85,14 +95,16 @@ class ParsedStates:
         state: GameState,
         version: int | None = None,
         last_seq: int = 0,
+        connected: tuple[int, ...] = (),
     ) -> None:
         """Remember that ``data`` holds ``state`` (which nothing will change); at
         ``version`` only once the database holds it."""
         kept = self._kept.get(table_id)
         if kept is None:
-            self._kept[table_id] = _Kept(data, state, version, last_seq)
+            self._kept[table_id] = _Kept(data, state, version, last_seq, connected=connected)
         else:
             kept.data, kept.state, kept.version, kept.last_seq = data, state, version, last_seq
+            kept.connected = connected
             self._kept.move_to_end(table_id)
         if len(self._kept) > self._most:
             self._kept.popitem(last=False)
@@ -101,11 +113,18 @@ class ParsedStates:
         """The table's game is over: no move will read it again."""
         self._kept.pop(table_id, None)
 
-    def committed(self, table_id: uuid.UUID, state: GameState, version: int, last_seq: int) -> None:
+    def committed(
+        self,
+        table_id: uuid.UUID,
+        state: GameState,
+        version: int,
+        last_seq: int,
+        connected: tuple[int, ...] = (),
+    ) -> None:
         """``state``, kept before its commit, is now the table's at ``version``."""
         kept = self._kept.get(table_id)
         if kept is not None and kept.state is state:
-            kept.version, kept.last_seq = version, last_seq
+            kept.version, kept.last_seq, kept.connected = version, last_seq, connected
 
     def seat(
         self, table_id: uuid.UUID, seats: Sequence[SeatPlayer], bot_seats: Sequence[int]
@@ -121,4 +140,6 @@ class ParsedStates:
         if kept is None or kept.version is None or kept.seats is None:
             return None
         self._kept.move_to_end(table_id)
-        return Known(kept.state, kept.version, kept.last_seq, kept.seats, kept.bot_seats)
+        return Known(
+            kept.state, kept.version, kept.last_seq, kept.seats, kept.bot_seats, kept.connected
+        )

@@ -26,6 +26,7 @@ from services.common.serving import CLIENT_PING_MS, KEEPALIVE_MS, serve, server_
 from . import retention
 from .clockstop import BEAT_S, BEAT_TIMEOUT_S, CLOCK_STOP_S
 from .fanout import CUT_OFF_S, Fanout
+from .presence import Presence, PresenceTimings
 from .rules.ruleset import preset
 from .servicer import GameServicer
 from .tables import Tables
@@ -89,6 +90,8 @@ class GameConfig:
     clock_stop_s: float = CLOCK_STOP_S
     """A gap in every replica's marks this long stops the turns' clock: the turns in
     play then get back the time they had left (`clockstop`)."""
+    presence: PresenceTimings = field(default_factory=PresenceTimings)
+    """Leases of the players' streams, and how soon a drop is told (`presence`)."""
 
 
 ACTIVE_TABLES_SQL = (
@@ -108,6 +111,7 @@ class GameServer:
         self._gate: Gate | None = None
         self._pool: asyncpg.Pool | None = None
         self._fanout: Fanout | None = None
+        self.presence: Presence | None = None
         self._sweeper: asyncio.Task[None] | None = None
         self._beater: asyncio.Task[None] | None = None
         self._health = health.aio.HealthServicer()
@@ -150,7 +154,10 @@ class GameServer:
                 client_ping_ms=config.client_ping_ms,
             ),
         )
-        game_pb2_grpc.add_GameServiceServicer_to_server(GameServicer(tables, fanout, pool), server)
+        self.presence = presence = Presence(pool, fanout, config.presence)
+        game_pb2_grpc.add_GameServiceServicer_to_server(
+            GameServicer(tables, fanout, pool, presence), server
+        )
         self.port, self.health = await serve(
             server,
             game_pb2.DESCRIPTOR.services_by_name["GameService"].full_name,
@@ -164,6 +171,7 @@ class GameServer:
         self._sweeper = asyncio.create_task(self._sweep(), name="sweeper")
         self._gauges = asyncio.create_task(self._count_tables(), name="gauges")
         self._purger = asyncio.create_task(self._purge(), name="retention")
+        presence.start()
         self.loop_lag.start()
         log.info("game_server_started", port=self.port)
 
@@ -335,6 +343,8 @@ class GameServer:
             await _ended(self._beater)
         if self._server is not None:
             await self._server.stop(self.config.grace if grace is None else grace)
+        if self.presence is not None:
+            await self.presence.stop()  # after the streams: their leases are ended
         if self._fanout is not None:
             await self._fanout.stop()
         if self._pool is not None:

@@ -22,6 +22,7 @@ from .failures import guard, refusal_of_failure
 from .fanout import Fanout, read_events
 from .moves import request_digest
 from .outcomes import Committed, Refusal
+from .presence import Presence
 from .request_parsing import (
     Malformed,
     check_request_id,
@@ -51,10 +52,13 @@ READ_BATCH = 1000
 
 
 class GameServicer(game_pb2_grpc.GameServiceServicer):
-    def __init__(self, tables: Tables, fanout: Fanout, pool: asyncpg.Pool) -> None:
+    def __init__(
+        self, tables: Tables, fanout: Fanout, pool: asyncpg.Pool, presence: Presence
+    ) -> None:
         self._tables = tables
         self._fanout = fanout
         self._pool = pool
+        self._presence = presence
 
     # --- creating and reading tables ---------------------------------------
 
@@ -317,6 +321,8 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
         del committed, _  # an idle stream keeps no game state alive
         position = request.after_seq
         sub = self._fanout.subscribe(table_id, position)
+        # A seated player's stream is their presence at the table (a spectator has none).
+        lease = self._presence.arrived(table_id, seat) if seat is not None else None
         try:
             while True:
                 if sub.ended is not None:  # asked at every batch: a long catch-up too
@@ -379,3 +385,5 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
                         return
         finally:
             self._fanout.unsubscribe(sub)
+            if lease is not None:
+                self._presence.left(lease)

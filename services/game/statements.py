@@ -8,7 +8,7 @@ from __future__ import annotations
 # --- reading a table -----------------------------------------------------------
 
 READ = (
-    "SELECT t.state, t.version, t.last_seq, t.bot_seats, t.status,"
+    "SELECT t.state, t.version, t.last_seq, t.bot_seats, t.status, t.connected_seats,"
     " (extract(epoch from clock_timestamp()) * 1000)::bigint AS now_ms,"
     " r.request_id AS kept_as, r.response, r.error, r.digest, s.players, s.names, s.bots"
     " FROM tables t LEFT JOIN LATERAL (SELECT request_id, response, error, digest"
@@ -24,7 +24,7 @@ $4 is the id as builds before ids were the player's for any call kept it
 ("Discard:<id>"): a retry across an upgrade still finds its first answer."""
 
 LOAD = (
-    "SELECT state, version, last_seq, bot_seats,"
+    "SELECT state, version, last_seq, bot_seats, connected_seats,"
     " (extract(epoch from clock_timestamp()) * 1000)::bigint AS now_ms"
     " FROM tables WHERE id = $1"
 )
@@ -66,7 +66,7 @@ MADE = (
 COMPARE_AND_SET = (
     "WITH moved AS (UPDATE tables SET state = $2, version = $3, last_seq = $4,"
     " turn_deadline = $5, updated_at = now() WHERE id = $1 AND version = $3 - 1"
-    " AND status = 'active' RETURNING id),"
+    " AND last_seq = $4 - cardinality($7::bigint[]) AND status = 'active' RETURNING id),"
     " logged AS (INSERT INTO table_events (table_id, seq, version, kind, payload, created_at)"
     " SELECT $1, s, $3, k, p, $6 FROM moved,"
     " unnest($7::bigint[], $8::text[], $9::bytea[]) AS e(s, k, p)),"
@@ -78,8 +78,9 @@ COMPARE_AND_SET = (
     " SELECT count(*) AS moved,"
     " (extract(epoch from clock_timestamp()) * 1000)::bigint AS now_ms FROM moved"
 )
-"""A move in one statement: the state and version (only if the version is still the
-one judged from), the events it caused, the request's answer, and the seats the
+"""A move in one statement: the state and version (only if the version and last seq
+are still the ones judged from: a `presence` event takes a seq, never a version),
+the events it caused, the request's answer, and the seats the
 move eliminated, which are then free to play elsewhere."""
 
 REMEMBER_REFUSAL = (
@@ -88,7 +89,7 @@ REMEMBER_REFUSAL = (
 )
 
 LOCK = (
-    "SELECT state, version, last_seq, bot_seats,"
+    "SELECT state, version, last_seq, bot_seats, connected_seats,"
     " (extract(epoch from clock_timestamp()) * 1000)::bigint AS now_ms"
     " FROM tables WHERE id = $1 FOR UPDATE"
 )
@@ -139,7 +140,7 @@ def _ms(column: str) -> str:
 
 
 CLAIM_DUE = (
-    "SELECT t.id, t.state, t.version, t.last_seq, t.bot_seats,"
+    "SELECT t.id, t.state, t.version, t.last_seq, t.bot_seats, t.connected_seats,"
     f" {_ms('clock_timestamp()')} AS now_ms,"
     f" (SELECT ARRAY[{_ms('prev_stopped_at')}, {_ms('prev_restarted_at')},"
     f" {_ms('stopped_at')}, {_ms('restarted_at')}] FROM table_clock WHERE id = 1) AS stops"

@@ -65,6 +65,11 @@ def turn_deadline(
     return datetime.fromtimestamp(due / 1000, UTC)
 
 
+def connected_of(row: asyncpg.Record) -> tuple[int, ...]:
+    """The seats a table's row says are told connected (`presence`)."""
+    return tuple(row["connected_seats"])
+
+
 def timestamp(now_ms: int) -> datetime:
     return datetime.fromtimestamp(now_ms / 1000, UTC)
 
@@ -117,7 +122,9 @@ class TableStore:
 
     def _read(self, table_id: uuid.UUID, row: asyncpg.Record) -> GameState:
         """The state a row read from the database holds (at the row's version)."""
-        return self._parsed.loads(table_id, row["state"], row["version"], row["last_seq"])
+        return self._parsed.loads(
+            table_id, row["state"], row["version"], row["last_seq"], connected_of(row)
+        )
 
     def _followed(
         self, state: GameState, events: list[Event], now_ms: int, bots: Sequence[int]
@@ -175,7 +182,9 @@ class TableStore:
             eventlog.eliminated(events),
         )
         logged = tuple(zip(seqs, events, strict=True))
-        return Committed(table_id, version, last_seq, state, seat, now_ms, logged)
+        return Committed(
+            table_id, version, last_seq, state, seat, now_ms, logged, connected=connected_of(row)
+        )
 
     async def _rate(self, con: Connection, table_id: uuid.UUID, state: GameState) -> None:
         """Update the ratings of the table's players in the same commit. A table with
@@ -220,7 +229,14 @@ class TableStore:
         state = self._read(table_id, row)
         self._parsed.seat(table_id, [seats[s] for s in sorted(seats)], row["bot_seats"])
         return Committed(
-            table_id, row["version"], row["last_seq"], state, seat, row["now_ms"], ()
+            table_id,
+            row["version"],
+            row["last_seq"],
+            state,
+            seat,
+            row["now_ms"],
+            (),
+            connected=connected_of(row),
         ), seats
 
     async def seats(self, con: Connection | Pool, table_id: uuid.UUID) -> dict[int, SeatPlayer]:

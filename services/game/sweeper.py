@@ -128,7 +128,11 @@ class TableSweeper(TableStore):
         committed, what, late_ms = fired
         self._sweep_failures.pop(committed.table_id, None)
         self._parsed.committed(
-            committed.table_id, committed.state, committed.version, committed.last_seq
+            committed.table_id,
+            committed.state,
+            committed.version,
+            committed.last_seq,
+            committed.connected,
         )
         if what == Fired.TIMEOUT:
             metrics.TIMEOUTS_FIRED.inc()

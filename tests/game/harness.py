@@ -66,12 +66,13 @@ tests of their own (tests/abuse)."""
 
 async def start_server(dsn: str, **overrides: object) -> GameServer:
     settings: dict[str, Any] = {
+        "secret": SECRET,
         "allow_test_decks": True,
         "bot_delay_ms": BOT_DELAY_MS,
         "limits": UNLIMITED,
     }
     settings.update(overrides)
-    server = GameServer(GameConfig(dsn=dsn, secret=SECRET, **settings))
+    server = GameServer(GameConfig(dsn=dsn, **settings))
     await server.start()
     return server
 

@@ -129,15 +129,29 @@ def assert_log_matches(events: Sequence[table_pb2.TableEvent], log: Sequence[Log
 
 def card_ids(message: Message) -> set[int]:
     """Every card id a message carries, at any depth; not the deck a finished round
-    reveals (`DeckRevealed.order`), which the tests check on its own."""
+    reveals (`DeckRevealed.order`) nor the hands it lays face up (`cards_left`),
+    which the tests check on their own (`hands_left`)."""
     if isinstance(message, cards_pb2.Card):
         return {message.id}
     found: set[int] = set()
     for fd, value in message.ListFields():
         values = value if fd.is_repeated else [value]
+        if fd.name == "cards_left":
+            continue
         if fd.message_type is not None:
             for item in values:
                 found |= card_ids(item)
         elif fd.name.endswith(("card_id", "card_ids", "discard_id")):
             found.update(values)
     return found
+
+
+def hands_left(result: table_pb2.RoundResult) -> list[list[int]]:
+    """The card ids a round result lays face up, seat by seat."""
+    return [[c.id for c in score.cards_left] for score in result.scores]
+
+
+def not_presence(kind: int) -> bool:
+    """An event of the game itself: not a seat's connection coming and going
+    (`PlayerConnection`, logged whenever a seated player's stream opens or drops)."""
+    return kind not in (table_pb2.EVENT_KIND_UNSPECIFIED, table_pb2.EVENT_KIND_PLAYER_CONNECTION)

@@ -14,12 +14,13 @@ import grpc
 import jwt
 
 from services.common.auth import issue_service_token, issue_token
-from services.common.pb.rummy.v1 import auth_pb2, auth_pb2_grpc, game_pb2, game_pb2_grpc
+from services.common.pb.rummy.v1 import auth_pb2, auth_pb2_grpc, game_pb2, game_pb2_grpc, table_pb2
 
 from .harness import SECRET, WAIT_S, create_request, create_table, login, refused, snapshot
 from .stored import table_db
 
 UNAUTHENTICATED = grpc.StatusCode.UNAUTHENTICATED
+PLAYER_CONNECTION = table_pb2.EVENT_KIND_PLAYER_CONNECTION
 DAY_S = 24 * 3600
 
 
@@ -208,17 +209,20 @@ async def test_a_watch_ends_at_the_first_event_after_its_token_expired(
     )
     first = await stream.read()  # the stream is open while the token is good
     assert first.event.seq == view.last_seq
+    # The stream is the watcher's presence at the table: the seats are told.
+    told = await stream.read()
+    assert (told.event.kind, told.event.seat) == (PLAYER_CONNECTION, watcher.seat)
     await asyncio.sleep(2.2)  # the token has expired; the stream is open and idle
     await mover.call("DrawStock", game_pb2.DrawStockRequest(table_id=table_id))
     assert await refused(stream.read()) == (UNAUTHENTICATED, "TOKEN_EXPIRED")
 
     # Signed in again, the watcher resumes where it was: the draw is the next event.
     resumed = stub.Watch(
-        game_pb2.WatchRequest(table_id=table_id, after_seq=view.last_seq),
+        game_pb2.WatchRequest(table_id=table_id, after_seq=told.event.seq),
         metadata=watcher.auth,
         timeout=WAIT_S,
     )
     reply = await resumed.read()
-    assert reply.event.seq == view.last_seq + 1
+    assert reply.event.seq == told.event.seq + 1
     assert reply.event.seat == mover.seat
     resumed.cancel()

@@ -159,6 +159,45 @@ def test_a_round_ended_says_to_every_viewer_whether_its_scores_were_doubled() ->
     assert not convert.table_event(20, 9, AT, plain, 0, RAMI51).round_ended.result.doubled
 
 
+def test_a_round_ended_lays_every_seats_cards_left_face_up_for_every_viewer() -> None:
+    deck = CAFE.deck
+    king, queen, seven = (deck.ids_of(c)[0] for c in ("KS", "QH", "7D"))
+    ended = ev.RoundEnded(
+        1, 0, ev.EndReason.WENT_OUT, (0, 27), (0, 27), hands=((), (king, queen, seven))
+    )
+    assert logged(ended) == ended
+    for viewer in (0, 1, None):
+        result = convert.table_event(30, 12, AT, logged(ended), viewer, CAFE).round_ended.result
+        assert result.cards_left_shown
+        left = [([c.code for c in s.cards_left], s.cards_left_points) for s in result.scores]
+        assert left == [([], 0), (["KS", "QH", "7D"], 27)]
+    # Logged before the hands were kept: said unknown, not empty.
+    before = older(ended, "hands")
+    assert before == ev.RoundEnded(1, 0, ev.EndReason.WENT_OUT, (0, 27), (0, 27))
+    result = convert.table_event(30, 12, AT, before, 1, CAFE).round_ended.result
+    assert not result.cards_left_shown
+    assert [list(s.cards_left) for s in result.scores] == [[], []]
+
+
+def test_the_view_shows_each_finished_rounds_hands_left_as_its_event_did() -> None:
+    ended: list[ev.RoundEnded] = []
+
+    def keep(_: GameState, seat: int, a: Action, after: GameState, events: list[ev.Event]) -> None:
+        ended.extend(e for e in events if isinstance(e, ev.RoundEnded))
+
+    players = [GreedyBot(), GreedyBot()]
+    state = play_game(
+        CAFE, players, random.Random(20_261_202), options=TableOptions(rounds=3), observe=keep
+    )
+    told = [[list(h) for h in e.hands] for e in ended]
+    assert len(told) == 3 and all(len(h) == 2 for h in told)
+    for viewer in (0, 1, None):
+        committed = Committed(uuid.uuid4(), 1, 0, state, viewer, 0, ())
+        rounds = convert.table_view(committed, {}, "table").round_results
+        assert all(r.cards_left_shown for r in rounds)
+        assert [[[c.id for c in s.cards_left] for s in r.scores] for r in rounds] == told
+
+
 def seen_rounds(state: GameState, viewer: int | None) -> list[tuple[list[int], bool]]:
     """Each round of the table's view for ``viewer``: the seats' totals, and doubled."""
     committed = Committed(uuid.uuid4(), 1, 0, state, viewer, 0, ())

@@ -18,7 +18,7 @@ from services.common.pb.rummy.v1 import game_pb2, table_pb2
 from services.game.rules.ruleset import CAFE
 
 from .harness import Client, Watcher, create_table, login, play_to_end, shuffled_deck
-from .stored import TableDb, card_ids, table_db
+from .stored import TableDb, card_ids, hands_left, table_db
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +101,12 @@ async def test_no_seat_ever_sees_a_hidden_card(
             views = [await client.view(table_id) for client, _ in viewers]
             for view, (_, seat) in zip(views, viewers, strict=True):
                 truth.check_view(view, seat)
+                # The one round's hands are laid face up only once it is over.
+                over = view.phase == table_pb2.PHASE_GAME_OVER
+                assert bool(view.round_results) == over
+                if over:
+                    final = truth.at[view.version].hands
+                    assert hands_left(view.round_results[0]) == [list(h) for h in final]
             # The seat to play asks for a hint: it names only that seat's cards.
             current = views[0].current_seat
             hint = await players[current].call(
@@ -137,3 +143,10 @@ async def test_no_seat_ever_sees_a_hidden_card(
         for i in reveals:
             assert kinds[i - 1] == table_pb2.EVENT_KIND_ROUND_ENDED
             assert list(events[i].deck_revealed.order) == order
+        # So are every seat's cards left, to every viewer: what each seat held at
+        # the round's end, in the RoundEnded event and in no other.
+        [ended] = [e for e in events if e.kind == table_pb2.EVENT_KIND_ROUND_ENDED]
+        final = truth.at[ended.version].hands
+        assert ended.round_ended.result.cards_left_shown
+        assert hands_left(ended.round_ended.result) == [list(h) for h in final]
+        assert any(final), "someone held cards at the end"

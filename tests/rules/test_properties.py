@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import random
 from collections.abc import Iterable
-from dataclasses import dataclass, fields, is_dataclass
+from dataclasses import dataclass, fields, is_dataclass, replace
 from typing import Any
 
 import pytest
@@ -156,8 +156,19 @@ def check_events(before: GameState, action: Action, after: GameState, events: li
                 assert after.phase in (Phase.DEAL, Phase.GAME_OVER)
                 assert verify(event.order, event.seed, event.salt, dealt_commitment(before))
                 continue
-            leaked = cards_shown(seen) & hidden
+            leaked = cards_shown(hands_left_checked(seen, after)) & hidden
             assert not leaked, f"{type(event).__name__} shows {sorted(leaked)} to {viewer}"
+
+
+def hands_left_checked(seen: Event, after: GameState) -> Event:
+    """``seen`` without the hands a RoundEnded lays face up, once they are checked:
+    shown to every viewer only once the round is over, and exactly what each seat
+    held then (the next deal comes after, in a move of its own)."""
+    if not isinstance(seen, RoundEnded):
+        return seen
+    assert after.phase in (Phase.DEAL, Phase.GAME_OVER)
+    assert seen.hands == tuple(tuple(h) for h in after.hands)
+    return replace(seen, hands=())
 
 
 def dealt_commitment(state: GameState) -> str:

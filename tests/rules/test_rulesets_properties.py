@@ -68,7 +68,7 @@ from services.game.rules.simulate import Player, deal_action
 from services.game.rules.turns import taken_card_owed
 
 from .helpers import assert_conserved, playing
-from .test_properties import cards_shown, check_views, hidden_from
+from .test_properties import cards_shown, check_views, hands_left_checked, hidden_from
 
 SCALE = int(os.environ.get("RULES_GAMES", "40")) / 40
 EXAMPLES = {"rami51": 20, "classic": 6, "contract": 6}
@@ -220,7 +220,7 @@ def check_events(before: GameState, after: GameState, events: list[Event]) -> No
                 # The whole deal, shown once the round is over (fairness.py).
                 assert after.phase in (Phase.DEAL, Phase.GAME_OVER)
                 continue
-            leaked = cards_shown(seen) & hidden
+            leaked = cards_shown(hands_left_checked(seen, after)) & hidden
             assert not leaked, f"{type(event).__name__} shows {sorted(leaked)} to {viewer}"
 
 

@@ -147,6 +147,19 @@ def test_serial_reads_round_results_stored_before_their_totals_were_kept() -> No
     assert loads(dumps(older)) == older
 
 
+def test_serial_keeps_each_rounds_hands_left_and_reads_states_stored_before_them() -> None:
+    state = three_deals_to_200().state
+    assert all(len(r.hands) == state.seats for r in state.results)
+    assert any(any(r.hands) for r in state.results), "someone held cards at a round's end"
+    assert loads(dumps(state)).results == state.results
+    doc = json.loads(dumps(state))
+    # As stored before the hands left were kept: six fields per round.
+    doc["results"] = [entry[:6] for entry in doc["results"]]
+    older = loads(json.dumps(doc).encode())
+    assert [r.hands for r in older.results] == [(), (), ()], "unknown, not empty"
+    assert [r.totals for r in older.results] == [r.totals for r in state.results]
+
+
 def test_serial_format_carries_its_version_and_refuses_others() -> None:
     table = Table(
         ["7S 7H JK 4C 5C 6C AH 3C 5D 9D JC KH 2S", "AD 3D 5D 7D 9S JD KS 2C 4S 6C 8C TH QH"],
@@ -202,6 +215,9 @@ def test_serial_damaged_documents_raise_state_format_error_only(key: str, value:
         ("results", [[1, 0, "went_out", [0, 6], [0, "6"], False]]),
         ("results", [[1, 0, "went_out", [0, 6, 1]]]),
         ("results", [[1, 0, "went_out", [0, "6"]]]),
+        ("results", [[1, 0, "went_out", [0, 6], [0, 6], False, [[1, 2]]]]),
+        ("results", [[1, 0, "went_out", [0, 6], [0, 6], False, [[], ["2"]]]]),
+        ("results", [[1, 0, "went_out", [0, 6], [0, 6], False, 7]]),
     ],
 )
 def test_serial_fields_of_the_wrong_shape_are_refused(key: str, value: object) -> None:

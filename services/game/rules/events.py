@@ -142,6 +142,16 @@ class TurnPassed(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class PlayerConnection(Event):
+    """The seat's player lost or got back their connection to the table. Not a
+    move: the engine never makes one; the service logs it (at the table's version,
+    unchanged) when it sees a seat's streams come and go."""
+
+    seat: int
+    connected: bool
+
+
+@dataclass(frozen=True, slots=True)
 class PlayerLeft(Event):
     seat: int
 
@@ -173,6 +183,9 @@ class RoundEnded(Event):
     totals: tuple[int, ...]
     doubled: bool = False
     """The scores were doubled: out in one go (`rami51` rami d'un coup, `classic` rami sec)."""
+    hands: tuple[tuple[int, ...], ...] = ()
+    """Each seat's cards left, in seat order. The round is over, so they are every
+    viewer's to see (RULES.md section 6); empty in an event logged before they were kept."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -66,11 +66,14 @@ def end_round(state: GameState, winner: int, reason: EndReason, events: Events) 
     for s in range(state.seats):
         state.totals[s] += points[s]
     totals = tuple(state.totals)
-    state.results.append(RoundResult(state.round_no, winner, reason.value, points, totals, twice))
+    hands = tuple(tuple(hand) for hand in state.hands)
+    state.results.append(
+        RoundResult(state.round_no, winner, reason.value, points, totals, twice, hands)
+    )
     state.deadline_ms = 0
     state.taken_discard = state.drawn = state.claim_card = -1
     state.claimants = []
-    events.append(RoundEnded(state.round_no, winner, reason, points, totals, twice))
+    events.append(RoundEnded(state.round_no, winner, reason, points, totals, twice, hands))
     events.append(DeckRevealed(state.round_no, state.deal_order, state.seed, state.deal_salt))
     _after_round(state, events)
 

@@ -96,7 +96,15 @@ def dumps(state: GameState) -> bytes:
         "buy_backs": state.buy_backs,
         "deal": [list(state.deal_order), state.deal_salt],
         "results": [
-            [r.round_no, r.winner, r.reason, list(r.penalties), list(r.totals), r.doubled]
+            [
+                r.round_no,
+                r.winner,
+                r.reason,
+                list(r.penalties),
+                list(r.totals),
+                r.doubled,
+                [list(h) for h in r.hands],
+            ]
             for r in state.results
         ],
     }
@@ -109,10 +117,11 @@ def _ints(value: object) -> bool:
 
 def _results(entries: list[list[Any]]) -> list[RoundResult]:
     """The rounds played, from their documents: ``[round, winner, reason, penalties,
-    totals, doubled]``. States stored before the totals and the doubling were kept
-    hold only the first four: each round's totals are then the penalties summed up
-    to it (exact unless a `classic` buy-back reset a total since the game began),
-    and the round counts as not doubled (the stored points were right either way)."""
+    totals, doubled, hands]``. States stored before the totals and the doubling were
+    kept hold only the first four: each round's totals are then the penalties summed
+    up to it (exact unless a `classic` buy-back reset a total since the game began),
+    and the round counts as not doubled (the stored points were right either way).
+    States stored before the hands left were kept hold six: those are unknown (())."""
     results = []
     running: list[int] = []
     for entry in entries:
@@ -122,7 +131,8 @@ def _results(entries: list[list[Any]]) -> list[RoundResult]:
         totals = tuple(running) if older else tuple(entry[4])
         running = list(totals)
         doubled = False if older else entry[5]
-        results.append(RoundResult(entry[0], entry[1], entry[2], penalties, totals, doubled))
+        hands = tuple(tuple(h) for h in entry[6]) if len(entry) > 6 else ()
+        results.append(RoundResult(entry[0], entry[1], entry[2], penalties, totals, doubled, hands))
     return results
 
 
@@ -152,6 +162,8 @@ def _checked(state: GameState) -> GameState:
         and all(
             len(r.penalties) == len(r.totals) == n
             and all(isinstance(v, int) for v in (*r.penalties, *r.totals, r.doubled))
+            and len(r.hands) in (0, n)
+            and all(isinstance(c, int) for h in r.hands for c in h)
             for r in state.results
         )
     )

@@ -35,6 +35,9 @@ class RoundResult:
     """Each seat's game total after the round (before any buy-back it led to)."""
     doubled: bool = False
     """The scores were doubled (`rami51` rami d'un coup, `classic` rami sec)."""
+    hands: tuple[tuple[int, ...], ...] = ()
+    """Each seat's cards left when the round ended, shown to all as they are laid
+    face up to be counted; empty for a round kept before they were."""
 
 
 @dataclass(slots=True)

@@ -183,6 +183,7 @@ class _EventKindEnumTypeWrapper(google.protobuf.internal.enum_type_wrapper._Enum
     EVENT_KIND_BOUGHT_BACK: _EventKind.ValueType  # 21
     EVENT_KIND_CLAIM_WINDOW_CLOSED: _EventKind.ValueType  # 22
     EVENT_KIND_TURN_RESUMED: _EventKind.ValueType  # 23
+    EVENT_KIND_PLAYER_CONNECTION: _EventKind.ValueType  # 24
 
 class EventKind(_EventKind, metaclass=_EventKindEnumTypeWrapper):
     """Kind of a `TableEvent`, one per payload. Lets a client log or skip an
@@ -213,6 +214,7 @@ EVENT_KIND_DECK_REVEALED: EventKind.ValueType  # 20
 EVENT_KIND_BOUGHT_BACK: EventKind.ValueType  # 21
 EVENT_KIND_CLAIM_WINDOW_CLOSED: EventKind.ValueType  # 22
 EVENT_KIND_TURN_RESUMED: EventKind.ValueType  # 23
+EVENT_KIND_PLAYER_CONNECTION: EventKind.ValueType  # 24
 Global___EventKind: typing_extensions.TypeAlias = EventKind
 
 class _TurnPassedReason:
@@ -384,6 +386,7 @@ class SeatView(google.protobuf.message.Message):
     SCORE_TOTAL_FIELD_NUMBER: builtins.int
     HAS_OPENED_FIELD_NUMBER: builtins.int
     STATUS_FIELD_NUMBER: builtins.int
+    CONNECTED_FIELD_NUMBER: builtins.int
     seat: builtins.int
     """Position at the table, from 0; play goes from seat n to seat n+1."""
     player_id: builtins.str
@@ -399,6 +402,14 @@ class SeatView(google.protobuf.message.Message):
     has_opened: builtins.bool
     """Has made their opening (first melds) this round."""
     status: Global___SeatStatus.ValueType
+    connected: builtins.bool
+    """The seat's player follows the table now: a Watch stream of theirs is open
+    on some replica. Always true for a bot seat. A dropped connection shows
+    only once it has been gone for a few seconds (a reconnect within them is
+    no news), or, for a server that died holding the stream, once its lease
+    has run out (about 20 s). Changes come as PlayerConnection events; they
+    never change the table's `version` (see PlayerConnection).
+    """
     def __init__(
         self,
         *,
@@ -410,8 +421,9 @@ class SeatView(google.protobuf.message.Message):
         score_total: builtins.int = ...,
         has_opened: builtins.bool = ...,
         status: Global___SeatStatus.ValueType = ...,
+        connected: builtins.bool = ...,
     ) -> None: ...
-    _ClearFieldArgType: typing_extensions.TypeAlias = typing.Literal["card_count", b"card_count", "display_name", b"display_name", "has_opened", b"has_opened", "is_bot", b"is_bot", "player_id", b"player_id", "score_total", b"score_total", "seat", b"seat", "status", b"status"]
+    _ClearFieldArgType: typing_extensions.TypeAlias = typing.Literal["card_count", b"card_count", "connected", b"connected", "display_name", b"display_name", "has_opened", b"has_opened", "is_bot", b"is_bot", "player_id", b"player_id", "score_total", b"score_total", "seat", b"seat", "status", b"status"]
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
 
 Global___SeatView: typing_extensions.TypeAlias = SeatView
@@ -529,19 +541,39 @@ class SeatScore(google.protobuf.message.Message):
     SEAT_FIELD_NUMBER: builtins.int
     POINTS_FIELD_NUMBER: builtins.int
     TOTAL_FIELD_NUMBER: builtins.int
+    CARDS_LEFT_FIELD_NUMBER: builtins.int
+    CARDS_LEFT_POINTS_FIELD_NUMBER: builtins.int
     seat: builtins.int
     points: builtins.int
     """Points scored in this round."""
     total: builtins.int
     """Game total after this round."""
+    cards_left_points: builtins.int
+    """The penalty those cards count by the rule set's card values (cafe: K Q J
+    A = 41), before any doubling; `points` is what the seat scored for the
+    round under the rule set's scoring.
+    """
+    @property
+    def cards_left(self) -> google.protobuf.internal.containers.RepeatedCompositeFieldContainer[services.common.pb.rummy.v1.cards_pb2.Card]:
+        """In a round result only: the cards the seat held when the round ended, as
+        they are laid face up to be counted at a real table. Every viewer (each
+        seat and a spectator) gets them, and only once the round is over: in
+        RoundEnded and in `TableView.round_results`; no hand is ever shown while
+        its round is in play. Empty for a hand emptied (the winner who went out),
+        and for a round played before the server kept them (see
+        `RoundResult.cards_left_shown`). Empty in `GameEnded.totals`.
+        """
+
     def __init__(
         self,
         *,
         seat: builtins.int = ...,
         points: builtins.int = ...,
         total: builtins.int = ...,
+        cards_left: collections.abc.Iterable[services.common.pb.rummy.v1.cards_pb2.Card] | None = ...,
+        cards_left_points: builtins.int = ...,
     ) -> None: ...
-    _ClearFieldArgType: typing_extensions.TypeAlias = typing.Literal["points", b"points", "seat", b"seat", "total", b"total"]
+    _ClearFieldArgType: typing_extensions.TypeAlias = typing.Literal["cards_left", b"cards_left", "cards_left_points", b"cards_left_points", "points", b"points", "seat", b"seat", "total", b"total"]
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
 
 Global___SeatScore: typing_extensions.TypeAlias = SeatScore
@@ -557,6 +589,7 @@ class RoundResult(google.protobuf.message.Message):
     END_REASON_FIELD_NUMBER: builtins.int
     SCORES_FIELD_NUMBER: builtins.int
     DOUBLED_FIELD_NUMBER: builtins.int
+    CARDS_LEFT_SHOWN_FIELD_NUMBER: builtins.int
     round: builtins.int
     """1-based round number."""
     winner_seat: builtins.int
@@ -564,6 +597,10 @@ class RoundResult(google.protobuf.message.Message):
     end_reason: Global___EndReason.ValueType
     doubled: builtins.bool
     """The scores were doubled (rami51 "rami d'un coup", classic "rami sec")."""
+    cards_left_shown: builtins.bool
+    """Every seat's `scores[].cards_left` is given. False only for a round
+    played before the server kept the hands left: those are unknown, not empty.
+    """
     @property
     def scores(self) -> google.protobuf.internal.containers.RepeatedCompositeFieldContainer[Global___SeatScore]:
         """One entry per seat, in seat order."""
@@ -576,10 +613,11 @@ class RoundResult(google.protobuf.message.Message):
         end_reason: Global___EndReason.ValueType = ...,
         scores: collections.abc.Iterable[Global___SeatScore] | None = ...,
         doubled: builtins.bool = ...,
+        cards_left_shown: builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: typing_extensions.TypeAlias = typing.Literal["_winner_seat", b"_winner_seat", "winner_seat", b"winner_seat"]
     def HasField(self, field_name: _HasFieldArgType) -> builtins.bool: ...
-    _ClearFieldArgType: typing_extensions.TypeAlias = typing.Literal["_winner_seat", b"_winner_seat", "doubled", b"doubled", "end_reason", b"end_reason", "round", b"round", "scores", b"scores", "winner_seat", b"winner_seat"]
+    _ClearFieldArgType: typing_extensions.TypeAlias = typing.Literal["_winner_seat", b"_winner_seat", "cards_left_shown", b"cards_left_shown", "doubled", b"doubled", "end_reason", b"end_reason", "round", b"round", "scores", b"scores", "winner_seat", b"winner_seat"]
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__winner_seat: typing_extensions.TypeAlias = typing.Literal["winner_seat"]
     _WhichOneofArgType__winner_seat: typing_extensions.TypeAlias = typing.Literal["_winner_seat", b"_winner_seat"]
@@ -658,6 +696,7 @@ class TableView(google.protobuf.message.Message):
     version: builtins.int
     """Grows by one with every applied action; send it back as
     `expected_version` to make sure an action applies to what you saw.
+    Presence (PlayerConnection) never changes it.
     """
     ruleset: builtins.str
     """Rule set name: "cafe", "rami51", "classic" or "contract"."""
@@ -832,6 +871,7 @@ class TableEvent(google.protobuf.message.Message):
     BOUGHT_BACK_FIELD_NUMBER: builtins.int
     CLAIM_WINDOW_CLOSED_FIELD_NUMBER: builtins.int
     TURN_RESUMED_FIELD_NUMBER: builtins.int
+    PLAYER_CONNECTION_FIELD_NUMBER: builtins.int
     seq: builtins.int
     """Position in the table's event log: 1 for the first event, then +1,
     with no gaps. It is the resume cursor of Watch.
@@ -839,7 +879,8 @@ class TableEvent(google.protobuf.message.Message):
     kind: Global___EventKind.ValueType
     version: builtins.int
     """Table version after the action that caused this event (one action may
-    cause several events, which then share a version).
+    cause several events, which then share a version). A PlayerConnection is
+    no action: it carries the version the table is at, unchanged.
     """
     seat: builtins.int
     """The seat the event is about (the one that drew, melded, left, was
@@ -894,6 +935,8 @@ class TableEvent(google.protobuf.message.Message):
     def claim_window_closed(self) -> Global___ClaimWindowClosed: ...
     @property
     def turn_resumed(self) -> Global___TurnResumed: ...
+    @property
+    def player_connection(self) -> Global___PlayerConnection: ...
     def __init__(
         self,
         *,
@@ -925,14 +968,15 @@ class TableEvent(google.protobuf.message.Message):
         bought_back: Global___BoughtBack | None = ...,
         claim_window_closed: Global___ClaimWindowClosed | None = ...,
         turn_resumed: Global___TurnResumed | None = ...,
+        player_connection: Global___PlayerConnection | None = ...,
     ) -> None: ...
-    _HasFieldArgType: typing_extensions.TypeAlias = typing.Literal["_seat", b"_seat", "bought_back", b"bought_back", "card_announced", b"card_announced", "claim_made", b"claim_made", "claim_window_closed", b"claim_window_closed", "claim_window_opened", b"claim_window_opened", "claimed", b"claimed", "dealt", b"dealt", "deck_revealed", b"deck_revealed", "discarded", b"discarded", "drew", b"drew", "game_ended", b"game_ended", "joker_swapped", b"joker_swapped", "laid_off", b"laid_off", "melded", b"melded", "occurred_at", b"occurred_at", "payload", b"payload", "player_eliminated", b"player_eliminated", "player_left", b"player_left", "reposed", b"reposed", "reshuffled", b"reshuffled", "round_ended", b"round_ended", "seat", b"seat", "took_discard", b"took_discard", "turn_passed", b"turn_passed", "turn_resumed", b"turn_resumed", "turn_started", b"turn_started"]
+    _HasFieldArgType: typing_extensions.TypeAlias = typing.Literal["_seat", b"_seat", "bought_back", b"bought_back", "card_announced", b"card_announced", "claim_made", b"claim_made", "claim_window_closed", b"claim_window_closed", "claim_window_opened", b"claim_window_opened", "claimed", b"claimed", "dealt", b"dealt", "deck_revealed", b"deck_revealed", "discarded", b"discarded", "drew", b"drew", "game_ended", b"game_ended", "joker_swapped", b"joker_swapped", "laid_off", b"laid_off", "melded", b"melded", "occurred_at", b"occurred_at", "payload", b"payload", "player_connection", b"player_connection", "player_eliminated", b"player_eliminated", "player_left", b"player_left", "reposed", b"reposed", "reshuffled", b"reshuffled", "round_ended", b"round_ended", "seat", b"seat", "took_discard", b"took_discard", "turn_passed", b"turn_passed", "turn_resumed", b"turn_resumed", "turn_started", b"turn_started"]
     def HasField(self, field_name: _HasFieldArgType) -> builtins.bool: ...
-    _ClearFieldArgType: typing_extensions.TypeAlias = typing.Literal["_seat", b"_seat", "bought_back", b"bought_back", "card_announced", b"card_announced", "claim_made", b"claim_made", "claim_window_closed", b"claim_window_closed", "claim_window_opened", b"claim_window_opened", "claimed", b"claimed", "dealt", b"dealt", "deck_revealed", b"deck_revealed", "discarded", b"discarded", "drew", b"drew", "game_ended", b"game_ended", "joker_swapped", b"joker_swapped", "kind", b"kind", "laid_off", b"laid_off", "melded", b"melded", "occurred_at", b"occurred_at", "payload", b"payload", "player_eliminated", b"player_eliminated", "player_left", b"player_left", "reposed", b"reposed", "reshuffled", b"reshuffled", "round_ended", b"round_ended", "seat", b"seat", "seq", b"seq", "took_discard", b"took_discard", "turn_passed", b"turn_passed", "turn_resumed", b"turn_resumed", "turn_started", b"turn_started", "version", b"version"]
+    _ClearFieldArgType: typing_extensions.TypeAlias = typing.Literal["_seat", b"_seat", "bought_back", b"bought_back", "card_announced", b"card_announced", "claim_made", b"claim_made", "claim_window_closed", b"claim_window_closed", "claim_window_opened", b"claim_window_opened", "claimed", b"claimed", "dealt", b"dealt", "deck_revealed", b"deck_revealed", "discarded", b"discarded", "drew", b"drew", "game_ended", b"game_ended", "joker_swapped", b"joker_swapped", "kind", b"kind", "laid_off", b"laid_off", "melded", b"melded", "occurred_at", b"occurred_at", "payload", b"payload", "player_connection", b"player_connection", "player_eliminated", b"player_eliminated", "player_left", b"player_left", "reposed", b"reposed", "reshuffled", b"reshuffled", "round_ended", b"round_ended", "seat", b"seat", "seq", b"seq", "took_discard", b"took_discard", "turn_passed", b"turn_passed", "turn_resumed", b"turn_resumed", "turn_started", b"turn_started", "version", b"version"]
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__seat: typing_extensions.TypeAlias = typing.Literal["seat"]
     _WhichOneofArgType__seat: typing_extensions.TypeAlias = typing.Literal["_seat", b"_seat"]
-    _WhichOneofReturnType_payload: typing_extensions.TypeAlias = typing.Literal["dealt", "turn_started", "drew", "took_discard", "reposed", "melded", "laid_off", "joker_swapped", "discarded", "turn_passed", "reshuffled", "claim_window_opened", "claimed", "card_announced", "player_left", "player_eliminated", "round_ended", "game_ended", "claim_made", "deck_revealed", "bought_back", "claim_window_closed", "turn_resumed"]
+    _WhichOneofReturnType_payload: typing_extensions.TypeAlias = typing.Literal["dealt", "turn_started", "drew", "took_discard", "reposed", "melded", "laid_off", "joker_swapped", "discarded", "turn_passed", "reshuffled", "claim_window_opened", "claimed", "card_announced", "player_left", "player_eliminated", "round_ended", "game_ended", "claim_made", "deck_revealed", "bought_back", "claim_window_closed", "turn_resumed", "player_connection"]
     _WhichOneofArgType_payload: typing_extensions.TypeAlias = typing.Literal["payload", b"payload"]
     @typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__seat) -> _WhichOneofReturnType__seat | None: ...
@@ -1455,6 +1499,34 @@ class DeckRevealed(google.protobuf.message.Message):
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
 
 Global___DeckRevealed: typing_extensions.TypeAlias = DeckRevealed
+
+@typing.final
+class PlayerConnection(google.protobuf.message.Message):
+    """The event's seat lost or got back its connection to the table (its
+    player's Watch stream), as `SeatView.connected` now says. A drop is told only
+    once the seat has had no stream for a few seconds, so a quick reconnect, or a
+    stream moving to another replica, tells nothing; a reconnect is told at once.
+    Bot seats and spectators have no presence.
+
+    Presence is not a move: the event takes the next `seq` (so Watch resumes
+    across it like any other event, and `TableView.last_seq` counts it) but
+    carries the table's current `version`, unchanged. An `expected_version`
+    taken from a view is never made stale by someone's connection.
+    """
+
+    DESCRIPTOR: google.protobuf.descriptor.Descriptor
+
+    CONNECTED_FIELD_NUMBER: builtins.int
+    connected: builtins.bool
+    def __init__(
+        self,
+        *,
+        connected: builtins.bool = ...,
+    ) -> None: ...
+    _ClearFieldArgType: typing_extensions.TypeAlias = typing.Literal["connected", b"connected"]
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+
+Global___PlayerConnection: typing_extensions.TypeAlias = PlayerConnection
 
 @typing.final
 class PlayerLeft(google.protobuf.message.Message):
