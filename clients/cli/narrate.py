@@ -108,6 +108,12 @@ def narrate(event: table_pb2.TableEvent, view: table_pb2.TableView, style: Style
             f"{who} reached the cap and bought back in at {bought.total} points"
             f" (buy-back {bought.used})."
         )
+    if kind == "player_connection":
+        if who == "You":
+            return None  # the player knows; a stream that was down catches up quietly
+        if event.player_connection.connected:
+            return f"{who} is back at the table."
+        return f"{who} lost the connection: their turns go on the clock."
     if kind == "card_announced":
         return f"{who}: “Carte !” (one card left)."
     if kind == "round_ended":

@@ -47,7 +47,14 @@ class Deck:
 
 
 def seat(
-    number: int, name: str, cards: int, total: int, *, bot: bool = False, opened: bool = False
+    number: int,
+    name: str,
+    cards: int,
+    total: int,
+    *,
+    bot: bool = False,
+    opened: bool = False,
+    connected: bool = True,
 ) -> table_pb2.SeatView:
     return table_pb2.SeatView(
         seat=number,
@@ -58,6 +65,7 @@ def seat(
         score_total=total,
         has_opened=opened,
         status=table_pb2.SEAT_STATUS_PLAYING,
+        connected=connected or bot,
     )
 
 
@@ -77,7 +85,7 @@ def cafe_midgame() -> table_pb2.TableView:
             seat(0, "Ana", len(hand), 12, opened=True),
             seat(1, "Bob", 9, 30, opened=True),
             seat(2, "Chloé", 13, 4, bot=True),
-            seat(3, "Dan", 5, 51, opened=True),
+            seat(3, "Dan", 5, 51, opened=True, connected=False),
         ],
         hand=hand,
         melds=[
@@ -142,15 +150,27 @@ def contract_claim() -> table_pb2.TableView:
 
 
 def round_result(view: table_pb2.TableView) -> RoundOver:
-    """Round 2's end at the cafe table: Bob went out."""
+    """Round 2's end at the cafe table: Bob went out; every hand laid face up."""
+    deck = Deck("cafe")
+
+    def score(seat: int, points: int, total: int, held: str) -> table_pb2.SeatScore:
+        cards = deck.cards(held)
+        return table_pb2.SeatScore(
+            seat=seat, points=points, total=total, cards_left=cards, cards_left_points=points
+        )
+
     scores = [
-        table_pb2.SeatScore(seat=0, points=23, total=35),
-        table_pb2.SeatScore(seat=1, points=0, total=30),
-        table_pb2.SeatScore(seat=2, points=61, total=65),
-        table_pb2.SeatScore(seat=3, points=9, total=60),
+        score(0, 23, 35, "3S 4S 9S 2H"),
+        score(1, 0, 30, ""),
+        score(2, 61, 65, "KS KH QD JC AS 6H 5D 2C 2D JK"),
+        score(3, 9, 60, "9C"),
     ]
     result = table_pb2.RoundResult(
-        round=2, winner_seat=1, end_reason=table_pb2.END_REASON_WENT_OUT, scores=scores
+        round=2,
+        winner_seat=1,
+        end_reason=table_pb2.END_REASON_WENT_OUT,
+        scores=scores,
+        cards_left_shown=True,
     )
     return RoundOver(result, view)
 

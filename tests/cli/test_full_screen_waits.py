@@ -102,3 +102,25 @@ async def test_two_profiles_on_one_machine_sit_at_one_table(
         await until_screen(second, r"Ana\s+\d+c")
         assert "Ana (you)" in screen_text(first) and "Bob (you)" in screen_text(second)
         assert "(bot)" not in screen_text(first)
+
+
+async def test_an_opponent_who_drops_is_shown_away_then_back(
+    fresh_dsn: str, tmp_path: Path
+) -> None:
+    """Before, a player who dropped was invisible until their turn timed out."""
+    people = replace(ALONE, bots=False)
+    async with (
+        servers(fresh_dsn) as running,
+        full_screen(running.address, tmp_path / "ana", people, name="Ana") as ana,
+    ):
+        async with full_screen(running.address, tmp_path / "bob", people, name="Bob") as bob:
+            await until_screen(ana, r"Bob\s+\d+c")
+            await until_screen(bob, r"Ana\s+\d+c")
+            await until(ana, lambda: "away" not in screen_text(ana), "Bob shown there")
+        # Bob's client is gone (his seat is kept): told once the drop has lasted.
+        await until_screen(ana, "Bob lost the connection", timeout=20)
+        await until_screen(ana, r"Bob\s+\d+c\s+-?\d+.*away")
+        async with full_screen(running.address, tmp_path / "bob", people, name="Bob") as bob:
+            await until_screen(bob, r"Ana\s+\d+c")
+            await until_screen(ana, "Bob is back at the table", timeout=20)
+            await until(ana, lambda: "away" not in screen_text(ana), "Bob shown back")

@@ -15,7 +15,16 @@ from services.common.pb.rummy.v1 import cards_pb2, table_pb2
 
 from ..cards import HAND_SUITS, Style, is_joker, rank_key
 from ..moves_now import Choice, choices
-from ..render import PLAYING_PHASES, Clock, is_mine, meld_cards, my_turn, seat_name, seconds
+from ..render import (
+    PLAYING_PHASES,
+    Clock,
+    is_mine,
+    meld_cards,
+    my_turn,
+    round_text,
+    seat_name,
+    seconds,
+)
 
 
 def plural(count: int, word: str, many: str = "") -> str:
@@ -104,8 +113,8 @@ def contract_text(view: table_pb2.TableView) -> str:
     return f"contract: {text}"
 
 
-def seat_rows(view: table_pb2.TableView, *, away: Sequence[int] = ()) -> list[SeatRow]:
-    """One row per seat, in seat order; ``away``: seats whose connection dropped."""
+def seat_rows(view: table_pb2.TableView) -> list[SeatRow]:
+    """One row per seat, in seat order; a person whose connection dropped is `away`."""
     rows = []
     playing = view.phase in PLAYING_PHASES
     for seat in view.seats:
@@ -121,7 +130,7 @@ def seat_rows(view: table_pb2.TableView, *, away: Sequence[int] = ()) -> list[Se
             notes.append("left")
         elif seat.status == table_pb2.SEAT_STATUS_ELIMINATED:
             notes.append("out")
-        elif seat.seat in away:
+        elif not seat.connected and not seat.is_bot and not is_mine(view, seat.seat):
             notes.append("away")
         rows.append(
             SeatRow(
@@ -130,7 +139,7 @@ def seat_rows(view: table_pb2.TableView, *, away: Sequence[int] = ()) -> list[Se
                 cards=seat.card_count,
                 score=seat.score_total,
                 turn=playing and seat.seat == view.current_seat,
-                notes=", ".join(notes),
+                notes=" ".join(notes),
             )
         )
     return rows
@@ -193,3 +202,26 @@ def hand_title(view: table_pb2.TableView) -> str:
     jokers = sum(1 for c in view.hand if is_joker(c.code))
     text = f"Your hand: {plural(len(view.hand), 'card')}"
     return text + (f", {plural(jokers, 'joker')}" if jokers else "")
+
+
+def result_lines(
+    view: table_pb2.TableView, result: table_pb2.RoundResult, style: Style
+) -> list[str]:
+    """A round's end as at a real table: why it ended, then each seat's cards laid
+    face up, its points for the round and its total."""
+    why = round_text(view, result).splitlines()[0].partition(": ")[2]
+    lines = [why[0].upper() + why[1:] if why else ""]
+    if result.doubled:
+        lines.append("Scores are doubled this round.")
+    width = max((len(seat_name(view, s.seat)) for s in result.scores), default=4)
+    for score in result.scores:
+        name = seat_name(view, score.seat)
+        if not result.cards_left_shown:
+            held = ""
+        elif score.cards_left:
+            held = style.cards(c.code for c in score.cards_left)
+            held += f" ({score.cards_left_points})"
+        else:
+            held = "no card left"
+        lines.append(f"{name:<{width}}  {score.points:+4d}  total {score.total:<5} {held}")
+    return lines

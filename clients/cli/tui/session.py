@@ -60,8 +60,6 @@ class TableSession:
         self.decks = DeckCheck()
         self.decks.adopt(view)
         self.log: deque[str] = deque(maxlen=LOG_LINES)
-        self.away: set[int] = set()
-        """Seats whose connection to the table dropped (the service tells it)."""
         self.over = view.phase == table_pb2.PHASE_GAME_OVER
         self.ended = asyncio.Event()
         if self.over:
@@ -137,6 +135,9 @@ class TableSession:
         checked = self.decks.see(event)
         if checked:
             self.say(checked)
+        if kind == "player_connection" and 0 <= event.seat < len(self.view.seats):
+            # Presence moves no version: the view is told here, not fetched again.
+            self.view.seats[event.seat].connected = event.player_connection.connected
         if kind == "round_ended":
             self._round_over(RoundOver(event.round_ended.result, self.view))
         if kind == "game_ended":

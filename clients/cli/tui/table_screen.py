@@ -15,7 +15,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.events import Key
+from textual.events import Key, Resize
 from textual.screen import Screen
 from textual.widgets import RichLog, Static
 
@@ -29,7 +29,7 @@ from .. import commands as C
 from ..cards import Style
 from ..moves import MoveError, Request, hint_text, request_for, swap_plan, swap_refused
 from ..refusals import Refused
-from ..render import meld_line, round_text
+from ..render import meld_line
 from ..viewstate import state_from_view
 from . import model
 from .dialogs import Ask, Choose, Confirm, Notice
@@ -39,6 +39,8 @@ from .widgets import Hand, MeldLine, Melds, Seats, StatusBar, styled
 
 WAIT_FOR_MORE = (Reason.OPENING_TOO_LOW, Reason.CONTRACT_UNMET)
 """Refusals of a first laying that more melds may lift: the melds staged so far wait."""
+TALL = 34
+"""Rows from which the log grows with the screen."""
 TICK_S = 0.5
 """How often the countdowns are redrawn."""
 HELP = """\
@@ -123,6 +125,10 @@ class TableScreen(Screen[str]):
 
     # --- drawing ------------------------------------------------------------------
 
+    def on_resize(self, event: Resize) -> None:
+        """A tall terminal gives the log as much room as the table (see the stylesheet)."""
+        self.set_class(event.size.height >= TALL, "-tall")
+
     def changed(self) -> None:
         """The session's view or log changed: redraw what depends on them."""
         if not self._drawn:
@@ -132,7 +138,7 @@ class TableScreen(Screen[str]):
         self.selection.fit(hand)
         self.query_one("#title", Static).update(styled(model.title(view)))
         self.query_one(Seats).show(
-            model.seat_rows(view, away=sorted(self.session.away)),
+            model.seat_rows(view),
             model.piles_text(view, self.style),
         )
         self.query_one(Melds).show(model.meld_rows(view, self.style))
@@ -458,5 +464,6 @@ class TableScreen(Screen[str]):
 
 
 def results_notice(ended: RoundOver, style: Style) -> Notice:
-    """A round's end: why, then each seat's points and total."""
-    return Notice(f"Round {ended.result.round} over", round_text(ended.view, ended.result))
+    """A round's end: why, then each seat's cards, points and total."""
+    body = "\n".join(model.result_lines(ended.view, ended.result, style))
+    return Notice(f"Round {ended.result.round} over", body)

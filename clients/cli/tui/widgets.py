@@ -20,7 +20,7 @@ CARD_WIDTH = 4
 """Columns a card takes in the hand: `10♥` and a space."""
 GROUP_GAP = 1
 """Extra columns between two suits."""
-NAME_WIDTH = 16
+NAME_WIDTH = 13
 
 
 def styled(text: str) -> Text:
@@ -38,7 +38,7 @@ class Seats(Static):
             name = row.name if len(row.name) <= NAME_WIDTH else row.name[: NAME_WIDTH - 1] + "…"
             line = Text(marker, style="bold" if row.turn else "")
             line.append(f"{name:<{NAME_WIDTH}}", style="bold" if row.turn else "")
-            line.append(f"{row.cards:>3}c {row.score:>4}")
+            line.append(f"{row.cards:>3}c{row.score:>5}")
             if row.notes:
                 line.append(f" {row.notes}", style="dim")
             text.append_text(line)
