@@ -14,8 +14,7 @@ from .tables import Frozen, FrozenTable, cafe_midgame
 
 
 def screen_of(pilot: Pilot[str]) -> TableScreen:
-    screen = pilot.app.screen
-    assert isinstance(screen, TableScreen)
+    screen = next(s for s in pilot.app.screen_stack if isinstance(s, TableScreen))
     return screen
 
 
@@ -31,10 +30,12 @@ def codes(pilot: Pilot[str], ids: list[int]) -> list[str]:
 async def test_two_digits_pick_the_twelfth_card() -> None:
     async with FrozenTable(cafe_midgame()).run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: isinstance(pilot.app.screen, TableScreen), "the table")
+        screen_of(pilot).digit_wait_s = 30.0  # however slow the keys come
         await press(pilot, "1", "2")
         assert codes(pilot, screen_of(pilot).selection.picked) == ["JK"]
         await press(pilot, "1")
-        await pilot.pause(0.8)  # no second digit: the first card
+        assert codes(pilot, screen_of(pilot).selection.picked) == ["JK"]  # 1 or 1x?
+        await press(pilot, "f")  # a key that is no digit: position 1 it is
         assert codes(pilot, screen_of(pilot).selection.picked) == ["JK", "3S"]
         await press(pilot, "escape")
         assert screen_of(pilot).selection.picked == []
@@ -47,8 +48,7 @@ async def test_a_click_picks_a_card_and_a_click_on_a_meld_lays_it_off() -> None:
         assert codes(pilot, screen_of(pilot).selection.picked) == ["4S"]
         await pilot.click("#hand", offset=(2 + 4, 1))
         assert screen_of(pilot).selection.picked == []
-        await press(pilot, "3")  # 9♠
-        await pilot.pause(0.8)
+        await press(pilot, "3")  # 9♠ (no position 30 and up: at once)
         meld = next(w for w in pilot.app.screen.query(".meld") if getattr(w, "meld_id", 0) == 3)
         await pilot.click(meld)
         await until(pilot, lambda: session_of(pilot).sent, "the lay-off")
@@ -74,10 +74,9 @@ async def test_a_typed_move_still_works() -> None:
 async def test_cards_that_make_no_meld_are_said_so_and_nothing_is_sent() -> None:
     async with FrozenTable(cafe_midgame()).run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: isinstance(pilot.app.screen, TableScreen), "the table")
-        await press(pilot, "1")
-        await pilot.pause(0.8)
-        await press(pilot, "2")  # 3♠ 4♠: two cards
+        await press(pilot, "1", "f", "2")  # 3♠ 4♠: two cards
         assert codes(pilot, screen_of(pilot).selection.picked) == ["3S", "4S"]
         await press(pilot, "m")
+        await until(pilot, lambda: "Not a meld" in screen_text(pilot), "the sentence")
         assert "Not a meld" in screen_text(pilot).splitlines()[-1]
         assert session_of(pilot).sent == []

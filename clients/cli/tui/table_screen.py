@@ -87,6 +87,8 @@ class TableScreen(Screen[str]):
         self.message = ""
         self.busy = False
         self._digit_timer: asyncio.TimerHandle | None = None
+        self.digit_wait_s = DIGIT_WAIT_S
+        """How long a typed position waits for its second digit (any other key ends it)."""
         self._drawn = False
         """Whether the widgets are there to draw on (from `on_mount`)."""
         self._logged = 0
@@ -113,6 +115,10 @@ class TableScreen(Screen[str]):
         self.set_interval(TICK_S, self.tick)
         self.changed()
         self.wait_for_end()
+
+    async def on_unmount(self) -> None:
+        self._drawn = False
+        await self.session.stop()
 
     @work(exclusive=True, group="end")
     async def wait_for_end(self) -> None:
@@ -196,7 +202,7 @@ class TableScreen(Screen[str]):
         card, more = self.selection.type_digit(digit, self.hand())
         if more:
             loop = asyncio.get_running_loop()
-            self._digit_timer = loop.call_later(DIGIT_WAIT_S, self._digits_done)
+            self._digit_timer = loop.call_later(self.digit_wait_s, self._digits_done)
         elif card is not None:
             self.selection.toggle(card)
         self.changed()
