@@ -174,6 +174,14 @@ def test_contract_melds_all_go_down_in_one_action() -> None:
     assert table.state.opened[0]
 
 
+def test_contract_a_groups_only_deal_says_nothing_of_runs() -> None:
+    """Deal 1 asks for two groups: its refusal (a hint's "not yet" too) names no run."""
+    table = contract([GROUPS, LONER], stock="9H")
+    table.draw(0)
+    refusal = table.refuse(0, table.meld_action(0, "7S 7S 7D"))
+    assert refusal.message == "This deal's contract is 2 groups of 3, laid all at once."
+
+
 def test_contract_melds_nothing_more_in_the_contract_action_the_rest_comes_after() -> None:
     table = contract([GROUPS, LONER], stock="9H")
     table.draw(0)

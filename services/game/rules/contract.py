@@ -45,10 +45,10 @@ def check_contract(shapes: Sequence[Shape], contract: Contract, left: int) -> No
     if any(len(r.cards) < CONTRACT_RUN for r in runs):
         raise RuleError(Reason.CONTRACT_UNMET, "A contract run has at least 4 cards.")
     if len(groups) != contract.groups or run_units(runs) != contract.runs:
+        # Runs that join are worth a word only in a deal that asks for runs.
+        joined = " (two runs of one suit that join count as one)" if contract.runs else ""
         raise RuleError(
-            Reason.CONTRACT_UNMET,
-            f"This deal's contract is {wanted}, laid all at once "
-            "(two runs of one suit that join count as one).",
+            Reason.CONTRACT_UNMET, f"This deal's contract is {wanted}, laid all at once{joined}."
         )
     if contract.no_final_discard and left:
         raise RuleError(
