@@ -20,13 +20,14 @@ from services.common.pb.rummy.v1 import game_pb2, table_pb2
 
 from . import commands as C
 from . import matchmaking
-from .cards import Style, colour_wanted
+from .cards import Style, colour_wanted, symbols_wanted
 from .connection import Connection
 from .deckcheck import DeckCheck
 from .discards import claim_text
 from .identity import Identity, LastMatch
 from .moves import MoveError, Request, hint_text, request_for, swap_plan, swap_refused
 from .narrate import Narrator
+from .reach import count_in_lines, sign_in
 from .refusals import Refused
 from .render import Clock, game_text, hand_line, my_turn, table_text, turn_status
 from .terminal import Terminal
@@ -357,8 +358,8 @@ class Seek:
 
 async def play(conn: Connection, identity: Identity, seek: Seek) -> int:
     """Sign in, find a table (the last one, or a new one), and play it to the end."""
-    style = Style(colour_wanted())
-    await conn.login()
+    style = Style(colour_wanted(), symbols=symbols_wanted())
+    await sign_in(conn, say=print, countdown=count_in_lines)
     if seek.instead:
         kept = await matchmaking.kept_table(conn, identity, print)
         if kept is not None:

@@ -38,15 +38,27 @@ async def sign_in(
     while True:
         saved = conn.give_up_after, conn.notify
         conn.give_up_after, conn.notify = SAY_AFTER_S - 0.5, (lambda _text: None)
+        attempt = asyncio.ensure_future(conn.login())
+        told = False
         try:
-            await asyncio.wait_for(conn.login(), SAY_AFTER_S)
+            if not (await asyncio.wait({attempt}, timeout=SAY_AFTER_S))[0]:
+                # Told now; the attempt goes on (a TLS mismatch is still named).
+                say(unreachable_text(conn.server))
+                told = True
+            await attempt
             return
-        except TimeoutError:
-            pass
         except Refused as refused:
             if refused.code not in RETRYABLE:
                 raise
         finally:
+            attempt.cancel()
             conn.give_up_after, conn.notify = saved
-        say(unreachable_text(conn.server))
+        if not told:
+            say(unreachable_text(conn.server))
         await countdown(RETRY_IN_S)
+
+
+async def count_in_lines(seconds: int) -> None:
+    """The countdown of a line terminal: said once, then waited."""
+    print(f"Trying again in {seconds} s (Ctrl-C gives up)…", flush=True)
+    await asyncio.sleep(seconds)

@@ -11,10 +11,11 @@ import grpc
 
 from services.common.pb.rummy.v1 import table_pb2
 
-from .cards import Style, colour_wanted
+from .cards import Style, colour_wanted, symbols_wanted
 from .connection import Connection
 from .deckcheck import DeckCheck
 from .narrate import Narrator
+from .reach import count_in_lines, sign_in
 from .refusals import RETRYABLE, Refused
 from .render import Clock, game_text, table_text, turn_status
 
@@ -38,9 +39,9 @@ async def open_table(conn: Connection, table_id: str) -> table_pb2.TableView | t
 
 
 async def watch(conn: Connection, table_id: str) -> int:
-    style = Style(colour_wanted())
+    style = Style(colour_wanted(), symbols=symbols_wanted())
     clock = Clock()
-    await conn.login()
+    await sign_in(conn, say=print, countdown=count_in_lines)
     found = await open_table(conn, table_id)
     if isinstance(found, tuple):
         print(found[1])

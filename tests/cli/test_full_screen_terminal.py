@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pyte
 
-from .harness import cli, cli_env, servers, spawn_on_pty
+from .harness import Terminal, cli, cli_env, servers, spawn_on_pty
 
 COLS, ROWS = 80, 24
 
@@ -109,3 +109,17 @@ async def test_the_table_is_drawn_in_place_at_80_by_24(fresh_dsn: str, tmp_path:
             assert await term.wait() == 130
         finally:
             term.kill()
+
+
+async def test_the_line_mode_says_an_unreachable_server_within_5_s(tmp_path: Path) -> None:
+    """Before, 63 s passed before gRPC's own words were printed."""
+    term = Terminal(
+        "play", "--server", "127.0.0.1:1", "--name", "Ana", "--config-dir", str(tmp_path)
+    )
+    try:
+        started = time.monotonic()
+        await term.expect(r"No answer from the server at 127\.0\.0\.1:1\. Is `make run` going\?")
+        await term.expect(r"Trying again in 5 s \(Ctrl-C gives up\)")
+        assert time.monotonic() - started < 6.5  # the client's own start included
+    finally:
+        term.kill()
