@@ -74,6 +74,30 @@ class Servers:
     def game_address(self) -> str:
         return f"127.0.0.1:{self.game.port}"
 
+    async def restart_everything(self, secret: str) -> None:
+        """`make run` restarted: both servers on their ports, signing with ``secret``
+        (every token given before is refused, TOKEN_INVALID)."""
+        game_port, port = self.game.port, self.matchmaker.port
+        await self.matchmaker.stop(0)
+        await self.game.stop(0)
+        self.game = await start_server(
+            self.dsn,
+            secret=secret,
+            bot_delay_ms=self.bot_delay_ms,
+            address=f"127.0.0.1:{game_port}",
+            limits=self.game_limits,
+        )
+        self.matchmaker = MatchmakerServer(
+            MatchmakerConfig(
+                dsn=self.dsn,
+                secret=secret,
+                game_target=f"127.0.0.1:{game_port}",
+                address=f"127.0.0.1:{port}",
+                match_interval=0.02,
+            )
+        )
+        await self.matchmaker.start()
+
     async def restart_game(self) -> None:
         """Stop the game server and start a new replica on the same port and database."""
         port = self.game.port
@@ -115,7 +139,8 @@ async def servers(
         try:
             yield running
         finally:
-            await matchmaker.stop(0)
+            # The matchmaker of the moment (`restart_everything` may have replaced it).
+            await running.matchmaker.stop(0)
     finally:
         # The game server of the moment (`restart_game` may have replaced it).
         await (running.game if running is not None else game).stop(0)

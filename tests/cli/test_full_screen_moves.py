@@ -8,6 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import grpc
+import pytest
 from textual.pilot import Pilot
 
 from clients.cli.cards import Style
@@ -35,6 +36,7 @@ from .screen import (
     until_screen,
     view_of,
 )
+from .test_new_secret import NEW_SECRET
 
 HAND = "QH QD QC JK QS 2C 3C 7S 8S 9S 4C 5H KD"
 """Sam's deal at the cafe table (see tests/cli/test_swap.py): a joker to play with."""
@@ -141,15 +143,21 @@ async def test_a_contract_claim_with_keys(fresh_dsn: str, tmp_path: Path) -> Non
             await until_screen(pilot, "Your hand: 12 cards")
 
 
-async def test_a_game_server_restart_leaves_the_player_at_the_table(
-    fresh_dsn: str, tmp_path: Path
+@pytest.mark.parametrize("whole", [False, True], ids=["game-server", "make-run-new-secret"])
+async def test_a_restart_leaves_the_player_at_the_table(
+    fresh_dsn: str, tmp_path: Path, whole: bool
 ) -> None:
+    """The game server restarts; or the whole backend, signing tokens with a new
+    secret (the client's token is refused: it signs in again and stays)."""
     async with servers(fresh_dsn) as running:
         order = deck_order(2, {0: [card(c) for c in HAND.split()]}, stock=[card("4D")])
         table_id = await seat_with_a_bot(running, tmp_path, "cafe", order)
         async with full_screen(running.address, tmp_path, QUEUE) as pilot:
             await until_screen(pilot, r"Your turn · \d+ s: draw a card")
-            await running.restart_game()
+            if whole:
+                await running.restart_everything(NEW_SECRET)
+            else:
+                await running.restart_game()
             # The table stays on screen; a move after the restart is made and shown.
             await press(pilot, "d")
             await until_screen(pilot, "You drew 4♦ from the stock", timeout=60)
