@@ -121,6 +121,26 @@ async def full_screen(
         await conn.close()
 
 
+SEAT_ROW = re.compile(r"(▶ |  )\S.{12} +\d+c +-?\d+( [a-z ]+)?")
+PILES = re.compile(r"Stock \d+ · Discard \S+ \(\d+\)")
+
+
+def assert_unwrapped(pilot: Pilot[int]) -> None:
+    """Nothing on the table wrapped: each line of the players' box is a seat's row
+    or the piles, and neither status line is cut short."""
+    screen = table_screen(pilot)
+    if screen is None or pilot.app.screen is not screen:
+        return
+    lines = screen_lines(pilot)
+    if len(lines) < 24:
+        return
+    box = [line[2:38].rstrip() for line in lines[2:]]
+    box = box[: next(i for i, line in enumerate(lines[2:]) if line.startswith("╰"))]
+    rows = [line for line in box if line]
+    assert all(SEAT_ROW.fullmatch(r) or PILES.fullmatch(r) for r in rows), "\n".join(lines)
+    assert not any(line.rstrip().endswith("…") for line in lines[-2:]), "\n".join(lines)
+
+
 def table_screen(pilot: Pilot[int]) -> TableScreen | None:
     for screen in reversed(pilot.app.screen_stack):
         if isinstance(screen, TableScreen):
@@ -195,6 +215,7 @@ async def play_to_the_end(pilot: Pilot[int], *, within: float = 240.0) -> str:
             await press(pilot, "enter")
             continue
         if my_turn(pilot) and "d draw" in status_lines(pilot)[1]:
+            assert_unwrapped(pilot)
             await play_a_turn(pilot)
             continue
         await pilot.pause(0.05)

@@ -9,7 +9,7 @@ from textual.pilot import Pilot
 from clients.cli.tui.table_screen import TableScreen
 from services.common.pb.rummy.v1 import game_pb2
 
-from .screen import press, screen_text, until
+from .screen import assert_unwrapped, press, screen_text, until
 from .tables import Frozen, FrozenTable, cafe_midgame
 
 
@@ -80,3 +80,10 @@ async def test_cards_that_make_no_meld_are_said_so_and_nothing_is_sent() -> None
         await until(pilot, lambda: "Not a meld" in screen_text(pilot), "the sentence")
         assert "Not a meld" in screen_text(pilot).splitlines()[-1]
         assert session_of(pilot).sent == []
+
+
+async def test_every_seat_fits_its_row_at_80_columns() -> None:
+    """Four players with every note (`opened away`) and the piles: no row wraps."""
+    async with FrozenTable(cafe_midgame()).run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: "opened away" in screen_text(pilot), "the table")
+        assert_unwrapped(pilot)  # type: ignore[arg-type]
