@@ -61,6 +61,10 @@ CARD_FORMAT = (
 )
 
 MAX_BOTS = 100_000
+NOBODY_YET = (
+    "Nobody else is looking for this table yet. To play bots now: Ctrl-C, then the"
+    " same command with --bots."
+)
 EXAMPLES = """examples:
   rummy play --server 127.0.0.1:50052 --bots          a 2-player game against a bot
   rummy play --players 4 --name Ana                   wait for three other people
@@ -329,7 +333,8 @@ def _seek(args: argparse.Namespace) -> Seek:
             lambda conn, identity, say: waiting.host(conn, identity, choice, bots_after_ms, say),
             instead=waiting.HOSTING,
         )
-    return Seek(lambda conn, identity, say: waiting.queue(conn, identity, choice, say))
+    slow = "" if choice.bots else NOBODY_YET
+    return Seek(lambda conn, identity, say: waiting.queue(conn, identity, choice, say), slow=slow)
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -354,6 +354,23 @@ class Seek:
     instead: str = ""
     """What `host` or `join` asks for ("host a new table"): refused while the player
     keeps a seat at a table still in play. Empty (`play`): back to that seat."""
+    slow: str = ""
+    """Told once a wait has lasted `SLOW_WAIT_S` (a queue with nobody else: bots)."""
+
+
+SLOW_WAIT_S = 20.0
+"""A wait this long without a table is worth a word of what else to do."""
+
+
+async def _find(seek: Seek, conn: Connection, identity: Identity) -> LastMatch:
+    """Wait for a table, saying `seek.slow` once the wait is long."""
+    if not seek.slow:
+        return await seek.find(conn, identity, print)
+    told = asyncio.get_running_loop().call_later(SLOW_WAIT_S, print, seek.slow)
+    try:
+        return await seek.find(conn, identity, print)
+    finally:
+        told.cancel()
 
 
 async def play(conn: Connection, identity: Identity, seek: Seek) -> int:
@@ -368,7 +385,7 @@ async def play(conn: Connection, identity: Identity, seek: Seek) -> int:
     else:
         found = await matchmaking.resume(conn, identity, print)
     if found is None:
-        match = await seek.find(conn, identity, print)
+        match = await _find(seek, conn, identity)
         view = await matchmaking.open_table(conn, identity, match, print)
         seated = f"seat {view.my_seat + 1}" if view.HasField("my_seat") else "no seat"
         print(f"Table {match.table_id} found: you play {seated}.")
