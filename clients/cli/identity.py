@@ -22,6 +22,8 @@ DEVICE_FILE = "device_id"
 STATE_FILE = "state.json"
 PROFILES = "profiles"
 """Beside the default identity, one folder per named profile."""
+DEVICE_ID = re.compile(r"[!-~]{8,128}")
+"""What the server takes as a device id (see `auth.proto`)."""
 PROFILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,31}")
 
 
@@ -67,13 +69,14 @@ class Identity:
     # --- device id ------------------------------------------------------------
 
     def device_id(self) -> str:
-        """The device id, created on first use (8 to 128 printable characters)."""
+        """The device id, created on first use (8 to 128 visible ASCII characters,
+        as the server takes them)."""
         path = self.folder / DEVICE_FILE
         try:
             value = path.read_text(encoding="utf-8").strip()
         except FileNotFoundError:
             value = ""
-        if 8 <= len(value) <= 128 and value.isprintable():
+        if DEVICE_ID.fullmatch(value):
             return value
         value = f"cli-{uuid.uuid4()}"
         self.folder.mkdir(parents=True, exist_ok=True)

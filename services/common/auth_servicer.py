@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 import uuid
 
@@ -24,6 +25,11 @@ def _expiry(ttl_s: int, now: float) -> Timestamp:
     return stamp
 
 
+DEVICE_ID = re.compile(r"[!-~]{8,128}")
+"""What `LoginRequest.device_id` is: 8 to 128 visible ASCII characters (no space),
+taken exactly as sent."""
+
+
 class AuthServicer(auth_pb2_grpc.AuthServiceServicer):
     def __init__(self, pool: asyncpg.Pool, *, secret: str, ttl_s: int = PLAYER_TTL_S) -> None:
         self._pool = pool
@@ -33,14 +39,15 @@ class AuthServicer(auth_pb2_grpc.AuthServiceServicer):
     async def Login(
         self, request: auth_pb2.LoginRequest, context: grpc.aio.ServicerContext
     ) -> auth_pb2.LoginResponse:
-        device = request.device_id.strip()
+        device = request.device_id  # as sent: a padded id is no other device's
         name = " ".join(request.display_name.split())
-        if not 8 <= len(device) <= 128 or not device.isprintable():
+        if not DEVICE_ID.fullmatch(device):
             await errors.abort(
                 context,
                 grpc.StatusCode.INVALID_ARGUMENT,
                 "DEVICE_ID_INVALID",
-                "This device could not be identified.",
+                "This device could not be identified: its id must be 8 to 128 visible"
+                " ASCII characters, with no spaces.",
             )
         if not 1 <= len(name) <= MAX_NAME or not name.isprintable():
             await errors.abort(

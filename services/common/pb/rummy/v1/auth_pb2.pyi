@@ -26,7 +26,9 @@ class LoginRequest(google.protobuf.message.Message):
     DISPLAY_NAME_FIELD_NUMBER: builtins.int
     device_id: builtins.str
     """An id the app generates once per install and keeps (for example a
-    random UUID in the keychain). 8 to 128 printable ASCII characters.
+    random UUID in the keychain). 8 to 128 visible ASCII characters (`!` to
+    `~`: no spaces), taken exactly as sent (nothing is trimmed); anything
+    else is refused with DEVICE_ID_INVALID.
     """
     display_name: builtins.str
     """Name shown to the other players at the table. 1 to 32 characters;
