@@ -24,28 +24,30 @@ INTERNAL_MESSAGE = "Something went wrong on the server. Please try again in a mo
 """What a player is told of a fault of the server's own (reason ``INTERNAL``)."""
 
 DB_ERRORS = (
+    # The client side: no socket, a connection gone or cut mid-query (asyncpg #784).
     OSError,
-    asyncpg.PostgresConnectionError,
     asyncpg.InterfaceError,
-    asyncpg.CannotConnectNowError,
-    # PostgreSQL shutting down or restarting ends its sessions with these.
-    asyncpg.AdminShutdownError,
-    asyncpg.CrashShutdownError,
-    # A connection cut mid-query can surface as this (asyncpg issue 784).
     asyncpg.InternalClientError,
-    # Out of connections, memory or disk: the server is there but cannot serve now.
-    asyncpg.InsufficientResourcesError,
-    # A statement cancelled by an operator or a server-side timeout.
-    asyncpg.QueryCanceledError,
-    # After a failover, a connection that still reaches the old primary (now a standby).
+    # Whole SQLSTATE classes, so that no way of being out of reach is left out:
+    asyncpg.PostgresConnectionError,  # 08: the connection failed or was lost
+    asyncpg.InvalidAuthorizationSpecificationError,  # 28: our role may not sign in now
+    asyncpg.InvalidCatalogNameError,  # 3D000: the database is gone (dropped, renamed)
+    asyncpg.InsufficientResourcesError,  # 53: out of connections, memory or disk
+    # 55: not accepting connections (ALLOW_CONNECTIONS false), a lock not granted
+    # in time (lock_timeout), an object in use.
+    asyncpg.ObjectNotInPrerequisiteStateError,
+    # 57: shutting down, crashed, starting up, in recovery, dropped, a statement
+    # cancelled by an operator or a timeout, an idle session ended.
+    asyncpg.OperatorInterventionError,
+    asyncpg.PostgresSystemError,  # 58: an I/O error outside PostgreSQL
+    # 25: after a failover, a connection that still reaches the old primary (now a
+    # standby); a session ended for idling in a transaction too long.
     asyncpg.ReadOnlySQLTransactionError,
-    # A lock the server's lock_timeout gave up waiting for.
-    asyncpg.LockNotAvailableError,
-    # A session PostgreSQL ended for sitting in a transaction too long.
     asyncpg.IdleInTransactionSessionTimeoutError,
 )
-"""What a database outage raises, or a database that cannot serve this statement
-now; callers answer UNAVAILABLE and clients retry."""
+"""What a database out of reach raises, or one that cannot serve this statement
+now; callers answer UNAVAILABLE (DATABASE_UNAVAILABLE) and clients retry. Listed
+by SQLSTATE class where the whole class means that."""
 
 
 def rich_status(
