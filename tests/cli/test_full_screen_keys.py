@@ -87,3 +87,19 @@ async def test_every_seat_fits_its_row_at_80_columns() -> None:
     async with FrozenTable(cafe_midgame()).run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: "opened away" in screen_text(pilot), "the table")
         assert_unwrapped(pilot)  # type: ignore[arg-type]
+
+
+async def test_leaving_asks_first() -> None:
+    async with FrozenTable(cafe_midgame()).run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: isinstance(pilot.app.screen, TableScreen), "the table")
+        session = session_of(pilot)
+        await press(pilot, "q")
+        await until(pilot, lambda: "Leave this table for good?" in screen_text(pilot), "the ask")
+        await press(pilot, "n")
+        await until(pilot, lambda: isinstance(pilot.app.screen, TableScreen), "the table back")
+        assert session.sent == []
+        await press(pilot, "q")
+        await until(pilot, lambda: "Leave this table for good?" in screen_text(pilot), "the ask")
+        await press(pilot, "y")
+        await until(pilot, lambda: session.sent, "the leave")
+        assert [r.method for r in session.sent] == ["Leave"]
