@@ -37,6 +37,7 @@ from services.common.health import LIVENESS, NOT_SERVING, SERVING
 from services.common.heap import keep_heap_small
 from services.common.limits import Limits
 from services.common.logs import configure
+from services.common.ports import Listen, check_free
 from services.common.secret_file import kept_secret, secret_path
 from services.game.server import GameConfig, GameServer
 from services.matchmaker.server import MatchmakerConfig, MatchmakerServer
@@ -214,6 +215,10 @@ async def _serve_until_signal(make: Callable[[], Startable], address: str) -> No
 C = TypeVar("C", GameConfig, MatchmakerConfig)
 
 
+def _metrics(port: int, setting: str) -> Listen:
+    return Listen(f"0.0.0.0:{port}", "metrics", setting)
+
+
 def _service(config: C, metrics_port: int, make: Callable[[C], Startable]) -> Run:
     """One server's life: its metrics, then the server on the given database."""
 
@@ -227,12 +232,25 @@ def _service(config: C, metrics_port: int, make: Callable[[C], Startable]) -> Ru
 
 def _game(env: Env) -> Run:
     config = _game_config(env, "", env.secret())
-    return _service(config, env.integer("RUMMY_GAME_METRICS_PORT", high=65535), GameServer)
+    port = env.integer("RUMMY_GAME_METRICS_PORT", high=65535)
+    check_free(
+        [
+            Listen(config.address, "game service", "RUMMY_GAME_LISTEN"),
+            _metrics(port, "RUMMY_GAME_METRICS_PORT"),
+        ]
+    )
+    return _service(config, port, GameServer)
 
 
 def _matchmaker(env: Env) -> Run:
     config = _matchmaker_config(env, "", env.secret())
     port = env.integer("RUMMY_MATCHMAKER_METRICS_PORT", high=65535)
+    check_free(
+        [
+            Listen(config.address, "matchmaker", "RUMMY_MATCHMAKER_LISTEN"),
+            _metrics(port, "RUMMY_MATCHMAKER_METRICS_PORT"),
+        ]
+    )
     return _service(config, port, MatchmakerServer)
 
 
@@ -274,6 +292,13 @@ def _dev(env: Env) -> Run:
     matchmaker_config = _matchmaker_config(env, "", secret)
     # One process serves both services, so one /metrics endpoint has all of it.
     metrics_port = env.integer("RUMMY_GAME_METRICS_PORT", high=65535)
+    check_free(
+        [
+            Listen(game_config.address, "game service", "RUMMY_GAME_LISTEN"),
+            Listen(matchmaker_config.address, "matchmaker", "RUMMY_MATCHMAKER_LISTEN"),
+            _metrics(metrics_port, "RUMMY_GAME_METRICS_PORT"),
+        ]
+    )
     using = "DATABASE_URL" if env.text("DATABASE_URL") else "embedded"
 
     async def run(dsn: str) -> None:

@@ -1,0 +1,55 @@
+"""`make run` (`rummy-dev`) with a port already taken says so in one line, naming
+the port, what wanted it and the setting that moves it (before: a 30-line
+traceback ending in `Address already in use`), and starts nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import sys
+from pathlib import Path
+
+import pytest
+
+from .support import REPO
+
+SETTINGS = {
+    "RUMMY_GAME_LISTEN": "game service",
+    "RUMMY_MATCHMAKER_LISTEN": "matchmaker",
+    "RUMMY_GAME_METRICS_PORT": "metrics",
+}
+
+
+@pytest.mark.parametrize("setting", sorted(SETTINGS))
+async def test_a_taken_port_is_told_in_one_line(tmp_path: Path, setting: str) -> None:
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            # Never reached: the ports are checked before any database is started.
+            "DATABASE_URL": "postgresql://nobody@127.0.0.1:1/none",
+            "RUMMY_DATA_DIR": str(tmp_path / "pg"),
+            "RUMMY_GAME_LISTEN": "127.0.0.1:0",
+            "RUMMY_MATCHMAKER_LISTEN": "127.0.0.1:0",
+            "RUMMY_GAME_METRICS_PORT": "0",
+        }
+        env[setting] = str(port) if setting.endswith("PORT") else f"127.0.0.1:{port}"
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-c",
+            "from services.launch import dev_main; raise SystemExit(dev_main())",
+            cwd=REPO,
+            env=env,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        out, err = await asyncio.wait_for(process.communicate(), 60)
+    assert process.returncode == 2
+    assert out == b""
+    lines = err.decode().splitlines()
+    assert len(lines) == 1, lines
+    assert lines[0].startswith(f"configuration error: port {port} ({SETTINGS[setting]}")
+    assert "already in use" in lines[0] and setting in lines[0]
