@@ -171,13 +171,43 @@ async def play_a_turn(pilot: Pilot[int]) -> None:
     shows when it can, discard the card under the cursor (the next one when a
     card may not be discarded)."""
     await press(pilot, "d")
-    await until(pilot, lambda: "x discard" in status_lines(pilot)[1] or not my_turn(pilot), "drawn")
+    await until(
+        pilot, lambda: "d draw" not in status_lines(pilot)[1] or not my_turn(pilot), "drawn"
+    )
     if "m meld" in status_lines(pilot)[1]:
         await press(pilot, "h")
         await until(pilot, lambda: "Hint" in status_lines(pilot)[1], "a hint")
         await press(pilot, "m")
         await pilot.pause(0.3)
         await press(pilot, "escape")
+    if my_turn(pilot) and "x discard" not in status_lines(pilot)[1]:
+        await lay_off_something(pilot)  # no card may be discarded (two jokers, say)
+    await discard_something(pilot)
+
+
+async def lay_off_something(pilot: Pilot[int]) -> None:
+    """Lay a card off with keys: pick it, press l, take the first meld offered,
+    then the next ones, until one takes it."""
+    screen = table_screen(pilot)
+    assert screen is not None
+    for position in range(1, len(view_of(pilot).hand) + 1):
+        for meld in range(len(view_of(pilot).melds)):
+            if "l lay off" not in status_lines(pilot)[1]:
+                return
+            before = view_of(pilot).version
+            screen.selection.clear()
+            screen.digit_wait_s = 30.0
+            await press(pilot, *str(position), "f", "l")
+            await until(pilot, lambda: "Lay off on which meld" in screen_text(pilot), "the melds")
+            await press(pilot, *(["down"] * meld), "enter")
+            await until(pilot, lambda v=before: answered(pilot, v), "the lay-off's answer")
+            if view_of(pilot).version != before:
+                return
+            await press(pilot, "escape")
+
+
+async def discard_something(pilot: Pilot[int]) -> None:
+    """Discard the card under the cursor, or the next one while a card is refused."""
     for _ in range(20):
         if not my_turn(pilot) or "x discard" not in status_lines(pilot)[1]:
             return
@@ -214,9 +244,15 @@ async def play_to_the_end(pilot: Pilot[int], *, within: float = 240.0) -> str:
                 return screen_text(pilot)
             await press(pilot, "enter")
             continue
+        if my_turn(pilot) and "Refused" in status_lines(pilot)[1]:
+            await press(pilot, "escape")  # read; the moves legal now are listed again
+            continue
         if my_turn(pilot) and "d draw" in status_lines(pilot)[1]:
             assert_unwrapped(pilot)
             await play_a_turn(pilot)
+            continue
+        if my_turn(pilot) and "x discard" in status_lines(pilot)[1]:
+            await discard_something(pilot)  # a turn whose discard was refused
             continue
         await pilot.pause(0.05)
     raise AssertionError(f"no end after {within} s:\n{screen_text(pilot)}")
