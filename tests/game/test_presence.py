@@ -11,6 +11,7 @@ import contextlib
 import time
 from collections.abc import AsyncIterator, Callable
 
+import asyncpg
 import grpc
 import pytest
 
@@ -202,3 +203,30 @@ async def test_bots_are_always_connected_and_spectators_have_no_presence(
     told = [e for e in watching.events if e.kind == table_pb2.EVENT_KIND_PLAYER_CONNECTION]
     assert [(e.seat, e.player_connection.connected) for e in told] == [(0, True), (0, False)]
     watching.cancel()
+
+
+async def test_no_drop_is_told_right_after_an_outage_the_clock_recorded(
+    two: list[grpc.aio.Channel], fresh_dsn: str
+) -> None:
+    """Leases run out while nobody can renew them: right after an outage, the
+    replicas renew theirs before anyone is told gone. A seat still without a
+    stream a lease and a debounce after the outage is told then."""
+    b = two[1]
+    players, table_id, p0, p1 = await seated_and_connected(two)
+    # As the table clock records an outage that has just ended.
+    con = await asyncpg.connect(fresh_dsn)
+    try:
+        await con.execute(
+            "UPDATE table_clock SET stopped_at = now() - interval '20 seconds',"
+            " restarted_at = now() WHERE id = 1"
+        )
+    finally:
+        await con.close()
+    p0.cancel()
+    dropped_at = time.monotonic()
+    await asyncio.sleep(FAST.debounce_s + 1.0)
+    view = await on(b, players[1]).view(table_id)
+    assert [s.connected for s in view.seats] == [True, True], "told gone during the grace"
+    await p1.until(presence_of(0, False), timeout=10)
+    assert time.monotonic() - dropped_at >= FAST.lease_s + FAST.debounce_s - 0.5
+    p1.cancel()
