@@ -43,7 +43,9 @@ class Fired(enum.Enum):
 
     RESUME = "resume"
     BOT = "bot"
-    """A bot's whole turn, or its next action where it plays at a person's pace."""
+    """A bot's whole turn."""
+    BOT_ACTION = "bot_action"
+    """One action of a bot that plays at a person's pace (`pacing`)."""
     TIMEOUT = "timeout"
     CLAIM_WINDOW = "claim_window"
     """A `contract` claim window's end, the turn going on."""
@@ -139,6 +141,8 @@ class TableSweeper(TableStore):
             metrics.TURNS_RESUMED.inc()
         elif what == Fired.CLAIM_WINDOW:
             metrics.ACTIONS.labels("ClaimWindowClosed", "applied").inc()
+        elif what == Fired.BOT_ACTION:
+            metrics.ACTIONS.labels("BotAction", "applied").inc()
         else:
             metrics.ACTIONS.labels("BotTurn", "applied").inc()
         count_endings(committed)
@@ -166,10 +170,14 @@ class TableSweeper(TableStore):
                 events += more
                 fired = Fired.RESUME
         bots, level = row["bot_seats"], BotLevel(row["bot_level"])
-        if not events and state.current in bots:
+        paced = self._bot_pace.paced(state, bots)
+        # A paced bot lets a claim window that fell due close first (the clock's
+        # `Timeout` below), then thinks again before its next action.
+        window_over = state.claim_card >= 0 and now_ms >= state.claim_deadline_ms
+        if not events and state.current in bots and not (paced and window_over):
             # At a person's pace, one action per due time: the next is due after
             # its own think time (`pacing`, written with the state by `_write`).
-            most = 1 if self._bot_pace.paced(state, bots) else TURN_ACTIONS
+            most, fired = (1, Fired.BOT_ACTION) if paced else (TURN_ACTIONS, Fired.BOT)
             try:
                 state, events = bot_turn(state, state.current, now_ms, level=level, most=most)
             except Exception as error:  # a bot's fault must not stall its table

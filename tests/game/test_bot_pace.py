@@ -14,10 +14,12 @@ import pytest
 from services.common.errors import error_info
 from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc, table_pb2
 from services.game.pacing import DRAW_THINK_MS, PLAY_THINK_MS
-from services.game.rules.actions import Discard, DrawStock
+from services.game.rules.actions import Claim, Discard, DrawStock
+from services.game.rules.ruleset import CONTRACT
 from services.game.server import GameServer
 
 from ..rules.helpers import deck_order as scripted_order
+from ..rules.test_claims import HANDS
 from .harness import LONG_TURNS_MS, Player, Watcher, address, login, service_auth, start_server
 
 PACE = 0.1
@@ -53,7 +55,7 @@ def _seats(human: Player | None, bots: int) -> list[game_pb2.SeatedPlayer]:
 
 async def _create(channel: grpc.aio.Channel, **fields: object) -> str:
     reply = await game_pb2_grpc.GameServiceStub(channel).CreateTable(
-        game_pb2.CreateTableRequest(ruleset="cafe", **fields),  # type: ignore[arg-type]
+        game_pb2.CreateTableRequest(**{"ruleset": "cafe", **fields}),  # type: ignore[arg-type]
         metadata=service_auth(),
     )
     return str(reply.table_id)
@@ -183,3 +185,35 @@ async def test_an_unknown_bot_level_is_refused(channel: grpc.aio.Channel) -> Non
     assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     info = error_info(refused.value)
     assert info is not None and info.reason == "BOT_LEVEL_UNKNOWN"
+
+
+async def test_a_paced_bot_waits_for_its_claim_window_to_close_then_thinks(
+    paced_channel: grpc.aio.Channel,
+) -> None:
+    """`contract`'s "Puis-je ?": the bot's stock draw opens a window on the KS the
+    person discarded; the person claims it. The window closes at its time, in a
+    commit of its own, and only a think time later does the bot discard."""
+    human = await login(paced_channel, "Human")
+    table_id = await _create(
+        paced_channel,
+        ruleset="contract",
+        options=table_pb2.TableOptions(turn_timer_ms=LONG_TURNS_MS, claim_window_ms=500),
+        players=_seats(human, 1),
+        deck_order=scripted_order(HANDS[:2], "QD", "KS 5C", ruleset=CONTRACT),
+        bot_level=table_pb2.BOT_LEVEL_STRONG,
+    )
+    watcher = human.watch(table_id)
+    await human.send(table_id, DrawStock())
+    king = next(c.id for c in (await human.view(table_id)).hand if c.code == "KS")
+    thrown = await human.send(table_id, Discard(king))
+    # The window the bot's stock draw opens (the person's own draw opened one before).
+    opened = await watcher.until(
+        lambda e: e.kind == table_pb2.EVENT_KIND_CLAIM_WINDOW_OPENED and e.version > thrown.version
+    )
+    await human.send(table_id, Claim(king))
+    closed = await watcher.until(lambda e: e.kind == table_pb2.EVENT_KIND_CLAIMED)
+    assert closed.seat == 0 and closed.claimed.card.id == king
+    assert _ms(closed) >= opened.claim_window_opened.closes_at.ToMilliseconds()
+    discarded = await watcher.until(lambda e: e.kind == table_pb2.EVENT_KIND_DISCARDED)
+    assert discarded.seat == 1 and discarded.version > closed.version
+    assert _ms(discarded) - _ms(closed) >= PLAY_THINK_MS[0] * PACE
