@@ -182,7 +182,12 @@ class TableMoves(TableStore):
         if seat is not None and move.expected_version in (None, known.version):
             try:
                 state, events = self._judged(
-                    known.state, seat, move.action, now_ms, known.bot_seats, bot_level(known.seats)
+                    known.state,
+                    seat,
+                    move.action,
+                    now_ms,
+                    bots=known.bot_seats,
+                    level=bot_level(known.seats),
                 )
             except Refusal:
                 pass  # judged again from the stored state, which may differ
@@ -228,7 +233,12 @@ class TableMoves(TableStore):
             before = self._read(table_id, row)
             self._parsed.seat(table_id, seats, row["bot_seats"])
             state, events = self._judged(
-                before, seat, move.action, row["now_ms"], row["bot_seats"], bot_level(seats)
+                before,
+                seat,
+                move.action,
+                row["now_ms"],
+                bots=row["bot_seats"],
+                level=bot_level(seats),
             )
         except Refusal as refusal:
             if not request_id or row["status"] != "active":
@@ -313,6 +323,7 @@ class TableMoves(TableStore):
         seat: int | None,
         action: Action,
         now_ms: int,
+        *,
         bots: Sequence[int],
         level: BotLevel,
     ) -> tuple[GameState, list[Event]]:
@@ -321,7 +332,7 @@ class TableMoves(TableStore):
             state, events = apply(state, SYSTEM if seat is None else seat, action, now_ms)
         except RuleError as error:
             raise refusal_of(error) from None
-        return self._followed(state, events, now_ms, bots, level)
+        return self._followed(state, events, now_ms, bots=bots, level=level)
 
     async def _act_locked(
         self,
@@ -341,8 +352,8 @@ class TableMoves(TableStore):
                 seat,
                 action,
                 row["now_ms"],
-                row["bot_seats"],
-                bot_level(seats),
+                bots=row["bot_seats"],
+                level=bot_level(seats),
             )
             if isinstance(action, Leave):
                 await con.execute(statements.LEAVE_SEAT, table_id, seat)

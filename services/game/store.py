@@ -126,6 +126,7 @@ class TableStore:
         state: GameState,
         events: list[Event],
         now_ms: int,
+        *,
         bots: Sequence[int],
         level: BotLevel,
     ) -> tuple[GameState, list[Event]]:

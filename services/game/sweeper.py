@@ -198,7 +198,7 @@ class TableSweeper(TableStore):
                 # state): wait for the turn's own deadline.
                 await con.execute(statements.SET_DEADLINE, row["id"], turn_deadline(state))
                 return None
-        state, events = self._followed(state, events, now_ms, bots, level)
+        state, events = self._followed(state, events, now_ms, bots=bots, level=level)
         committed = await self._write(con, row["id"], row, state, events, None)
         return committed, fired, max(0, now_ms - due)
 

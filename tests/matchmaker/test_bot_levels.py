@@ -89,7 +89,15 @@ async def test_an_unknown_level_is_refused(fresh_dsn: str) -> None:
 
 
 def _asks_bots(n: int, level: str) -> Waiting:
-    return Waiting(f"t{n}", f"p{n}", "cafe|fifo|{}", 4, n, fill_bots_ms=1, bot_level=level)
+    return Waiting(
+        ticket_id=f"t{n}",
+        player_id=f"p{n}",
+        family="cafe|fifo|{}",
+        table_size=4,
+        created_ms=n,
+        fill_bots_ms=1,
+        bot_level=level,
+    )
 
 
 def test_a_training_table_seats_only_players_who_asked_for_the_same_level() -> None:
