@@ -63,6 +63,7 @@ def _game_config(env: Env, dsn: str, secret: str) -> GameConfig:
         pool_size=env.integer("RUMMY_DB_POOL_SIZE", low=2, high=200),
         grace=env.integer("RUMMY_SHUTDOWN_GRACE_S", high=600),
         bot_delay_ms=env.integer("RUMMY_BOT_DELAY_MS", high=60_000),
+        bot_pace=env.number("RUMMY_BOT_PACE", high=10.0),
         event_retention_days=env.integer("RUMMY_EVENT_RETENTION_DAYS", high=36_500),
         limits=Limits.from_env(env),
     )

@@ -17,6 +17,9 @@ from services.common.config import ConfigError, Env
         ("RUMMY_GAME_LISTEN", "nowhere", "host:port"),
         ("RUMMY_ALLOW_TEST_DECKS", "perhaps", "true or false"),
         ("RUMMY_LOG_FORMAT", "xml", "one of"),
+        ("RUMMY_BOT_PACE", "slow", "not a number"),
+        ("RUMMY_BOT_PACE", "11", "between 0 and 10"),
+        ("RUMMY_BOT_PACE", "nan", "between 0 and 10"),
     ],
 )
 def test_a_bad_value_names_the_variable(name: str, value: str, words: str) -> None:
@@ -28,6 +31,8 @@ def test_a_bad_value_names_the_variable(name: str, value: str, words: str) -> No
             env.address(name)
         elif name == "RUMMY_ALLOW_TEST_DECKS":
             env.flag(name)
+        elif name == "RUMMY_BOT_PACE":
+            env.number(name, high=10.0)
         else:
             env.choice(name, ("auto", "json", "console"))
     assert name in str(caught.value) and words in str(caught.value)

@@ -1,8 +1,9 @@
 """`rummy`: the reference terminal client. It talks only gRPC, as an app would.
 
-    rummy play --server HOST:PORT [--players 2|3|4] [--rules cafe] [--bots] [table options]
-               [--plain] [--profile NAME]
-    rummy host [--players 2|3|4] [--rules cafe] [--bots-after S] [table options]
+    rummy play --server HOST:PORT [--players 2|3|4] [--rules cafe] [--bots]
+               [--bot-level easy|normal|strong] [table options] [--plain] [--profile NAME]
+    rummy host [--players 2|3|4] [--rules cafe] [--bots-after S]
+               [--bot-level easy|normal|strong] [table options]
     rummy join CODE
     rummy watch TABLE [--server HOST:PORT] [--game HOST:PORT]
     rummy bots N [--server HOST:PORT] [--players P] [--rules R] [--games G]
@@ -65,6 +66,7 @@ NOBODY_YET = (
     "Nobody else is looking for this table yet. To play bots now: Ctrl-C, then the"
     " same command with --bots."
 )
+BOT_LEVELS = ("easy", "normal", "strong")
 EXAMPLES = """examples:
   rummy play --server 127.0.0.1:50052 --bots          a 2-player game against a bot
   rummy play --players 4 --name Ana                   wait for three other people
@@ -135,6 +137,15 @@ def _table_choice(parser: argparse.ArgumentParser) -> None:
     add_table_options(parser)
 
 
+def _bot_level(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--bot-level",
+        choices=BOT_LEVELS,
+        default="normal",
+        help="how well the bots play, if bots take seats (default: normal)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rummy",
@@ -149,6 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
     _common(play)
     _table_choice(play)
     play.add_argument("--bots", action="store_true", help="fill the empty seats with bots at once")
+    _bot_level(play)
 
     host = sub.add_parser("host", help="open a private table, tell its invite code, and play")
     _common(host)
@@ -160,6 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="fill the seats still empty with bots after this long (default: never)",
     )
+    _bot_level(host)
 
     join = sub.add_parser("join", help="take a seat at a private table with its invite code")
     _common(join)
@@ -229,6 +242,7 @@ def _choice(args: argparse.Namespace) -> matchmaking.QueueChoice:
         ruleset=args.rules,
         bots=getattr(args, "bots", False) is True,
         options=options,
+        bot_level=getattr(args, "bot_level", "normal"),
     )
 
 

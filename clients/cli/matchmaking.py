@@ -49,6 +49,11 @@ class QueueChoice:
     ruleset: str = "cafe"
     bots: bool = False
     options: table_pb2.TableOptions = field(default_factory=table_pb2.TableOptions)
+    bot_level: str = "normal"
+    """How well bots play, if bots take seats: easy, normal or strong."""
+
+    def bot_level_message(self) -> table_pb2.BotLevel.ValueType:
+        return table_pb2.BotLevel.Value(f"BOT_LEVEL_{self.bot_level.upper()}")
 
     def words(self) -> str:
         """`2-player cafe table`, with any options chosen."""

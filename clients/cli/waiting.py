@@ -223,6 +223,7 @@ async def queue(
         options=choice.options,
         replace_existing=True,
         fill_with_bots_after_ms=BOTS_AFTER_MS if choice.bots else 0,
+        bot_level=choice.bot_level_message(),
     )
     with_bots = " (bots fill the empty seats)" if choice.bots else ""
     wait = _Wait(
@@ -243,6 +244,7 @@ async def host(
         ruleset=choice.ruleset,
         options=choice.options,
         fill_with_bots_after_ms=bots_after_ms,
+        bot_level=choice.bot_level_message(),
     )
 
     def queued(ticket: mm.Ticket) -> str:

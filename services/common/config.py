@@ -58,7 +58,19 @@ SETTINGS = (
         "Accept an explicit deck order in CreateTable (tests only, never in production)",
     ),
     Setting("RUMMY_TICKET_TTL_S", "300", "Seconds a queued ticket waits before it expires"),
-    Setting("RUMMY_BOT_DELAY_MS", "800", "How long a bot seat seems to think before it plays"),
+    Setting(
+        "RUMMY_BOT_DELAY_MS",
+        "800",
+        "How long after a turn begins a bot plays it whole (tables of bots alone,"
+        " or RUMMY_BOT_PACE 0)",
+    ),
+    Setting(
+        "RUMMY_BOT_PACE",
+        "1",
+        "Where a person plays, bots play one action at a time and think 1.5-3 s before"
+        " the draw and 1-2 s before each other action, times this (0 to 10; 0: each"
+        " turn whole, after RUMMY_BOT_DELAY_MS)",
+    ),
     Setting(
         "RUMMY_EVENT_RETENTION_DAYS",
         "30",
@@ -113,6 +125,16 @@ class Env:
             raise ConfigError(f"{name}={raw!r} is not a whole number") from None
         if not low <= value <= high:
             raise ConfigError(f"{name}={value} must be between {low} and {high}")
+        return value
+
+    def number(self, name: str, *, low: float = 0.0, high: float = 1e9) -> float:
+        raw = self.text(name)
+        try:
+            value = float(raw)
+        except ValueError:
+            raise ConfigError(f"{name}={raw!r} is not a number") from None
+        if not (math.isfinite(value) and low <= value <= high):
+            raise ConfigError(f"{name}={raw} must be between {low:g} and {high:g}")
         return value
 
     def flag(self, name: str) -> bool:

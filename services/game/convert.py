@@ -12,6 +12,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from services.common.pb.rummy.v1 import cards_pb2, table_pb2
 
 from . import options
+from .bot_levels import level_message
 from .outcomes import Committed
 from .rules import events as ev
 from .rules.cards import Deck, rank_name
@@ -173,6 +174,7 @@ def table_view(
                 player_id=seats[s].player_id if s in seats else "",
                 display_name=seats[s].display_name if s in seats else "",
                 is_bot=seats[s].is_bot if s in seats else False,
+                bot_level=level_message(seats[s].bot_level if s in seats else None),
                 card_count=seen.hand_sizes[s],
                 score_total=seen.totals[s],
                 has_opened=seen.opened[s],

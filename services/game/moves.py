@@ -44,8 +44,9 @@ from .rules.actions import SYSTEM, Action, Leave
 from .rules.engine import apply
 from .rules.errors import RuleError
 from .rules.events import Event
+from .rules.levels import BotLevel
 from .rules.state import GameState, Phase
-from .seating import SeatPlayer
+from .seating import SeatPlayer, bot_level
 from .store import TableStore, connected_of, count_endings, timestamp, turn_deadline
 
 CAS_ATTEMPTS = 8
@@ -74,8 +75,9 @@ def _seated(row: asyncpg.Record) -> tuple[SeatPlayer, ...]:
     """The seats `statements.READ` found, in seat order."""
     if row["players"] is None:
         return ()
+    level = BotLevel(row["bot_level"])
     return tuple(
-        SeatPlayer(p, n, b)
+        SeatPlayer(p, n, b, level if b else None)
         for p, n, b in zip(row["players"], row["names"], row["bots"], strict=True)
     )
 
@@ -180,7 +182,12 @@ class TableMoves(TableStore):
         if seat is not None and move.expected_version in (None, known.version):
             try:
                 state, events = self._judged(
-                    known.state, seat, move.action, now_ms, known.bot_seats
+                    known.state,
+                    seat,
+                    move.action,
+                    now_ms,
+                    bots=known.bot_seats,
+                    level=bot_level(known.seats),
                 )
             except Refusal:
                 pass  # judged again from the stored state, which may differ
@@ -225,7 +232,14 @@ class TableMoves(TableStore):
                 raise _stale()
             before = self._read(table_id, row)
             self._parsed.seat(table_id, seats, row["bot_seats"])
-            state, events = self._judged(before, seat, move.action, row["now_ms"], row["bot_seats"])
+            state, events = self._judged(
+                before,
+                seat,
+                move.action,
+                row["now_ms"],
+                bots=row["bot_seats"],
+                level=bot_level(seats),
+            )
         except Refusal as refusal:
             if not request_id or row["status"] != "active":
                 raise  # a finished table cannot move on: nothing to keep
@@ -292,7 +306,7 @@ class TableMoves(TableStore):
                 data,
                 version,
                 last_seq,
-                turn_deadline(state, before.bot_seats, now_ms, self._bot_delay_ms),
+                turn_deadline(state, before.bot_seats, now_ms, self._bot_pace),
                 timestamp(now_ms),
                 seqs,
                 [eventlog.kind_of(e) for e in events],
@@ -312,14 +326,21 @@ class TableMoves(TableStore):
         return response, committed
 
     def _judged(
-        self, state: GameState, seat: int | None, action: Action, now_ms: int, bots: Sequence[int]
+        self,
+        state: GameState,
+        seat: int | None,
+        action: Action,
+        now_ms: int,
+        *,
+        bots: Sequence[int],
+        level: BotLevel,
     ) -> tuple[GameState, list[Event]]:
         """The engine's move on ``state``, then what the table does by itself after it."""
         try:
             state, events = apply(state, SYSTEM if seat is None else seat, action, now_ms)
         except RuleError as error:
             raise refusal_of(error) from None
-        return self._followed(state, events, now_ms, bots)
+        return self._followed(state, events, now_ms, bots=bots, level=level)
 
     async def _act_locked(
         self,
@@ -335,7 +356,12 @@ class TableMoves(TableStore):
             if row is None or row["version"] != version_read:
                 return None  # moved since the read: judge the action again
             state, events = self._judged(
-                self._read(table_id, row), seat, action, row["now_ms"], row["bot_seats"]
+                self._read(table_id, row),
+                seat,
+                action,
+                row["now_ms"],
+                bots=row["bot_seats"],
+                level=bot_level(seats),
             )
             if isinstance(action, Leave):
                 await con.execute(statements.LEAVE_SEAT, table_id, seat)

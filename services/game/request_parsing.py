@@ -5,7 +5,7 @@ any table is touched."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import grpc
@@ -13,9 +13,11 @@ import grpc
 from services.common.auth_servicer import MAX_NAME
 from services.common.pb.rummy.v1 import game_pb2, table_pb2
 
+from .bot_levels import UNKNOWN_MESSAGE, UNKNOWN_REASON, UnknownBotLevel, level_asked
 from .outcomes import Refusal
 from .rules import actions as act
 from .rules.cards import SUITS
+from .rules.levels import BotLevel
 from .rules.melds import MeldKind, Side
 from .seating import SeatPlayer
 
@@ -64,6 +66,18 @@ def seat_players(seated: Iterable[game_pb2.SeatedPlayer]) -> list[SeatPlayer]:
     if not all(p.player_id.isprintable() and p.display_name.isprintable() for p in players):
         raise Malformed("PLAYER_ID_INVALID", "Player ids and names hold printable text only.")
     return players
+
+
+def bot_level_of(value: int, players: Sequence[SeatPlayer]) -> BotLevel:
+    """The level a new table's bots play at: as asked, or normal where a person
+    plays and strong at a table of bots alone (as bots played before levels)."""
+    try:
+        level = level_asked(value)
+    except UnknownBotLevel:
+        raise Malformed(UNKNOWN_REASON, UNKNOWN_MESSAGE) from None
+    if level is not None:
+        return level
+    return BotLevel.NORMAL if any(not p.is_bot for p in players) else BotLevel.STRONG
 
 
 def _ids(values: Any) -> tuple[int, ...]:

@@ -24,8 +24,10 @@ from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc
 from services.common.serving import CLIENT_PING_MS, KEEPALIVE_MS, serve, server_options
 
 from . import retention
+from .autoplay import BOT_DELAY_MS
 from .clockstop import BEAT_S, BEAT_TIMEOUT_S, CLOCK_STOP_S
 from .fanout import CUT_OFF_S, Fanout
+from .pacing import BotPace
 from .presence import Presence, PresenceTimings
 from .rules.ruleset import preset
 from .servicer import GameServicer
@@ -71,7 +73,12 @@ class GameConfig:
     pool_size: int = 10
     grace: float = 5.0
     limits: Limits = field(default_factory=Limits)
-    bot_delay_ms: int = 800
+    bot_delay_ms: int = BOT_DELAY_MS
+    """Where bots play whole turns (`bot_pace` 0, tables of bots alone): how long
+    after the turn began."""
+    bot_pace: float = 1.0
+    """Bots' think times at a person's table are multiplied by this (`pacing`);
+    0: they play each turn whole, as at a table of bots alone."""
     event_retention_days: int = 30
     """Finished tables and ended matchmaking rows older than this are purged (0: never)."""
     answer_retention_s: float = retention.ANSWER_RETENTION_S
@@ -139,7 +146,7 @@ class GameServer:
             fanout,
             rulesets=preset,
             allow_test_decks=config.allow_test_decks,
-            bot_delay_ms=config.bot_delay_ms,
+            bot_pace=BotPace(scale=config.bot_pace, delay_ms=config.bot_delay_ms),
             clock_stop_s=config.clock_stop_s,
         )
         self._gate = Gate(config.limits, secret=config.secret)

@@ -25,6 +25,7 @@ from .outcomes import Committed, Refusal
 from .presence import Presence
 from .request_parsing import (
     Malformed,
+    bot_level_of,
     check_request_id,
     lay_off_of,
     meld_of,
@@ -109,6 +110,7 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
         except ValueError as error:
             raise Malformed("OPTIONS_INVALID", str(error)) from None
         players = seat_players(request.players)
+        bot_level = bot_level_of(request.bot_level, players)
         check_request_id(request.request_id)
         table_id = None
         if request.table_id:
@@ -122,6 +124,7 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
             players,
             deck_order=list(request.deck_order),
             table_id=table_id,
+            bot_level=bot_level,
         )
         return game_pb2.CreateTableResponse(
             table_id=str(committed.table_id), version=committed.version

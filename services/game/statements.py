@@ -8,7 +8,8 @@ from __future__ import annotations
 # --- reading a table -----------------------------------------------------------
 
 READ = (
-    "SELECT t.state, t.version, t.last_seq, t.bot_seats, t.status, t.connected_seats,"
+    "SELECT t.state, t.version, t.last_seq, t.bot_seats, t.bot_level, t.status,"
+    " t.connected_seats,"
     " (extract(epoch from clock_timestamp()) * 1000)::bigint AS now_ms,"
     " r.request_id AS kept_as, r.response, r.error, r.digest, s.players, s.names, s.bots"
     " FROM tables t LEFT JOIN LATERAL (SELECT request_id, response, error, digest"
@@ -30,7 +31,11 @@ LOAD = (
 )
 """The table as it is now, to show it."""
 
-SEATS = "SELECT seat, player_id, display_name, is_bot FROM table_seats WHERE table_id = $1"
+SEATS = (
+    "SELECT s.seat, s.player_id, s.display_name, s.is_bot, t.bot_level"
+    " FROM table_seats s JOIN tables t ON t.id = s.table_id WHERE s.table_id = $1"
+)
+"""The seats, each bot with the table's level."""
 
 CLOCK = (
     "SELECT (extract(epoch from clock_timestamp()) * 1000)::bigint AS now_ms,"
@@ -42,7 +47,7 @@ CLOCK = (
 
 CREATE = (
     "WITH made AS (INSERT INTO tables (id, ruleset, options, state, version, last_seq,"
-    " turn_deadline, bot_seats) VALUES ($1, $2, $3::jsonb, $4, 1, $6, $5, $7)"
+    " turn_deadline, bot_seats, bot_level) VALUES ($1, $2, $3::jsonb, $4, 1, $6, $5, $7, $15)"
     " ON CONFLICT (id) DO NOTHING RETURNING id),"
     " seated AS (INSERT INTO table_seats (table_id, seat, player_id, display_name, is_bot)"
     " SELECT $1, s - 1, p, n, b FROM made,"
@@ -140,7 +145,8 @@ def _ms(column: str) -> str:
 
 
 CLAIM_DUE = (
-    "SELECT t.id, t.state, t.version, t.last_seq, t.bot_seats, t.connected_seats,"
+    "SELECT t.id, t.state, t.version, t.last_seq, t.bot_seats, t.bot_level,"
+    " t.connected_seats,"
     f" {_ms('clock_timestamp()')} AS now_ms,"
     f" (SELECT ARRAY[{_ms('prev_stopped_at')}, {_ms('prev_restarted_at')},"
     f" {_ms('stopped_at')}, {_ms('restarted_at')}] FROM table_clock WHERE id = 1) AS stops"

@@ -19,17 +19,19 @@ from services.common import metrics, rating
 from services.common.db import Connection, Pool
 
 from . import eventlog, statements
-from .autoplay import BOT_DELAY_MS, abandoned, bot_claims
+from .autoplay import abandoned, bot_claims
 from .clockstop import CLOCK_STOP_S
 from .dbclock import DbClock
 from .dealrng import DealRandom
 from .fanout import Fanout, LoggedEvent
 from .outcomes import Committed, Refusal
+from .pacing import BotPace
 from .parsed import ParsedStates
 from .rules import serial
 from .rules.actions import SYSTEM, Abandon, Deal
 from .rules.engine import apply
 from .rules.events import ClaimWindowOpened, EndReason, Event, GameEnded, RoundEnded
+from .rules.levels import BotLevel
 from .rules.rounds import final_places
 from .rules.ruleset import Ruleset
 from .rules.state import GameState, Phase
@@ -53,15 +55,15 @@ def count_endings(committed: Committed) -> None:
 
 
 def turn_deadline(
-    state: GameState, bots: Sequence[int] = (), now_ms: int = 0, bot_delay_ms: int = 0
+    state: GameState, bots: Sequence[int] = (), now_ms: int = 0, pace: BotPace | None = None
 ) -> datetime | None:
     """The `turn_deadline` column: when the table clock is next due (the turn's
-    timeout, a claim window's end), or sooner when a bot is to play."""
+    timeout, a claim window's end), or sooner when a bot is to play (`pace`)."""
     due = state.due_ms()
     if not due:
         return None
-    if state.current in bots and state.claim_card < 0:
-        due = min(due, now_ms + bot_delay_ms)
+    if pace is not None and state.current in bots and state.claim_card < 0:
+        due = min(due, pace.due_ms(state, bots, now_ms))
     return datetime.fromtimestamp(due / 1000, UTC)
 
 
@@ -86,14 +88,14 @@ class TableStore:
         rulesets: Callable[[str], Ruleset],
         allow_test_decks: bool = False,
         rng: random.Random | None = None,
-        bot_delay_ms: int = BOT_DELAY_MS,
+        bot_pace: BotPace | None = None,
         clock_stop_s: float = CLOCK_STOP_S,
     ) -> None:
         self._pool = pool
         self._fanout = fanout
         self._rulesets = rulesets
         self._allow_test_decks = allow_test_decks
-        self._bot_delay_ms = bot_delay_ms
+        self._bot_pace = bot_pace or BotPace()
         self._parsed = ParsedStates()
         self._db_clock = DbClock()
         self._sweep_failures: dict[uuid.UUID, int] = {}
@@ -127,7 +129,13 @@ class TableStore:
         )
 
     def _followed(
-        self, state: GameState, events: list[Event], now_ms: int, bots: Sequence[int]
+        self,
+        state: GameState,
+        events: list[Event],
+        now_ms: int,
+        *,
+        bots: Sequence[int],
+        level: BotLevel,
     ) -> tuple[GameState, list[Event]]:
         """The next round's deal when a move ended a round; the bot seats' claims
         when a move opened a claim window; the game's end when the move took the
@@ -139,7 +147,7 @@ class TableStore:
             state, more = apply(state, SYSTEM, self._deal(state), now_ms)
             events = events + more
         if bots and any(isinstance(e, ClaimWindowOpened) for e in events):
-            state, more = bot_claims(state, bots, now_ms)
+            state, more = bot_claims(state, bots, now_ms, level)
             events = events + more
         return state, events
 
@@ -173,7 +181,7 @@ class TableStore:
             data,
             version,
             last_seq,
-            turn_deadline(state, row["bot_seats"], now_ms, self._bot_delay_ms),
+            turn_deadline(state, row["bot_seats"], now_ms, self._bot_pace),
             "finished" if over else "active",
             seqs,
             [eventlog.kind_of(e) for e in events],
@@ -241,4 +249,12 @@ class TableStore:
 
     async def seats(self, con: Connection | Pool, table_id: uuid.UUID) -> dict[int, SeatPlayer]:
         rows = await con.fetch(statements.SEATS, table_id)
-        return {r["seat"]: SeatPlayer(r["player_id"], r["display_name"], r["is_bot"]) for r in rows}
+        return {
+            r["seat"]: SeatPlayer(
+                r["player_id"],
+                r["display_name"],
+                r["is_bot"],
+                BotLevel(r["bot_level"]) if r["is_bot"] else None,
+            )
+            for r in rows
+        }

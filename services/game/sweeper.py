@@ -19,13 +19,14 @@ from services.common.db import Connection
 from services.common.errors import DB_ERRORS
 
 from . import statements
-from .autoplay import bot_turn
+from .autoplay import TURN_ACTIONS, bot_turn
 from .clockstop import BEAT_TIMEOUT_S
 from .outcomes import Committed
 from .rules.actions import SYSTEM, Resume, Timeout
 from .rules.engine import apply
 from .rules.errors import RuleError
 from .rules.events import Discarded, Event, TurnPassed
+from .rules.levels import BotLevel
 from .store import TableStore, count_endings, turn_deadline
 
 SWEEP_RETRY_S = 1.0
@@ -42,6 +43,9 @@ class Fired(enum.Enum):
 
     RESUME = "resume"
     BOT = "bot"
+    """A bot's whole turn."""
+    BOT_ACTION = "bot_action"
+    """One action of a bot that plays at a person's pace (`pacing`)."""
     TIMEOUT = "timeout"
     CLAIM_WINDOW = "claim_window"
     """A `contract` claim window's end, the turn going on."""
@@ -141,6 +145,8 @@ class TableSweeper(TableStore):
             metrics.TURNS_RESUMED.inc()
         elif what == Fired.CLAIM_WINDOW:
             metrics.ACTIONS.labels("ClaimWindowClosed", "applied").inc()
+        elif what == Fired.BOT_ACTION:
+            metrics.ACTIONS.labels("BotAction", "applied").inc()
         else:
             metrics.ACTIONS.labels("BotTurn", "applied").inc()
         count_endings(committed)
@@ -167,9 +173,17 @@ class TableSweeper(TableStore):
                 state, more = apply(state, SYSTEM, Resume(stopped, restarted), now_ms)
                 events += more
                 fired = Fired.RESUME
-        if not events and state.current in row["bot_seats"]:
+        bots, level = row["bot_seats"], BotLevel(row["bot_level"])
+        paced = self._bot_pace.paced(state, bots)
+        # A paced bot lets a claim window that fell due close first (the clock's
+        # `Timeout` below), then thinks again before its next action.
+        window_over = state.claim_card >= 0 and now_ms >= state.claim_deadline_ms
+        if not events and state.current in bots and not (paced and window_over):
+            # At a person's pace, one action per due time: the next is due after
+            # its own think time (`pacing`, written with the state by `_write`).
+            most, fired = (1, Fired.BOT_ACTION) if paced else (TURN_ACTIONS, Fired.BOT)
             try:
-                state, events = bot_turn(state, state.current, now_ms)
+                state, events = bot_turn(state, state.current, now_ms, level=level, most=most)
             except Exception as error:  # a bot's fault must not stall its table
                 log.error(
                     "bot_turn_failed",
@@ -188,7 +202,7 @@ class TableSweeper(TableStore):
                 # state): wait for the turn's own deadline.
                 await con.execute(statements.SET_DEADLINE, row["id"], turn_deadline(state))
                 return None
-        state, events = self._followed(state, events, now_ms, row["bot_seats"])
+        state, events = self._followed(state, events, now_ms, bots=bots, level=level)
         committed = await self._write(con, row["id"], row, state, events, None)
         return committed, fired, max(0, now_ms - due)
 

@@ -28,6 +28,7 @@ from .rules import serial
 from .rules.actions import SYSTEM
 from .rules.engine import apply
 from .rules.errors import RuleError
+from .rules.levels import BotLevel
 from .rules.ruleset import TableOptions, effective_options
 from .rules.state import new_game
 from .seating import SeatPlayer
@@ -53,7 +54,9 @@ class Tables(TableMoves, TableSweeper):
         *,
         deck_order: Sequence[int] | None = None,
         table_id: uuid.UUID | None = None,
+        bot_level: BotLevel = BotLevel.NORMAL,
     ) -> Committed:
+        """Make a table and deal its first round; its bot seats play at ``bot_level``."""
         try:
             ruleset = self._rulesets(ruleset_name)
         except KeyError as error:
@@ -83,6 +86,7 @@ class Tables(TableMoves, TableSweeper):
                 "This server does not accept an explicit deck order.",
             )
         table_id = table_id or uuid.uuid4()
+        players = [dataclasses.replace(p, bot_level=bot_level) if p.is_bot else p for p in players]
         bots = [seat for seat, p in enumerate(players) if p.is_bot]
         state = new_game(ruleset, len(players), options)
         async with self._pool.acquire() as con:
@@ -111,7 +115,7 @@ class Tables(TableMoves, TableSweeper):
                     ruleset.name,
                     json.dumps(options_json(options)),
                     data,
-                    turn_deadline(state, bots, now_ms, self._bot_delay_ms),
+                    turn_deadline(state, bots, now_ms, self._bot_pace),
                     seqs[-1],
                     bots,
                     [p.player_id for p in players],
@@ -121,6 +125,7 @@ class Tables(TableMoves, TableSweeper):
                     [eventlog.kind_of(e) for e in events],
                     [eventlog.encode(e) for e in events],
                     timestamp(now_ms),
+                    bot_level.value,
                 )
                 assert created is not None  # one row, always
                 if created["made"]:

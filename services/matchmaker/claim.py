@@ -58,7 +58,7 @@ waiting for friends must not fill it and crowd out tickets that can be seated.""
 
 _COLUMNS = (
     "id, player_id, display_name, family, table_size, rating, mode, invite_code, is_host,"
-    " accept_smaller_ms, fill_bots_ms, ruleset, options, created_at,"
+    " accept_smaller_ms, fill_bots_ms, bot_level, ruleset, options, created_at,"
     " (extract(epoch from created_at) * 1000)::bigint AS created_ms"
 )
 
@@ -96,6 +96,7 @@ async def queued(con: Connection, limit: int, after: Place | None = None) -> Que
             r["fill_bots_ms"],
             r["invite_code"] is not None,
             r["is_host"],
+            r["bot_level"],
         )
         for r in rows
     ]

@@ -39,6 +39,8 @@ from services.common import metrics
 from services.common.db import Connection, Pool
 from services.common.errors import DB_ERRORS
 from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc
+from services.game.bot_levels import level_message
+from services.game.rules.levels import BotLevel
 
 from . import endings, settling, standing
 from .aftercommit import transaction
@@ -102,6 +104,8 @@ def _plan(group: Group, queue: Queue) -> Plan:
         options=options,
         players=players,
     )
+    if group.bots:
+        request.bot_level = level_message(BotLevel(group.bot_level))
     return Plan(
         table_id, request, [(uuid.UUID(t.ticket_id), s) for s, t in enumerate(group.tickets)]
     )

@@ -30,6 +30,8 @@ class Waiting:
     fill_bots_ms: int = 0
     private: bool = False
     is_host: bool = False
+    bot_level: str = "normal"
+    """How well the bots it asks for play (the host's decides a private table)."""
 
     def waited(self, now_ms: int) -> int:
         return max(0, now_ms - self.created_ms)
@@ -66,6 +68,8 @@ class Group:
     tickets: tuple[Waiting, ...]
     """In seat order: the oldest ticket takes seat 0."""
     bots: int = 0
+    bot_level: str = "normal"
+    """The level its bots play at: the ticket's that asked for them first."""
 
 
 def _close(a: Waiting, b: Waiting, now_ms: int) -> bool:
@@ -122,7 +126,7 @@ class _Rest:
     ) -> list[Waiting]:
         """The oldest ``size - 1`` of them (or fewer, if that is all there is) that
         take a table of ``size`` with ``anchor`` and each other; ``with_bots``: only
-        those who accept bots at their table."""
+        those who accept bots at their table, at the anchor's level."""
         found: list[Waiting] = []
         for j in range(self.start, len(self.queue)):
             if len(found) == size - 1:
@@ -131,7 +135,7 @@ class _Rest:
             if (
                 t.ticket_id not in self.seated
                 and t.takes(size, now_ms)
-                and (t.fill_bots_ms or not with_bots)
+                and (not with_bots or (t.fill_bots_ms and t.bot_level == anchor.bot_level))
                 and _close(anchor, t, now_ms)
                 and all(_close(m, t, now_ms) for m in found)
             ):
@@ -151,7 +155,7 @@ def _group_for(anchor: Waiting, rest: _Rest, now_ms: int) -> Group | None:
         # wait for them ends: company is better than bots sooner), never others.
         size = anchor.table_size
         mates = rest.mates(anchor, size, now_ms, with_bots=True)
-        return Group(size, (anchor, *mates), bots=size - 1 - len(mates))
+        return Group(size, (anchor, *mates), bots=size - 1 - len(mates), bot_level=anchor.bot_level)
     return None
 
 
@@ -166,5 +170,6 @@ def _private_group(anchor: Waiting, rest: list[Waiting], now_ms: int) -> Group |
     if len(seated) == host.table_size:
         return Group(host.table_size, tuple(seated))
     if host.wants_bots(now_ms):
-        return Group(host.table_size, tuple(seated), bots=host.table_size - len(seated))
+        bots = host.table_size - len(seated)
+        return Group(host.table_size, tuple(seated), bots=bots, bot_level=host.bot_level)
     return None

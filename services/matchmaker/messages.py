@@ -8,7 +8,9 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from services.common.pb.rummy.v1 import matchmaker_pb2 as mm
 from services.common.pb.rummy.v1 import table_pb2
+from services.game.bot_levels import level_message
 from services.game.options import TARGET_200
+from services.game.rules.levels import BotLevel
 
 from .tickets import TicketRow
 
@@ -70,6 +72,7 @@ def ticket_message(row: TicketRow, *, game_target: str) -> mm.Ticket:
         expires_at=_stamp(row.expires_at),
         invite_code=row.invite_code or "",
         end_message=row.end_message,
+        bot_level=level_message(BotLevel(row.bot_level)),
     )
     if row.state == "matched":
         message.match.CopyFrom(match_message(row, game_target=game_target))

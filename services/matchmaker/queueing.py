@@ -71,6 +71,7 @@ async def insert(
     is_host: bool = False,
     accept_smaller_ms: int = 0,
     fill_bots_ms: int = 0,
+    bot_level: str = "normal",
     replace: bool = False,
     ticket_id: uuid.UUID | None = None,
 ) -> TicketRow:
@@ -92,6 +93,7 @@ async def insert(
         accept_smaller_ms,
         fill_bots_ms,
         ttl_s,
+        bot_level,
     )
     async with transaction(con):
         row = await (_replace if replace else _add)(con, player_id, values)
@@ -158,17 +160,17 @@ async def _replace(con: Connection, player_id: str, values: tuple[object, ...]) 
 
 _INSERT = (
     "INSERT INTO tickets (id, player_id, display_name, table_size, ruleset, options, family,"
-    " mode, rating, invite_code, is_host, accept_smaller_ms, fill_bots_ms, expires_at)"
-    " VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9, $10, $11, $12, $13,"
-    " now() + make_interval(secs => $14))"
+    " mode, rating, invite_code, is_host, accept_smaller_ms, fill_bots_ms, expires_at,"
+    " bot_level) VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9, $10, $11, $12, $13,"
+    " now() + make_interval(secs => $14), $15)"
 )
 
 
 _QUEUE_AT_ONCE = (
     "INSERT INTO tickets (id, player_id, display_name, table_size, ruleset, options, family,"
-    " mode, rating, invite_code, is_host, accept_smaller_ms, fill_bots_ms, expires_at)"
-    " SELECT $1, $2, coalesce(p.display_name, ''), $3, $4, $5::jsonb, $6, $7,"
-    " coalesce(p.rating, 1500), $8, $9, $10, $11, now() + make_interval(secs => $12)"
+    " mode, rating, invite_code, is_host, accept_smaller_ms, fill_bots_ms, expires_at,"
+    " bot_level) SELECT $1, $2, coalesce(p.display_name, ''), $3, $4, $5::jsonb, $6, $7,"
+    " coalesce(p.rating, 1500), $8, $9, $10, $11, now() + make_interval(secs => $12), $13"
     " FROM (SELECT 1) AS one LEFT JOIN players p ON p.id = $2"
     " WHERE NOT EXISTS (SELECT 1 FROM table_seats s JOIN tables t ON t.id = s.table_id"
     " WHERE s.player_id = $2 AND s.left_at IS NULL AND t.status = 'active')"
@@ -193,6 +195,7 @@ async def queue_at_once(
     is_host: bool = False,
     accept_smaller_ms: int = 0,
     fill_bots_ms: int = 0,
+    bot_level: str = "normal",
     ticket_id: uuid.UUID | None = None,
 ) -> TicketRow | None:
     """The common case of queueing, in one statement: the player's name and rating
@@ -216,6 +219,7 @@ async def queue_at_once(
         accept_smaller_ms,
         fill_bots_ms,
         ttl_s,
+        bot_level,
     )
     return None if row is None else TicketRow.of(row)
 

@@ -11,6 +11,8 @@ import grpc
 from services.common.pb.rummy.v1 import matchmaker_pb2 as mm
 from services.common.pb.rummy.v1 import table_pb2
 from services.game import options as table_options
+from services.game.bot_levels import UNKNOWN_MESSAGE, UNKNOWN_REASON, UnknownBotLevel, level_asked
+from services.game.rules.levels import BotLevel
 from services.game.rules.ruleset import PRESETS, preset
 
 
@@ -54,6 +56,15 @@ def table_wanted(
             f"There is no rule set called '{ruleset}'.",
         )
     return ruleset, effective_options(ruleset, request.options)
+
+
+def bot_level_wanted(value: int) -> BotLevel:
+    """The level of the bots a queueing request asks for, checked: unspecified is
+    normal (a person's table)."""
+    try:
+        return level_asked(value) or BotLevel.NORMAL
+    except UnknownBotLevel:
+        raise Refused(grpc.StatusCode.INVALID_ARGUMENT, UNKNOWN_REASON, UNKNOWN_MESSAGE) from None
 
 
 def invite_not_found() -> Refused:

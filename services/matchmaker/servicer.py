@@ -22,7 +22,14 @@ from . import endings, queueing, tickets
 from .aftercommit import transaction
 from .messages import ticket_message
 from .queueing import AlreadyQueued, AlreadySeated, BeingSeated
-from .request_checks import Refused, invite_not_found, table_full, table_wanted, wait_wanted
+from .request_checks import (
+    Refused,
+    bot_level_wanted,
+    invite_not_found,
+    table_full,
+    table_wanted,
+    wait_wanted,
+)
 from .streams import Streams
 from .tickets import TicketRow
 from .wakeups import Wakeups
@@ -231,6 +238,7 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
                 fill_bots_ms=wait_wanted(
                     "fill_with_bots_after_ms", request.fill_with_bots_after_ms, ttl_s=self._ttl
                 ),
+                bot_level=bot_level_wanted(request.bot_level).value,
             )
 
         row = await self._guarded(context, start())
@@ -247,6 +255,7 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
             fill_bots_ms = wait_wanted(
                 "fill_with_bots_after_ms", request.fill_with_bots_after_ms, ttl_s=self._ttl
             )
+            bot_level = bot_level_wanted(request.bot_level).value
             for _ in range(CODE_DRAWS):
                 code = queueing.new_invite_code()
                 try:
@@ -259,6 +268,7 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
                         invite_code=code,
                         is_host=True,
                         fill_bots_ms=fill_bots_ms,
+                        bot_level=bot_level,
                     )
                 except asyncpg.UniqueViolationError as error:
                     if error.constraint_name != queueing.LIVE_INVITE_INDEX:
@@ -285,7 +295,7 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
             # NUL could not even be looked up).
             if code.isalnum():
                 host = await self._pool.fetchrow(
-                    "SELECT table_size, ruleset, options, family FROM tickets"
+                    "SELECT table_size, ruleset, options, family, bot_level FROM tickets"
                     " WHERE invite_code = $1 AND is_host AND state = 'queued'",
                     code,
                 )
@@ -299,6 +309,7 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
                 options=json.loads(host["options"]),
                 family=host["family"],
                 invite_code=code,
+                bot_level=host["bot_level"],
             )
 
         row = await self._guarded(context, start())

@@ -30,6 +30,7 @@ class TicketRow:
     created_at: datetime
     expires_at: datetime
     family: str
+    bot_level: str
 
     @classmethod
     def of(cls, r: asyncpg.Record) -> TicketRow:
@@ -48,12 +49,13 @@ class TicketRow:
             r["created_at"],
             r["expires_at"],
             r["family"],
+            r["bot_level"],
         )
 
 
 COLUMNS = (
     "id, player_id, table_size, ruleset, options, state, invite_code, table_id, seat,"
-    " seated, end_message, created_at, expires_at, family"
+    " seated, end_message, created_at, expires_at, family, bot_level"
 )
 """What a `TicketRow` is read from."""
 

@@ -111,6 +111,7 @@ class GameProcess:
             RUMMY_GAME_METRICS_PORT="0",
             RUMMY_ALLOW_TEST_DECKS="true",
             RUMMY_BOT_DELAY_MS="0",
+            RUMMY_BOT_PACE="0",
             RUMMY_SHUTDOWN_GRACE_S="1",
             RUMMY_DB_POOL_SIZE="10",
             **settings,

@@ -57,6 +57,8 @@ LONG_TURNS_MS = 3_600_000
 
 BOT_DELAY_MS = 20
 """Bots think for 800 ms in production so people can follow; tests need not wait."""
+BOT_PACE = 0.0
+"""Bots play each turn whole, after BOT_DELAY_MS: the tests of the pace set their own."""
 
 
 UNLIMITED = Limits(player_rate=0, peer_rate=0, streams_per_player=0, streams_per_replica=0)
@@ -69,6 +71,7 @@ async def start_server(dsn: str, **overrides: object) -> GameServer:
         "secret": SECRET,
         "allow_test_decks": True,
         "bot_delay_ms": BOT_DELAY_MS,
+        "bot_pace": BOT_PACE,
         "limits": UNLIMITED,
     }
     settings.update(overrides)

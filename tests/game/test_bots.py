@@ -63,6 +63,8 @@ async def test_a_bot_seat_claims_a_discard_it_wants_in_the_commit_that_opened_th
                 game_pb2.SeatedPlayer(player_id="bot-2", display_name="Bot 2", is_bot=True),
             ],
             deck_order=scripted_order(hands, "QD", "KS", ruleset=CONTRACT),
+            # The strong bot claims every discard it wants; a weaker one may not.
+            bot_level=table_pb2.BOT_LEVEL_STRONG,
         ),
         metadata=service_auth(),
     )

@@ -48,6 +48,8 @@ async def test_a_player_put_out_by_the_cap_leaves_the_table_as_the_round_ends(
             options=table_pb2.TableOptions(elimination_cap=CAP, turn_timer_ms=3_600_000),
             players=seated,
             deck_order=order,
+            # The bot goes out with the card it draws: a weaker one might hold on.
+            bot_level=table_pb2.BOT_LEVEL_STRONG,
         ),
         metadata=service_auth(),
         timeout=CALL_TIMEOUT_S,

@@ -86,6 +86,7 @@ class CreateTableRequest(google.protobuf.message.Message):
     OPTIONS_FIELD_NUMBER: builtins.int
     PLAYERS_FIELD_NUMBER: builtins.int
     DECK_ORDER_FIELD_NUMBER: builtins.int
+    BOT_LEVEL_FIELD_NUMBER: builtins.int
     table_id: builtins.str
     """Optional id chosen by the caller (a UUID). Empty: the server picks one.
     A caller that chooses it can retry safely and record it beforehand.
@@ -99,6 +100,12 @@ class CreateTableRequest(google.protobuf.message.Message):
     """
     ruleset: builtins.str
     """"cafe", "rami51", "classic" or "contract"."""
+    bot_level: services.common.pb.rummy.v1.table_pb2.BotLevel.ValueType
+    """The level every bot seat plays at. Unspecified: BOT_LEVEL_NORMAL when a
+    person is seated, BOT_LEVEL_STRONG at a table of bots alone. A value this
+    server does not know is INVALID_ARGUMENT, reason BOT_LEVEL_UNKNOWN. A
+    retry must ask for the same level.
+    """
     @property
     def options(self) -> services.common.pb.rummy.v1.table_pb2.TableOptions: ...
     @property
@@ -122,10 +129,11 @@ class CreateTableRequest(google.protobuf.message.Message):
         options: services.common.pb.rummy.v1.table_pb2.TableOptions | None = ...,
         players: collections.abc.Iterable[Global___SeatedPlayer] | None = ...,
         deck_order: collections.abc.Iterable[builtins.int] | None = ...,
+        bot_level: services.common.pb.rummy.v1.table_pb2.BotLevel.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: typing_extensions.TypeAlias = typing.Literal["options", b"options"]
     def HasField(self, field_name: _HasFieldArgType) -> builtins.bool: ...
-    _ClearFieldArgType: typing_extensions.TypeAlias = typing.Literal["deck_order", b"deck_order", "options", b"options", "players", b"players", "request_id", b"request_id", "ruleset", b"ruleset", "table_id", b"table_id"]
+    _ClearFieldArgType: typing_extensions.TypeAlias = typing.Literal["bot_level", b"bot_level", "deck_order", b"deck_order", "options", b"options", "players", b"players", "request_id", b"request_id", "ruleset", b"ruleset", "table_id", b"table_id"]
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
 
 Global___CreateTableRequest: typing_extensions.TypeAlias = CreateTableRequest

@@ -27,43 +27,43 @@ from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__
 from services.common.pb.rummy.v1 import table_pb2 as rummy_dot_v1_dot_table__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19rummy/v1/matchmaker.proto\x12\x08rummy.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14rummy/v1/table.proto\"\xb9\x02\n\x06Ticket\x12\x11\n\tticket_id\x18\x01 \x01(\t\x12$\n\x05state\x18\x02 \x01(\x0e\x32\x15.rummy.v1.TicketState\x12\x12\n\ntable_size\x18\x03 \x01(\r\x12\x0f\n\x07ruleset\x18\x04 \x01(\t\x12\'\n\x07options\x18\x05 \x01(\x0b\x32\x16.rummy.v1.TableOptions\x12.\n\ncreated_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nexpires_at\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x13\n\x0binvite_code\x18\x08 \x01(\t\x12\x1e\n\x05match\x18\t \x01(\x0b\x32\x0f.rummy.v1.Match\x12\x13\n\x0b\x65nd_message\x18\n \x01(\t\"b\n\rQueueProgress\x12\x17\n\x0fplayers_waiting\x18\x01 \x01(\r\x12\x10\n\x08position\x18\x02 \x01(\r\x12\x11\n\twaited_ms\x18\x03 \x01(\r\x12\x13\n\x0bseats_taken\x18\x04 \x01(\r\"P\n\x05Match\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\x12\n\ntable_size\x18\x03 \x01(\r\x12\x13\n\x0bgame_target\x18\x04 \x01(\t\"\xdd\x01\n\x0e\x45nqueueRequest\x12\x12\n\ntable_size\x18\x01 \x01(\r\x12\x0f\n\x07ruleset\x18\x02 \x01(\t\x12\'\n\x07options\x18\x03 \x01(\x0b\x32\x16.rummy.v1.TableOptions\x12\x18\n\x10replace_existing\x18\x04 \x01(\x08\x12!\n\x04mode\x18\x05 \x01(\x0e\x32\x13.rummy.v1.MatchMode\x12\x1f\n\x17\x61\x63\x63\x65pt_smaller_after_ms\x18\x06 \x01(\r\x12\x1f\n\x17\x66ill_with_bots_after_ms\x18\x07 \x01(\r\"\x8e\x01\n\x0f\x45nqueueResponse\x12\"\n\x06ticket\x18\x01 \x01(\x0b\x32\x10.rummy.v1.TicketH\x00\x12+\n\x08progress\x18\x02 \x01(\x0b\x32\x17.rummy.v1.QueueProgressH\x00\x12 \n\x05match\x18\x03 \x01(\x0b\x32\x0f.rummy.v1.MatchH\x00\x42\x08\n\x06update\"\"\n\rCancelRequest\x12\x11\n\tticket_id\x18\x01 \x01(\t\"2\n\x0e\x43\x61ncelResponse\x12 \n\x06ticket\x18\x01 \x01(\x0b\x32\x10.rummy.v1.Ticket\"%\n\x10GetTicketRequest\x12\x11\n\tticket_id\x18\x01 \x01(\t\"5\n\x11GetTicketResponse\x12 \n\x06ticket\x18\x01 \x01(\x0b\x32\x10.rummy.v1.Ticket\"\x8a\x01\n\x19\x43reatePrivateTableRequest\x12\x12\n\ntable_size\x18\x01 \x01(\r\x12\x0f\n\x07ruleset\x18\x02 \x01(\t\x12\'\n\x07options\x18\x03 \x01(\x0b\x32\x16.rummy.v1.TableOptions\x12\x1f\n\x17\x66ill_with_bots_after_ms\x18\x04 \x01(\r\"\x99\x01\n\x1a\x43reatePrivateTableResponse\x12\"\n\x06ticket\x18\x01 \x01(\x0b\x32\x10.rummy.v1.TicketH\x00\x12+\n\x08progress\x18\x02 \x01(\x0b\x32\x17.rummy.v1.QueueProgressH\x00\x12 \n\x05match\x18\x03 \x01(\x0b\x32\x0f.rummy.v1.MatchH\x00\x42\x08\n\x06update\".\n\x17JoinPrivateTableRequest\x12\x13\n\x0binvite_code\x18\x01 \x01(\t\"\x97\x01\n\x18JoinPrivateTableResponse\x12\"\n\x06ticket\x18\x01 \x01(\x0b\x32\x10.rummy.v1.TicketH\x00\x12+\n\x08progress\x18\x02 \x01(\x0b\x32\x17.rummy.v1.QueueProgressH\x00\x12 \n\x05match\x18\x03 \x01(\x0b\x32\x0f.rummy.v1.MatchH\x00\x42\x08\n\x06update*S\n\tMatchMode\x12\x1a\n\x16MATCH_MODE_UNSPECIFIED\x10\x00\x12\x13\n\x0fMATCH_MODE_FIFO\x10\x01\x12\x15\n\x11MATCH_MODE_RATING\x10\x02*\x94\x01\n\x0bTicketState\x12\x1c\n\x18TICKET_STATE_UNSPECIFIED\x10\x00\x12\x17\n\x13TICKET_STATE_QUEUED\x10\x01\x12\x18\n\x14TICKET_STATE_MATCHED\x10\x02\x12\x1a\n\x16TICKET_STATE_CANCELLED\x10\x03\x12\x18\n\x14TICKET_STATE_EXPIRED\x10\x04\x32\x98\x03\n\x11MatchmakerService\x12@\n\x07\x45nqueue\x12\x18.rummy.v1.EnqueueRequest\x1a\x19.rummy.v1.EnqueueResponse0\x01\x12;\n\x06\x43\x61ncel\x12\x17.rummy.v1.CancelRequest\x1a\x18.rummy.v1.CancelResponse\x12\x44\n\tGetTicket\x12\x1a.rummy.v1.GetTicketRequest\x1a\x1b.rummy.v1.GetTicketResponse\x12\x61\n\x12\x43reatePrivateTable\x12#.rummy.v1.CreatePrivateTableRequest\x1a$.rummy.v1.CreatePrivateTableResponse0\x01\x12[\n\x10JoinPrivateTable\x12!.rummy.v1.JoinPrivateTableRequest\x1a\".rummy.v1.JoinPrivateTableResponse0\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19rummy/v1/matchmaker.proto\x12\x08rummy.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14rummy/v1/table.proto\"\xe0\x02\n\x06Ticket\x12\x11\n\tticket_id\x18\x01 \x01(\t\x12$\n\x05state\x18\x02 \x01(\x0e\x32\x15.rummy.v1.TicketState\x12\x12\n\ntable_size\x18\x03 \x01(\r\x12\x0f\n\x07ruleset\x18\x04 \x01(\t\x12\'\n\x07options\x18\x05 \x01(\x0b\x32\x16.rummy.v1.TableOptions\x12.\n\ncreated_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nexpires_at\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x13\n\x0binvite_code\x18\x08 \x01(\t\x12\x1e\n\x05match\x18\t \x01(\x0b\x32\x0f.rummy.v1.Match\x12\x13\n\x0b\x65nd_message\x18\n \x01(\t\x12%\n\tbot_level\x18\x0b \x01(\x0e\x32\x12.rummy.v1.BotLevel\"b\n\rQueueProgress\x12\x17\n\x0fplayers_waiting\x18\x01 \x01(\r\x12\x10\n\x08position\x18\x02 \x01(\r\x12\x11\n\twaited_ms\x18\x03 \x01(\r\x12\x13\n\x0bseats_taken\x18\x04 \x01(\r\"P\n\x05Match\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\x12\n\ntable_size\x18\x03 \x01(\r\x12\x13\n\x0bgame_target\x18\x04 \x01(\t\"\x84\x02\n\x0e\x45nqueueRequest\x12\x12\n\ntable_size\x18\x01 \x01(\r\x12\x0f\n\x07ruleset\x18\x02 \x01(\t\x12\'\n\x07options\x18\x03 \x01(\x0b\x32\x16.rummy.v1.TableOptions\x12\x18\n\x10replace_existing\x18\x04 \x01(\x08\x12!\n\x04mode\x18\x05 \x01(\x0e\x32\x13.rummy.v1.MatchMode\x12\x1f\n\x17\x61\x63\x63\x65pt_smaller_after_ms\x18\x06 \x01(\r\x12\x1f\n\x17\x66ill_with_bots_after_ms\x18\x07 \x01(\r\x12%\n\tbot_level\x18\x08 \x01(\x0e\x32\x12.rummy.v1.BotLevel\"\x8e\x01\n\x0f\x45nqueueResponse\x12\"\n\x06ticket\x18\x01 \x01(\x0b\x32\x10.rummy.v1.TicketH\x00\x12+\n\x08progress\x18\x02 \x01(\x0b\x32\x17.rummy.v1.QueueProgressH\x00\x12 \n\x05match\x18\x03 \x01(\x0b\x32\x0f.rummy.v1.MatchH\x00\x42\x08\n\x06update\"\"\n\rCancelRequest\x12\x11\n\tticket_id\x18\x01 \x01(\t\"2\n\x0e\x43\x61ncelResponse\x12 \n\x06ticket\x18\x01 \x01(\x0b\x32\x10.rummy.v1.Ticket\"%\n\x10GetTicketRequest\x12\x11\n\tticket_id\x18\x01 \x01(\t\"5\n\x11GetTicketResponse\x12 \n\x06ticket\x18\x01 \x01(\x0b\x32\x10.rummy.v1.Ticket\"\xb1\x01\n\x19\x43reatePrivateTableRequest\x12\x12\n\ntable_size\x18\x01 \x01(\r\x12\x0f\n\x07ruleset\x18\x02 \x01(\t\x12\'\n\x07options\x18\x03 \x01(\x0b\x32\x16.rummy.v1.TableOptions\x12\x1f\n\x17\x66ill_with_bots_after_ms\x18\x04 \x01(\r\x12%\n\tbot_level\x18\x05 \x01(\x0e\x32\x12.rummy.v1.BotLevel\"\x99\x01\n\x1a\x43reatePrivateTableResponse\x12\"\n\x06ticket\x18\x01 \x01(\x0b\x32\x10.rummy.v1.TicketH\x00\x12+\n\x08progress\x18\x02 \x01(\x0b\x32\x17.rummy.v1.QueueProgressH\x00\x12 \n\x05match\x18\x03 \x01(\x0b\x32\x0f.rummy.v1.MatchH\x00\x42\x08\n\x06update\".\n\x17JoinPrivateTableRequest\x12\x13\n\x0binvite_code\x18\x01 \x01(\t\"\x97\x01\n\x18JoinPrivateTableResponse\x12\"\n\x06ticket\x18\x01 \x01(\x0b\x32\x10.rummy.v1.TicketH\x00\x12+\n\x08progress\x18\x02 \x01(\x0b\x32\x17.rummy.v1.QueueProgressH\x00\x12 \n\x05match\x18\x03 \x01(\x0b\x32\x0f.rummy.v1.MatchH\x00\x42\x08\n\x06update*S\n\tMatchMode\x12\x1a\n\x16MATCH_MODE_UNSPECIFIED\x10\x00\x12\x13\n\x0fMATCH_MODE_FIFO\x10\x01\x12\x15\n\x11MATCH_MODE_RATING\x10\x02*\x94\x01\n\x0bTicketState\x12\x1c\n\x18TICKET_STATE_UNSPECIFIED\x10\x00\x12\x17\n\x13TICKET_STATE_QUEUED\x10\x01\x12\x18\n\x14TICKET_STATE_MATCHED\x10\x02\x12\x1a\n\x16TICKET_STATE_CANCELLED\x10\x03\x12\x18\n\x14TICKET_STATE_EXPIRED\x10\x04\x32\x98\x03\n\x11MatchmakerService\x12@\n\x07\x45nqueue\x12\x18.rummy.v1.EnqueueRequest\x1a\x19.rummy.v1.EnqueueResponse0\x01\x12;\n\x06\x43\x61ncel\x12\x17.rummy.v1.CancelRequest\x1a\x18.rummy.v1.CancelResponse\x12\x44\n\tGetTicket\x12\x1a.rummy.v1.GetTicketRequest\x1a\x1b.rummy.v1.GetTicketResponse\x12\x61\n\x12\x43reatePrivateTable\x12#.rummy.v1.CreatePrivateTableRequest\x1a$.rummy.v1.CreatePrivateTableResponse0\x01\x12[\n\x10JoinPrivateTable\x12!.rummy.v1.JoinPrivateTableRequest\x1a\".rummy.v1.JoinPrivateTableResponse0\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'services.common.pb.rummy.v1.matchmaker_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_MATCHMODE']._serialized_start=1642
-  _globals['_MATCHMODE']._serialized_end=1725
-  _globals['_TICKETSTATE']._serialized_start=1728
-  _globals['_TICKETSTATE']._serialized_end=1876
+  _globals['_MATCHMODE']._serialized_start=1759
+  _globals['_MATCHMODE']._serialized_end=1842
+  _globals['_TICKETSTATE']._serialized_start=1845
+  _globals['_TICKETSTATE']._serialized_end=1993
   _globals['_TICKET']._serialized_start=95
-  _globals['_TICKET']._serialized_end=408
-  _globals['_QUEUEPROGRESS']._serialized_start=410
-  _globals['_QUEUEPROGRESS']._serialized_end=508
-  _globals['_MATCH']._serialized_start=510
-  _globals['_MATCH']._serialized_end=590
-  _globals['_ENQUEUEREQUEST']._serialized_start=593
-  _globals['_ENQUEUEREQUEST']._serialized_end=814
-  _globals['_ENQUEUERESPONSE']._serialized_start=817
-  _globals['_ENQUEUERESPONSE']._serialized_end=959
-  _globals['_CANCELREQUEST']._serialized_start=961
-  _globals['_CANCELREQUEST']._serialized_end=995
-  _globals['_CANCELRESPONSE']._serialized_start=997
-  _globals['_CANCELRESPONSE']._serialized_end=1047
-  _globals['_GETTICKETREQUEST']._serialized_start=1049
-  _globals['_GETTICKETREQUEST']._serialized_end=1086
-  _globals['_GETTICKETRESPONSE']._serialized_start=1088
-  _globals['_GETTICKETRESPONSE']._serialized_end=1141
-  _globals['_CREATEPRIVATETABLEREQUEST']._serialized_start=1144
-  _globals['_CREATEPRIVATETABLEREQUEST']._serialized_end=1282
-  _globals['_CREATEPRIVATETABLERESPONSE']._serialized_start=1285
-  _globals['_CREATEPRIVATETABLERESPONSE']._serialized_end=1438
-  _globals['_JOINPRIVATETABLEREQUEST']._serialized_start=1440
-  _globals['_JOINPRIVATETABLEREQUEST']._serialized_end=1486
-  _globals['_JOINPRIVATETABLERESPONSE']._serialized_start=1489
-  _globals['_JOINPRIVATETABLERESPONSE']._serialized_end=1640
-  _globals['_MATCHMAKERSERVICE']._serialized_start=1879
-  _globals['_MATCHMAKERSERVICE']._serialized_end=2287
+  _globals['_TICKET']._serialized_end=447
+  _globals['_QUEUEPROGRESS']._serialized_start=449
+  _globals['_QUEUEPROGRESS']._serialized_end=547
+  _globals['_MATCH']._serialized_start=549
+  _globals['_MATCH']._serialized_end=629
+  _globals['_ENQUEUEREQUEST']._serialized_start=632
+  _globals['_ENQUEUEREQUEST']._serialized_end=892
+  _globals['_ENQUEUERESPONSE']._serialized_start=895
+  _globals['_ENQUEUERESPONSE']._serialized_end=1037
+  _globals['_CANCELREQUEST']._serialized_start=1039
+  _globals['_CANCELREQUEST']._serialized_end=1073
+  _globals['_CANCELRESPONSE']._serialized_start=1075
+  _globals['_CANCELRESPONSE']._serialized_end=1125
+  _globals['_GETTICKETREQUEST']._serialized_start=1127
+  _globals['_GETTICKETREQUEST']._serialized_end=1164
+  _globals['_GETTICKETRESPONSE']._serialized_start=1166
+  _globals['_GETTICKETRESPONSE']._serialized_end=1219
+  _globals['_CREATEPRIVATETABLEREQUEST']._serialized_start=1222
+  _globals['_CREATEPRIVATETABLEREQUEST']._serialized_end=1399
+  _globals['_CREATEPRIVATETABLERESPONSE']._serialized_start=1402
+  _globals['_CREATEPRIVATETABLERESPONSE']._serialized_end=1555
+  _globals['_JOINPRIVATETABLEREQUEST']._serialized_start=1557
+  _globals['_JOINPRIVATETABLEREQUEST']._serialized_end=1603
+  _globals['_JOINPRIVATETABLERESPONSE']._serialized_start=1606
+  _globals['_JOINPRIVATETABLERESPONSE']._serialized_end=1757
+  _globals['_MATCHMAKERSERVICE']._serialized_start=1996
+  _globals['_MATCHMAKERSERVICE']._serialized_end=2404
 # @@protoc_insertion_point(module_scope)

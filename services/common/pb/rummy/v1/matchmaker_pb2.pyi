@@ -104,6 +104,7 @@ class Ticket(google.protobuf.message.Message):
     INVITE_CODE_FIELD_NUMBER: builtins.int
     MATCH_FIELD_NUMBER: builtins.int
     END_MESSAGE_FIELD_NUMBER: builtins.int
+    BOT_LEVEL_FIELD_NUMBER: builtins.int
     ticket_id: builtins.str
     state: Global___TicketState.ValueType
     table_size: builtins.int
@@ -114,6 +115,10 @@ class Ticket(google.protobuf.message.Message):
     end_message: builtins.str
     """For a final state other than matched: a sentence to show the player
     ("Nobody was found in 5 minutes, try again.").
+    """
+    bot_level: services.common.pb.rummy.v1.table_pb2.BotLevel.ValueType
+    """The level of the bots this ticket asked for (its request's, unspecified
+    filled in). A guest's ticket at a private table says the host's.
     """
     @property
     def options(self) -> services.common.pb.rummy.v1.table_pb2.TableOptions: ...
@@ -140,10 +145,11 @@ class Ticket(google.protobuf.message.Message):
         invite_code: builtins.str = ...,
         match: Global___Match | None = ...,
         end_message: builtins.str = ...,
+        bot_level: services.common.pb.rummy.v1.table_pb2.BotLevel.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: typing_extensions.TypeAlias = typing.Literal["created_at", b"created_at", "expires_at", b"expires_at", "match", b"match", "options", b"options"]
     def HasField(self, field_name: _HasFieldArgType) -> builtins.bool: ...
-    _ClearFieldArgType: typing_extensions.TypeAlias = typing.Literal["created_at", b"created_at", "end_message", b"end_message", "expires_at", b"expires_at", "invite_code", b"invite_code", "match", b"match", "options", b"options", "ruleset", b"ruleset", "state", b"state", "table_size", b"table_size", "ticket_id", b"ticket_id"]
+    _ClearFieldArgType: typing_extensions.TypeAlias = typing.Literal["bot_level", b"bot_level", "created_at", b"created_at", "end_message", b"end_message", "expires_at", b"expires_at", "invite_code", b"invite_code", "match", b"match", "options", b"options", "ruleset", b"ruleset", "state", b"state", "table_size", b"table_size", "ticket_id", b"ticket_id"]
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
 
 Global___Ticket: typing_extensions.TypeAlias = Ticket
@@ -224,6 +230,7 @@ class EnqueueRequest(google.protobuf.message.Message):
     MODE_FIELD_NUMBER: builtins.int
     ACCEPT_SMALLER_AFTER_MS_FIELD_NUMBER: builtins.int
     FILL_WITH_BOTS_AFTER_MS_FIELD_NUMBER: builtins.int
+    BOT_LEVEL_FIELD_NUMBER: builtins.int
     table_size: builtins.int
     """Seats wanted: 2, 3 or 4. Anything else is INVALID_ARGUMENT."""
     ruleset: builtins.str
@@ -242,7 +249,12 @@ class EnqueueRequest(google.protobuf.message.Message):
     fill_with_bots_after_ms: builtins.int
     """After this long in the queue, fill the empty seats with bots. 0: never.
     Such a training table seats only players who also asked for bots (at any
-    wait), and changes nobody's rating. Shorter than the ticket lifetime.
+    wait) at the same `bot_level`, and changes nobody's rating. Shorter than
+    the ticket lifetime.
+    """
+    bot_level: services.common.pb.rummy.v1.table_pb2.BotLevel.ValueType
+    """How well those bots play. Unspecified means BOT_LEVEL_NORMAL. A value
+    this server does not know is INVALID_ARGUMENT, reason BOT_LEVEL_UNKNOWN.
     """
     @property
     def options(self) -> services.common.pb.rummy.v1.table_pb2.TableOptions:
@@ -258,10 +270,11 @@ class EnqueueRequest(google.protobuf.message.Message):
         mode: Global___MatchMode.ValueType = ...,
         accept_smaller_after_ms: builtins.int = ...,
         fill_with_bots_after_ms: builtins.int = ...,
+        bot_level: services.common.pb.rummy.v1.table_pb2.BotLevel.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: typing_extensions.TypeAlias = typing.Literal["options", b"options"]
     def HasField(self, field_name: _HasFieldArgType) -> builtins.bool: ...
-    _ClearFieldArgType: typing_extensions.TypeAlias = typing.Literal["accept_smaller_after_ms", b"accept_smaller_after_ms", "fill_with_bots_after_ms", b"fill_with_bots_after_ms", "mode", b"mode", "options", b"options", "replace_existing", b"replace_existing", "ruleset", b"ruleset", "table_size", b"table_size"]
+    _ClearFieldArgType: typing_extensions.TypeAlias = typing.Literal["accept_smaller_after_ms", b"accept_smaller_after_ms", "bot_level", b"bot_level", "fill_with_bots_after_ms", b"fill_with_bots_after_ms", "mode", b"mode", "options", b"options", "replace_existing", b"replace_existing", "ruleset", b"ruleset", "table_size", b"table_size"]
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
 
 Global___EnqueueRequest: typing_extensions.TypeAlias = EnqueueRequest
@@ -378,12 +391,17 @@ class CreatePrivateTableRequest(google.protobuf.message.Message):
     RULESET_FIELD_NUMBER: builtins.int
     OPTIONS_FIELD_NUMBER: builtins.int
     FILL_WITH_BOTS_AFTER_MS_FIELD_NUMBER: builtins.int
+    BOT_LEVEL_FIELD_NUMBER: builtins.int
     table_size: builtins.int
     """Seats at the table, the creator's included: 2, 3 or 4."""
     ruleset: builtins.str
     fill_with_bots_after_ms: builtins.int
     """After this long, fill the seats still empty with bots. 0: never.
     Shorter than the server's ticket lifetime (see EnqueueRequest).
+    """
+    bot_level: services.common.pb.rummy.v1.table_pb2.BotLevel.ValueType
+    """How well those bots play. Unspecified means BOT_LEVEL_NORMAL. A value
+    this server does not know is INVALID_ARGUMENT, reason BOT_LEVEL_UNKNOWN.
     """
     @property
     def options(self) -> services.common.pb.rummy.v1.table_pb2.TableOptions: ...
@@ -394,10 +412,11 @@ class CreatePrivateTableRequest(google.protobuf.message.Message):
         ruleset: builtins.str = ...,
         options: services.common.pb.rummy.v1.table_pb2.TableOptions | None = ...,
         fill_with_bots_after_ms: builtins.int = ...,
+        bot_level: services.common.pb.rummy.v1.table_pb2.BotLevel.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: typing_extensions.TypeAlias = typing.Literal["options", b"options"]
     def HasField(self, field_name: _HasFieldArgType) -> builtins.bool: ...
-    _ClearFieldArgType: typing_extensions.TypeAlias = typing.Literal["fill_with_bots_after_ms", b"fill_with_bots_after_ms", "options", b"options", "ruleset", b"ruleset", "table_size", b"table_size"]
+    _ClearFieldArgType: typing_extensions.TypeAlias = typing.Literal["bot_level", b"bot_level", "fill_with_bots_after_ms", b"fill_with_bots_after_ms", "options", b"options", "ruleset", b"ruleset", "table_size", b"table_size"]
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
 
 Global___CreatePrivateTableRequest: typing_extensions.TypeAlias = CreatePrivateTableRequest

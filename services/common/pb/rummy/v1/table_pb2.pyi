@@ -153,6 +153,50 @@ END_REASON_TARGET_REACHED: EndReason.ValueType  # 7
 """Game: rami51 "to 200", a deal's winner reached 200 points."""
 Global___EndReason: typing_extensions.TypeAlias = EndReason
 
+class _BotLevel:
+    ValueType = typing.NewType("ValueType", builtins.int)
+    V: typing_extensions.TypeAlias = ValueType
+
+class _BotLevelEnumTypeWrapper(google.protobuf.internal.enum_type_wrapper._EnumTypeWrapper[_BotLevel.ValueType], builtins.type):
+    DESCRIPTOR: google.protobuf.descriptor.EnumDescriptor
+    BOT_LEVEL_UNSPECIFIED: _BotLevel.ValueType  # 0
+    """Not said: a table where a person plays gets BOT_LEVEL_NORMAL; a table
+    of bots alone (for people to watch) gets BOT_LEVEL_STRONG.
+    """
+    BOT_LEVEL_EASY: _BotLevel.ValueType  # 1
+    """A beginner: now and then leaves a useful discard, misses a lay-off or a
+    joker swap, keeps its melds in hand for another turn, holds on to high
+    cards, or throws away a card of a meld it holds.
+    """
+    BOT_LEVEL_NORMAL: _BotLevel.ValueType  # 2
+    """Makes the same mistakes, less often."""
+    BOT_LEVEL_STRONG: _BotLevel.ValueType  # 3
+    """The best the server knows: takes every useful discard, lays every meld it
+    finds at once, discards its costliest spare card.
+    """
+
+class BotLevel(_BotLevel, metaclass=_BotLevelEnumTypeWrapper):
+    """How well the server's bots play. Every bot at a table plays at the
+    table's level, chosen by the person who asked for bots.
+    """
+
+BOT_LEVEL_UNSPECIFIED: BotLevel.ValueType  # 0
+"""Not said: a table where a person plays gets BOT_LEVEL_NORMAL; a table
+of bots alone (for people to watch) gets BOT_LEVEL_STRONG.
+"""
+BOT_LEVEL_EASY: BotLevel.ValueType  # 1
+"""A beginner: now and then leaves a useful discard, misses a lay-off or a
+joker swap, keeps its melds in hand for another turn, holds on to high
+cards, or throws away a card of a meld it holds.
+"""
+BOT_LEVEL_NORMAL: BotLevel.ValueType  # 2
+"""Makes the same mistakes, less often."""
+BOT_LEVEL_STRONG: BotLevel.ValueType  # 3
+"""The best the server knows: takes every useful discard, lays every meld it
+finds at once, discards its costliest spare card.
+"""
+Global___BotLevel: typing_extensions.TypeAlias = BotLevel
+
 class _EventKind:
     ValueType = typing.NewType("ValueType", builtins.int)
     V: typing_extensions.TypeAlias = ValueType
@@ -387,6 +431,7 @@ class SeatView(google.protobuf.message.Message):
     HAS_OPENED_FIELD_NUMBER: builtins.int
     STATUS_FIELD_NUMBER: builtins.int
     CONNECTED_FIELD_NUMBER: builtins.int
+    BOT_LEVEL_FIELD_NUMBER: builtins.int
     seat: builtins.int
     """Position at the table, from 0; play goes from seat n to seat n+1."""
     player_id: builtins.str
@@ -410,6 +455,8 @@ class SeatView(google.protobuf.message.Message):
     has run out (about 20 s). Changes come as PlayerConnection events; they
     never change the table's `version` (see PlayerConnection).
     """
+    bot_level: Global___BotLevel.ValueType
+    """Bot seats only: the level it plays at. BOT_LEVEL_UNSPECIFIED for people."""
     def __init__(
         self,
         *,
@@ -422,8 +469,9 @@ class SeatView(google.protobuf.message.Message):
         has_opened: builtins.bool = ...,
         status: Global___SeatStatus.ValueType = ...,
         connected: builtins.bool = ...,
+        bot_level: Global___BotLevel.ValueType = ...,
     ) -> None: ...
-    _ClearFieldArgType: typing_extensions.TypeAlias = typing.Literal["card_count", b"card_count", "connected", b"connected", "display_name", b"display_name", "has_opened", b"has_opened", "is_bot", b"is_bot", "player_id", b"player_id", "score_total", b"score_total", "seat", b"seat", "status", b"status"]
+    _ClearFieldArgType: typing_extensions.TypeAlias = typing.Literal["bot_level", b"bot_level", "card_count", b"card_count", "connected", b"connected", "display_name", b"display_name", "has_opened", b"has_opened", "is_bot", b"is_bot", "player_id", b"player_id", "score_total", b"score_total", "seat", b"seat", "status", b"status"]
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
 
 Global___SeatView: typing_extensions.TypeAlias = SeatView
