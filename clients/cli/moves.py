@@ -18,7 +18,7 @@ from services.game.rules import actions as act
 from services.game.rules.cards import RANKS, SUITS
 from services.game.rules.errors import RuleError
 from services.game.rules.finder import find_melds
-from services.game.rules.guards import require_opened, require_turn
+from services.game.rules.guards import require_may_swap, require_turn
 from services.game.rules.melds import (
     Meld,
     Side,
@@ -73,6 +73,9 @@ class SwapPlan:
     """A new meld of hand cards and the joker, in order, if the hand has one."""
     may_keep: bool = False
     """The rule set lets a retrieved joker stay in hand (`classic`)."""
+    keep_only: bool = False
+    """The seat has not opened (`classic` swaps before the opening): the joker can
+    only stay in hand, a meld or a lay-off would lay cards before the opening."""
 
     def _request(self) -> game_pb2.SwapJokerRequest:
         """A fresh copy: each answer builds its own placement."""
@@ -137,6 +140,14 @@ class SwapPlan:
 
     def question(self, hand: Sequence[cards_pb2.Card]) -> str:
         """What the player is asked once the swap is understood: where the joker goes."""
+        if self.keep_only:
+            return "\n".join(
+                [
+                    "Before your opening the joker stays in your hand. Type",
+                    "  k to take it",
+                    "  nothing to cancel the swap",
+                ]
+            )
         fits = " ".join(f"[{m}]" for m, _ in self.lay_offs)
         lines = [
             "Where does the joker go? Type",
@@ -237,7 +248,7 @@ def swap_refused(view: table_pb2.TableView) -> RuleError | None:
     state = state_from_view(view)
     try:
         require_turn(state, seat, Phase.PLAY)
-        require_opened(state, seat, "swap a joker")
+        require_may_swap(state, seat)
     except RuleError as error:
         return error
     return None
@@ -266,6 +277,10 @@ def swap_plan(view: table_pb2.TableView, command: C.SwapCommand) -> SwapPlan:
         replacement_card_ids=replacements,
     )
     plan = SwapPlan(request, joker, may_keep=not rules.retrieved_joker_must_be_melded)
+    seat = view.my_seat if view.HasField("my_seat") else -1
+    if 0 <= seat < len(view.seats) and not view.seats[seat].has_opened:
+        plan.keep_only = plan.may_keep
+        return plan
     melds: list[Meld] = [meld_from_view(m, rules) for m in view.melds]
     try:
         melds = [

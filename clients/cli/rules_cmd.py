@@ -210,6 +210,11 @@ def describe(rules: Ruleset, options: TableOptions | None = None) -> str:
         if rules.retrieved_joker_must_be_melded
         else "it may stay in the hand."
     )
+    if not rules.swap_needs_opening:
+        swap += (
+            " A player who has not opened may swap too: the joker then stays in the hand,"
+            " and a card taken from the discard pile still goes into the opening."
+        )
     if rules.group_swap_completes:
         swap += (
             " A joker leaves a brelan only with both missing cards, which make it a carré"
@@ -227,7 +232,11 @@ def describe(rules: Ruleset, options: TableOptions | None = None) -> str:
             "  jokers: " + "; ".join(jokers) + "; in a run the joker's place says what it is",
             f"Opening: {opening}",
             "Turn: draw from the stock or take the top discard; after opening, lay off on any "
-            "meld and swap jokers; then discard.",
+            + (
+                "meld and swap jokers; then discard."
+                if rules.swap_needs_opening
+                else "meld; swap jokers, opened or not; then discard."
+            ),
             f"  {swap}",
             f"  {JOKER_DISCARD.get(rules.joker_discard, rules.joker_discard.value)}",
             "  The card taken from the discard pile cannot be thrown back the same turn.",

@@ -142,6 +142,10 @@ class Ruleset:
     """A player may put back the discard they took, before any other move (`rami51`)."""
     group_swap_completes: bool = False
     """`classic`: a joker leaves a brelan only when both missing cards complete it."""
+    swap_needs_opening: bool = True
+    """A joker is taken back only by a seat that has opened. `classic`: by any seat
+    at its turn (seed 002: « tout joueur peut à son tour s'emparer » of it), opened
+    or not; only lay-offs need a first meld there."""
     announce_last_card: bool = False
     """`classic`: "Carte !" when a player is down to one card."""
     contracts: tuple[Contract, ...] = ()
@@ -256,6 +260,7 @@ CLASSIC = Ruleset(
     opening_threshold=51,
     taken_discard=TakenDiscard.USE_THIS_TURN,
     group_swap_completes=True,
+    swap_needs_opening=False,
     retrieved_joker_must_be_melded=False,
     announce_last_card=True,
     joker_discard=JokerDiscard.ALLOWED,
