@@ -10,6 +10,7 @@ import pytest
 from services.game.rules import (
     SYSTEM,
     Deal,
+    Discard,
     LayOff,
     Phase,
     Reason,
@@ -17,6 +18,7 @@ from services.game.rules import (
     SwapJoker,
     TableOptions,
     hand_penalty,
+    legal_actions,
     new_game,
     parse_cards,
     preset,
@@ -271,6 +273,21 @@ def test_contract_joker_swap_after_the_own_contract_and_melded_again_at_once() -
     table.act(1, table.swap(1, 1, "7C", new_meld="2D 3D 4D JK"))
     assert table.meld_codes(1) == "7S 7D 7C" and table.meld_codes(5) == "2D 3D 4D JK"
     assert joker not in table.state.hands[1]
+
+
+def test_contract_seed_a_joker_may_be_discarded_at_any_time() -> None:
+    """Seed 004 sets no limit on discarding a joker, and its scoring presumes a
+    player may get rid of one: « une carte libre restée en jeu coûte 15 points à
+    celui qui ne s'en débarrasse pas ». `cafe`'s last-card-only rule is not there."""
+    table = contract([SEED_LOSER, LONER], stock="8H 8D")
+    table.draw(0)
+    assert any(
+        isinstance(m, Discard) and table.deck.is_joker(m.card)
+        for m in legal_actions(table.state, 0)
+    )
+    table.discard(0, "JK")  # mid-hand, ten cards left, contract not laid
+    assert table.top() == "JK" and len(table.state.hands[0]) == 10
+    assert table.state.current == 1
 
 
 # --- going out ------------------------------------------------------------------------

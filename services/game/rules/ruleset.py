@@ -27,8 +27,11 @@ CLAIM_WINDOW_MS = 3_000
 
 class JokerDiscard(Enum):
     LAST_CARD_ONLY = "last_card_only"
-    """A joker may only be discarded as the last card, to go out (`cafe`)."""
+    """A joker may only be discarded as the last card, to go out: `cafe`'s house
+    rule (seed 000), which `rami51` follows where its seed is silent."""
     ALLOWED = "allowed"
+    """A joker is discarded like any other card (`classic`; `contract`, whose seed
+    sets no limit and scores a joker « à celui qui ne s'en débarrasse pas »)."""
 
 
 class Scoring(Enum):
@@ -280,6 +283,7 @@ CONTRACT = Ruleset(
     group_distinct_suits=False,
     contracts=CONTRACTS,
     claims=True,
+    joker_discard=JokerDiscard.ALLOWED,
     reshuffle=Reshuffle.ALL,
     penalties=Penalties(ace=15, joker=15),
     cap_has_winner=False,
