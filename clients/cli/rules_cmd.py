@@ -162,7 +162,8 @@ def describe(rules: Ruleset, options: TableOptions | None = None) -> str:
     reshuffle = (
         "whenever it runs out"
         if rules.max_reshuffles is None
-        else f"at most {rules.max_reshuffles} times a round, then the deal is blocked"
+        else f"at most {rules.max_reshuffles} times a round; the deal is blocked the moment"
+        " the stock runs out once more (its last card drawn), the lightest hand winning"
     )
     pile = (
         "all but its top card"

@@ -37,6 +37,18 @@ def rebuild_stock(state: GameState, events: Events) -> bool:
     return True
 
 
+def stock_spent(state: GameState) -> bool:
+    """The stock is empty and may not be rebuilt again (`rami51` after two
+    reshuffles), where that blocks the deal."""
+    limit = state.ruleset.max_reshuffles
+    return (
+        state.ruleset.blocked_deal
+        and not state.stock
+        and limit is not None
+        and state.reshuffles >= limit
+    )
+
+
 def draw_stock(state: GameState, seat: int, now: int, events: Events) -> None:
     require_turn(state, seat, Phase.DRAW)
     if not state.stock and not rebuild_stock(state, events):
@@ -49,6 +61,12 @@ def draw_stock(state: GameState, seat: int, now: int, events: Events) -> None:
     state.hands[seat].append(card)
     state.phase = Phase.PLAY
     events.append(Drew(seat, card, False, len(state.stock)))
+    if stock_spent(state):
+        # RULES.md `rami51` decision: « si la pioche s'épuise une troisième fois »
+        # the deal is blocked now, not when someone next draws from the empty
+        # stock: nobody plays on by taking discards in between.
+        end_round(state, lightest_hand(state), EndReason.BLOCKED, events)
+        return
     if state.ruleset.claims and state.discard:
         state.claim_card = state.discard[-1]
         state.claim_deadline_ms = now + state.options.claim_window_ms
