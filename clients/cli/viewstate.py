@@ -77,4 +77,9 @@ def state_from_view(view: table_pb2.TableView) -> GameState:
         claim_card=window.card.id if window is not None else -1,
         claim_deadline_ms=window.closes_at.ToMilliseconds() if window is not None else 0,
         claimants=[me] if window is not None and window.claimed_by_me else [],
+        top_discarder=(
+            window.discarded_by_seat
+            if window is not None and window.HasField("discarded_by_seat")
+            else -1
+        ),
     )

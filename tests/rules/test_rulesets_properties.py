@@ -50,6 +50,7 @@ from services.game.rules import (
 )
 from services.game.rules.actions import Claim, Reposer
 from services.game.rules.bots import GreedyBot, RandomPlayer
+from services.game.rules.claims import may_claim
 from services.game.rules.contract import check_contract
 from services.game.rules.events import (
     Claimed,
@@ -164,7 +165,10 @@ def try_illegal(state: GameState, rng: random.Random, now: int) -> None:
                 check_refused(state, seat, offered, now, mine)
                 for other in state.claimants:
                     check_refused(state, other, offered, now, mine)
-                waiting = [s for s in playing(state) if s != seat and s not in state.claimants]
+                thrower = state.top_discarder
+                if thrower >= 0 and thrower != seat and thrower in playing(state):
+                    check_refused(state, thrower, offered, now, mine)
+                waiting = [s for s in playing(state) if may_claim(state, s)]
                 if window and waiting:
                     changed = Claim((state.claim_card + 1) % deck.size)
                     check_refused(state, waiting[0], changed, now, Reason.CLAIM_CARD_CHANGED)
@@ -280,7 +284,7 @@ def _claims(state: GameState, rng: random.Random, rate: float) -> list[int]:
     """Seats that claim the open window now, in a random order of arrival."""
     if state.claim_card < 0:
         return []
-    seats = [s for s in playing(state) if s != state.current and s not in state.claimants]
+    seats = [s for s in playing(state) if may_claim(state, s)]
     rng.shuffle(seats)
     return [s for s in seats if rng.random() < rate]
 

@@ -29,6 +29,8 @@ def rebuild_stock(state: GameState, events: Events) -> bool:
         return False
     stock = state.discard[:-1] if keep_top else state.discard[:]
     state.discard = state.discard[-1:] if keep_top else []
+    if not keep_top:
+        state.top_discarder = -1
     random.Random(state.seed * 1009 + state.reshuffles).shuffle(stock)
     state.stock = stock
     state.reshuffles += 1
@@ -82,6 +84,7 @@ def take_discard(state: GameState, seat: int, events: Events) -> None:
         raise RuleError(Reason.DISCARD_EMPTY, "The discard pile is empty: draw from the stock.")
     check_take_usable(state, seat)
     card = state.discard.pop()
+    state.top_discarder = -1
     state.taken_discard = state.drawn = card
     state.hands[seat].append(card)
     state.phase = Phase.PLAY
@@ -100,7 +103,7 @@ def reposer(state: GameState, seat: int, events: Events) -> None:
     card = state.taken_discard
     state.hands[seat].remove(card)
     state.discard.append(card)
-    state.taken_discard = state.drawn = -1
+    state.taken_discard = state.drawn = state.top_discarder = -1
     state.reposed = True
     state.phase = Phase.DRAW
     events.append(Reposed(seat, card))

@@ -17,6 +17,7 @@ from .actions import (
     TakeDiscard,
 )
 from .cards import JOKER
+from .claims import may_claim
 from .finder import candidates
 from .melds import MeldKind, fits, joker_targets
 from .plans import contract_plan, opening_ok
@@ -97,8 +98,7 @@ def legal_actions(state: GameState, seat: int) -> list[Action]:
     if state.phase not in (Phase.DRAW, Phase.PLAY) or state.status[seat] != SeatStatus.PLAYING:
         return []
     if seat != state.current:
-        open_claim = state.claim_card >= 0 and seat not in state.claimants
-        return [Claim(state.claim_card)] if open_claim else []
+        return [Claim(state.claim_card)] if may_claim(state, seat) else []
     if state.phase == Phase.DRAW:
         draws: list[Action] = []
         if can_draw_stock(state):

@@ -793,7 +793,10 @@ class ClaimRequest(google.protobuf.message.Message):
     expected_version: builtins.int
     card_id: builtins.int
     """The discard being claimed, as shown in the claim window
-    (`TableView.claim_window.card`, or the ClaimWindowOpened event). Required:
+    (`TableView.claim_window.card`, or the ClaimWindowOpened event). The
+    active seat, a seat that has claimed already and the seat that
+    discarded the card are refused with FAILED_PRECONDITION, reason
+    CLAIM_NOT_ALLOWED. Required:
     0 is a card like any other. If another card is on offer now the claim
     fails with ABORTED, reason CLAIM_CARD_CHANGED, and if no window is open
     (it closed on the way) with ABORTED, reason CLAIM_WINDOW_CLOSED; nothing

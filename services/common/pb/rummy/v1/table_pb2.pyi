@@ -596,8 +596,14 @@ class ClaimWindow(google.protobuf.message.Message):
     CARD_FIELD_NUMBER: builtins.int
     CLOSES_AT_FIELD_NUMBER: builtins.int
     CLAIMED_BY_ME_FIELD_NUMBER: builtins.int
+    DISCARDED_BY_SEAT_FIELD_NUMBER: builtins.int
     claimed_by_me: builtins.bool
     """This viewer has already claimed in this window."""
+    discarded_by_seat: builtins.int
+    """The seat that discarded the card on offer. That seat may not claim it
+    back (FAILED_PRECONDITION, reason CLAIM_NOT_ALLOWED). Absent when no seat
+    discarded it since it came on top (the card turned up at the deal).
+    """
     @property
     def card(self) -> services.common.pb.rummy.v1.cards_pb2.Card:
         """The discard that may be claimed."""
@@ -612,11 +618,15 @@ class ClaimWindow(google.protobuf.message.Message):
         card: services.common.pb.rummy.v1.cards_pb2.Card | None = ...,
         closes_at: google.protobuf.timestamp_pb2.Timestamp | None = ...,
         claimed_by_me: builtins.bool = ...,
+        discarded_by_seat: builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: typing_extensions.TypeAlias = typing.Literal["card", b"card", "closes_at", b"closes_at"]
+    _HasFieldArgType: typing_extensions.TypeAlias = typing.Literal["_discarded_by_seat", b"_discarded_by_seat", "card", b"card", "closes_at", b"closes_at", "discarded_by_seat", b"discarded_by_seat"]
     def HasField(self, field_name: _HasFieldArgType) -> builtins.bool: ...
-    _ClearFieldArgType: typing_extensions.TypeAlias = typing.Literal["card", b"card", "claimed_by_me", b"claimed_by_me", "closes_at", b"closes_at"]
+    _ClearFieldArgType: typing_extensions.TypeAlias = typing.Literal["_discarded_by_seat", b"_discarded_by_seat", "card", b"card", "claimed_by_me", b"claimed_by_me", "closes_at", b"closes_at", "discarded_by_seat", b"discarded_by_seat"]
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__discarded_by_seat: typing_extensions.TypeAlias = typing.Literal["discarded_by_seat"]
+    _WhichOneofArgType__discarded_by_seat: typing_extensions.TypeAlias = typing.Literal["_discarded_by_seat", b"_discarded_by_seat"]
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__discarded_by_seat) -> _WhichOneofReturnType__discarded_by_seat | None: ...
 
 Global___ClaimWindow: typing_extensions.TypeAlias = ClaimWindow
 
