@@ -23,6 +23,10 @@ from services.game.rules import (
 from services.game.rules.cards import SUITS
 from services.game.rules.melds import MeldKind, describe_joker
 from services.game.rules.ruleset import (
+    MAX_CONTRACT_DEALS,
+    MAX_ELIMINATION_CAP,
+    MAX_ROUNDS,
+    MAX_TARGET_SCORE,
     JokerDiscard,
     Reshuffle,
     Scoring,
@@ -127,6 +131,21 @@ def score(codes: list[str], name: str) -> int:
 def show(name: str) -> int:
     print(describe(_ruleset(name)))
     return 0
+
+
+def _game_length_bounds(rules: Ruleset) -> str:
+    """The upper bounds on the options that set a game's length (every game ends)."""
+    if rules.contracts:
+        most = MAX_CONTRACT_DEALS
+        return f"Every game ends: a table's own list of contracts has at most {most} deals."
+    limits = []
+    if not rules.default_elimination_cap:
+        limits.append(f"at most {MAX_ROUNDS} rounds")
+    if rules.scoring is Scoring.WINNER_COLLECTS:
+        limits.append(f"a target score of at most {MAX_TARGET_SCORE} points")
+    else:
+        limits.append(f"an elimination cap of at most {MAX_ELIMINATION_CAP} points")
+    return "Every game ends: a table chooses " + " or ".join(limits) + "."
 
 
 def describe(rules: Ruleset, options: TableOptions | None = None) -> str:
@@ -252,6 +271,7 @@ def describe(rules: Ruleset, options: TableOptions | None = None) -> str:
             f"  joker     {p.joker}",
             f"Scoring: {SCORING.get(rules.scoring, rules.scoring.value)}",
             f"End of the game: {rounds}.",
+            f"  {_game_length_bounds(rules)}",
             f"Timer: {o.turn_timer_ms // 1000} s a turn; when it runs out before the draw the "
             "turn passes, after it a card is discarded automatically (never a joker)"
             + (

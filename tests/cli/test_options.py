@@ -78,7 +78,7 @@ def test_bad_options_are_refused_before_any_connection(
     [
         ("play", "--rounds", "3"),
         ("host", "--rules", "rami51", "--rounds", "2", "--opening", "51"),
-        ("bots", "2", "--rules", "cafe", "--rounds", "100"),
+        ("bots", "2", "--rules", "cafe", "--rounds", "20"),
     ],
 )
 def test_rounds_are_taken_where_they_end_the_game(argv: tuple[str, ...]) -> None:

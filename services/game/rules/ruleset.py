@@ -24,6 +24,30 @@ finish, e.g. players who hold their cards back; in practice rarely reached."""
 CLAIM_WINDOW_MS = 3_000
 """`contract`'s claim window unless the table chose another (RULES.md: 3 s)."""
 
+# Games that end: no table option may make a game a real table would never see
+# finish. Each bound is the longest game such a table plays, and a table asking
+# for more is refused (OPTIONS_INVALID) with the bound in the sentence.
+
+MAX_ROUNDS = 20
+"""At most 20 rounds in a game played to a number of rounds: a long evening at a
+real table (a `cafe` round takes 5 to 10 minutes, so 2 to 3 hours), and more
+than `contract`'s longest list of deals (`MAX_CONTRACT_DEALS`)."""
+
+MAX_ELIMINATION_CAP = 1_000
+"""An elimination cap of at most 1000 points: twice seed 000's example (« un
+plafond de points, par exemple 500 ») and ten times `classic`'s 100. Every player
+but a round's winner adds at least 2 points a round (a card left in hand), so a
+cap bounds the game; with 4 billion a `cafe` game played 26 rounds in 30 s with
+no end in sight."""
+
+MAX_CONTRACT_DEALS = 12
+"""A `contract` table's own list of contracts has at most 12 deals: seed 004
+plays 7, and a list of its own (« une liste différente ») is not much longer."""
+
+MAX_TARGET_SCORE = 1_000
+"""`rami51` played "to" a score: at most 1000 points, five times seed 001's
+« En 200 », the only target it names."""
+
 
 class JokerDiscard(Enum):
     LAST_CARD_ONLY = "last_card_only"
@@ -218,18 +242,23 @@ class TableOptions:
             raise ValueError("turn timer must be between 100 ms and one hour")
         if not 1 <= self.turn_cap <= 10_000:
             raise ValueError("turn cap must be between 1 and 10000")
-        if not 1 <= self.rounds <= 100:
-            raise ValueError("rounds must be between 1 and 100")
-        if self.elimination_cap < 0:
-            raise ValueError("elimination cap must be positive or 0 (no cap)")
+        if not 1 <= self.rounds <= MAX_ROUNDS:
+            raise ValueError(f"rounds must be between 1 and {MAX_ROUNDS}")
+        if not 0 <= self.elimination_cap <= MAX_ELIMINATION_CAP:
+            raise ValueError(
+                f"the elimination cap must be between 1 and {MAX_ELIMINATION_CAP} points"
+                " (0: the rule set's default)"
+            )
+        if self.target_score > MAX_TARGET_SCORE:
+            raise ValueError(f"a target score is at most {MAX_TARGET_SCORE} points")
         if not 0 <= self.buy_backs <= 3:
             raise ValueError("buy-backs must be between 0 and 3")
         if self.target_score < 0 or self.opening_threshold < 0:
             raise ValueError("scores and thresholds are never negative")
         if not 500 <= self.claim_window_ms <= 60_000:
             raise ValueError("the claim window must be between 500 ms and 60 s")
-        if len(self.contracts) > 12:
-            raise ValueError("a contract list has at most 12 deals")
+        if len(self.contracts) > MAX_CONTRACT_DEALS:
+            raise ValueError(f"a contract list has at most {MAX_CONTRACT_DEALS} deals")
         for c in self.contracts:
             if c.groups < 0 or c.runs < 0 or not 1 <= c.groups + c.runs <= 4:
                 raise ValueError("a contract asks for 1 to 4 melds")

@@ -255,6 +255,11 @@ class TableOptions(google.protobuf.message.Message):
 
     Settings fixed when a table is created. A zero value means "the default";
     a `TableView` always carries the effective values, defaults filled in.
+    The options that set a game's length have upper bounds a real table
+    would use, so that every game ends: at most 20 rounds, an elimination cap
+    of at most 1000 points, at most 12 contracts. A value past a bound (or
+    otherwise out of range) is refused with INVALID_ARGUMENT, reason
+    OPTIONS_INVALID, whose message names the bound.
     """
 
     DESCRIPTOR: google.protobuf.descriptor.Descriptor
@@ -275,19 +280,21 @@ class TableOptions(google.protobuf.message.Message):
     """
     turn_cap: builtins.int
     """Turns (one player's turn each, timed-out turns included) after which a
-    round stops and is scored as the rule set says. 0 means 120. Keeps a
-    table of absent players from running for ever.
+    round stops and is scored as the rule set says. 0 means 120; at most
+    10000. Keeps a table of absent players from running for ever.
     """
     rounds: builtins.int
-    """Number of rounds (deals) in the game. 0 means 1. Only where the number
-    of deals ends the game: cafe without an elimination cap and rami51 not
-    "to 200". Elsewhere (classic plays until one player is left, contract
+    """Number of rounds (deals) in the game. 0 means 1; at most 20 (a long
+    evening at a real table). Only where the number of deals ends the
+    game: cafe without an elimination cap and rami51 not "to 200".
+    Elsewhere (classic plays until one player is left, contract
     one deal per contract) a value other than 0 or 1 is refused with
     INVALID_ARGUMENT, reason OPTIONS_INVALID.
     """
     elimination_cap: builtins.int
     """Points at which a player is eliminated. 0 means the rule set's
-    default: none for cafe, 100 for classic.
+    default: none for cafe, 100 for classic. At most 1000 (twice the 500 of
+    cafe's house rules, ten times classic's 100). cafe and classic only.
     """
     opening_threshold: builtins.int
     """rami51 only: points the first melds must total, 30, 40 or 51.
@@ -310,7 +317,7 @@ class TableOptions(google.protobuf.message.Message):
     def contracts(self) -> google.protobuf.internal.containers.RepeatedCompositeFieldContainer[Global___Contract]:
         """contract only: the contract of each deal, in order. Empty means the
         seven standard contracts; the number of entries sets the number of
-        deals.
+        deals, at most 12.
         """
 
     def __init__(
