@@ -10,11 +10,14 @@ from __future__ import annotations
 import pytest
 
 from services.game.rules import (
+    SYSTEM,
+    Deal,
     LayOff,
     Reason,
     RuleError,
     SwapJoker,
     TableOptions,
+    apply,
     legal_actions,
     new_game,
     parse_cards,
@@ -59,12 +62,20 @@ def test_classic_deck_decision_108_cards_two_packs_and_four_jokers() -> None:
     assert sum(1 for c in deck.ids() if deck.is_joker(c)) == 4
 
 
-def test_classic_players_2_to_6_the_service_queues_2_to_4() -> None:
-    for seats in (2, 3, 4):
-        assert new_game(CLASSIC, seats).seats == seats
-    for seats in (1, 5):
+def test_classic_seed_players_2_to_6_with_the_108_cards() -> None:
+    """Seed 002: « Comment jouer au Rami ? (de 2 à 6 joueurs) », and « Le donneur
+    utilise l'intégralité des cent huit cartes »: six hands of 14 leave a stock."""
+    for seats in (2, 3, 4, 5, 6):
+        state = new_game(CLASSIC, seats)
+        assert state.seats == seats and state.ruleset.deck.size == 108
+    for seats in (1, 7):
         with pytest.raises(ValueError):
             new_game(CLASSIC, seats)
+    state, _ = apply(new_game(CLASSIC, 6), SYSTEM, Deal(tuple(CLASSIC.deck.ids()), 0), 0)
+    assert [len(h) for h in state.hands] == [14] * 6
+    assert len(state.stock) == 108 - 6 * 14 - 1
+    assert state.current == 0 and state.dealer == 5
+    assert_conserved(state)
 
 
 def test_classic_deal_14_cards_each_and_the_first_discard_turned_up() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from enum import Enum
+from functools import cache
 from typing import Any
 
 from .cards import ACE_HIGH, JOKER, Deck, deck_of
@@ -20,6 +21,14 @@ never waits minutes on one player."""
 TURN_CAP = 120
 """A round stops after 120 turns (seed 000): a safety net for rounds nobody can
 finish, e.g. players who hold their cards back; in practice rarely reached."""
+
+QUICK_MATCH_SIZES = (2, 3, 4)
+"""Quick-match queues seat 2, 3 or 4 players in every rule set. Larger tables,
+where a rule set allows them (`classic`, `contract`: 5 or 6), are private: six
+strangers are long to gather, friends arrive together."""
+
+LARGE_TABLE = 5
+"""From this many seats a rule set with a `large_deck` plays with it."""
 
 CLAIM_WINDOW_MS = 3_000
 """`contract`'s claim window unless the table chose another (RULES.md: 3 s)."""
@@ -150,7 +159,11 @@ class Ruleset:
     """Cards dealt in deal 1, 2, ... when they vary (`contract`); else `hand_size`."""
     min_players: int = 2
     max_players: int = 4
-    """`cafe`: 2, 3 or 4 players (seed 000)."""
+    """`cafe`: 2, 3 or 4 players (seed 000). `classic` and `contract`: up to 6, at
+    private tables (`QUICK_MATCH_SIZES`)."""
+    large_deck: tuple[int, int] | None = None
+    """(decks, jokers) from `LARGE_TABLE` seats on, when the deck grows with the
+    table (`contract`: « un jeu et un joker de plus au-delà de quatre joueurs »)."""
     # Meld shape.
     min_naturals: int = 2
     naturals_at_least_jokers: bool = True
@@ -202,6 +215,14 @@ class Ruleset:
     @property
     def deck(self) -> Deck:
         return self._deck
+
+    def for_seats(self, seats: int) -> Ruleset:
+        """The rule set as a table of ``seats`` plays it: its own, or with the
+        `large_deck` from `LARGE_TABLE` seats on. Card ids depend on the deck, so
+        whoever reads a table's cards asks for the rule set by its seats."""
+        if self.large_deck in (None, (self.decks, self.jokers)) or seats < LARGE_TABLE:
+            return self
+        return _with_large_deck(self)
 
     def cards_dealt(self, round_no: int) -> int:
         if self.deal_sizes:
@@ -264,6 +285,15 @@ class TableOptions:
                 raise ValueError("a contract asks for 1 to 4 melds")
 
 
+@cache
+def _with_large_deck(ruleset: Ruleset) -> Ruleset:
+    """One value per rule set, so that tables of the same size share it (and the
+    caches keyed by rule set hold one entry)."""
+    assert ruleset.large_deck is not None
+    decks, jokers = ruleset.large_deck
+    return replace(ruleset, decks=decks, jokers=jokers)
+
+
 CAFE = Ruleset(name="cafe")
 """Café Rummy house rules (seed 000): 110 cards, no opening threshold."""
 
@@ -288,6 +318,7 @@ CLASSIC = Ruleset(
     name="classic",
     jokers=4,
     hand_size=14,
+    max_players=6,
     max_jokers_per_meld=1,
     opening_threshold=51,
     taken_discard=TakenDiscard.USE_THIS_TURN,
@@ -302,13 +333,16 @@ CLASSIC = Ruleset(
     scoring=Scoring.CLASSIC,
     default_elimination_cap=100,
 )
-"""Traditional French rami (seed 002): 14 dealt, 51 to open, elimination at 100."""
+"""Traditional French rami (seed 002): 14 dealt, 51 to open, elimination at 100;
+« de 2 à 6 joueurs », all with the 108 cards."""
 
 CONTRACT = Ruleset(
     name="contract",
     jokers=1,
     hand_size=10,
     deal_sizes=(10, 10, 10, 12, 12, 12, 12),
+    max_players=6,
+    large_deck=(3, 2),
     group_distinct_suits=False,
     contracts=CONTRACTS,
     claims=True,
@@ -317,7 +351,8 @@ CONTRACT = Ruleset(
     penalties=Penalties(ace=15, joker=15),
     cap_has_winner=False,
 )
-"""Rami contrat, Liverpool (seed 004): seven deals with imposed contracts."""
+"""Rami contrat, Liverpool (seed 004): seven deals with imposed contracts; 105
+cards, 158 (three packs, two jokers) at 5 or 6 seats (« de quatre à six »)."""
 
 PRESETS: dict[str, Ruleset] = {r.name: r for r in (CAFE, RAMI51, CLASSIC, CONTRACT)}
 

@@ -172,7 +172,7 @@ def loads(data: bytes) -> GameState:
         t = doc["turn"]
         return _checked(
             GameState(
-                ruleset=preset(doc["ruleset"]),
+                ruleset=preset(doc["ruleset"]).for_seats(doc["seats"]),
                 options=_options(doc["options"]),
                 seats=doc["seats"],
                 hands=doc["hands"],

@@ -181,7 +181,7 @@ def new_game(ruleset: Ruleset, seats: int, options: TableOptions | None = None) 
         )
     opts = effective_options(ruleset, options or TableOptions())
     return GameState(
-        ruleset=ruleset,
+        ruleset=ruleset.for_seats(seats),
         options=opts,
         seats=seats,
         hands=[[] for _ in range(seats)],
