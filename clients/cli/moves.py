@@ -27,12 +27,12 @@ from services.game.rules.melds import (
     joker_targets,
     swap_joker,
 )
-from services.game.rules.ruleset import PRESETS, Ruleset, preset
+from services.game.rules.ruleset import PRESETS, Ruleset
 from services.game.rules.state import Phase
 
 from . import commands as C
 from .cards import CardError, Style, normalize, pick
-from .viewstate import meld_from_view, state_from_view
+from .viewstate import meld_from_view, rules_of, state_from_view
 
 _SIDE = {"": game_pb2.SIDE_UNSPECIFIED, "low": game_pb2.SIDE_LOW, "high": game_pb2.SIDE_HIGH}
 _ENGINE_SIDE = {
@@ -260,7 +260,7 @@ def swap_plan(view: table_pb2.TableView, command: C.SwapCommand) -> SwapPlan:
     jokers = [c.id for c in meld_view.cards if c.code == "JK"]
     if not jokers:
         raise MoveError(f"Meld [{command.meld}] has no joker.")
-    rules = preset(view.ruleset)
+    rules = rules_of(view)
     # Refused before the player is asked where the joker goes: no joker stands for that card.
     table_meld = meld_from_view(meld_view, rules)
     wanted = {j: _targets(table_meld, j, rules) for j in jokers}

@@ -23,10 +23,12 @@ from services.game.rules import (
 from services.game.rules.cards import SUITS
 from services.game.rules.melds import MeldKind, describe_joker
 from services.game.rules.ruleset import (
+    LARGE_TABLE,
     MAX_CONTRACT_DEALS,
     MAX_ELIMINATION_CAP,
     MAX_ROUNDS,
     MAX_TARGET_SCORE,
+    QUICK_MATCH_SIZES,
     JokerDiscard,
     Reshuffle,
     Scoring,
@@ -133,6 +135,23 @@ def show(name: str) -> int:
     return 0
 
 
+def _players(rules: Ruleset) -> str:
+    """How many players, at which tables, and the deck of the largest."""
+    text = f"{rules.min_players} to {rules.max_players} players"
+    if rules.max_players > max(QUICK_MATCH_SIZES):
+        text += (
+            f" (quick-match queues seat 2 to {max(QUICK_MATCH_SIZES)}; private tables up to"
+            f" {rules.max_players})"
+        )
+    large = rules.for_seats(LARGE_TABLE)
+    if large is not rules:
+        text += (
+            f"; at {LARGE_TABLE} or more, {large.decks} × 52 cards + {large.jokers} jokers"
+            f" = {large.deck.size} cards"
+        )
+    return text
+
+
 def _game_length_bounds(rules: Ruleset) -> str:
     """The upper bounds on the options that set a game's length (every game ends)."""
     if rules.contracts:
@@ -215,7 +234,9 @@ def describe(rules: Ruleset, options: TableOptions | None = None) -> str:
         extra.append(
             '  "Puis-je ?": when a player draws from the stock, the others may claim the top '
             f"discard within {o.claim_window_ms / 1000:g} s (`c`); the nearest in play order "
-            "takes it plus a penalty card from the stock."
+            "takes it plus a penalty card from the stock. One claim at most a stock draw (the "
+            "card under a claimed one is not offered), and never by the player who discarded "
+            "the card."
         )
     if rules.announce_last_card:
         extra.append('  "Carte !" is announced for a player down to one card.')
@@ -244,7 +265,7 @@ def describe(rules: Ruleset, options: TableOptions | None = None) -> str:
         [
             f"Rule set: {rules.name}",
             f"Deck: {rules.decks} × 52 cards + {rules.jokers} jokers = {size} cards; "
-            f"{dealt}; {rules.min_players} to {rules.max_players} players.",
+            f"{dealt}; {_players(rules)}.",
             "Melds (at least 3 cards):",
             f"  group (brelan, carré): one rank, {suits}, at most {rules.max_group_size} cards",
             f"  run (suite): one suit in sequence, at most {rules.max_run_length} cards; the ace "

@@ -103,7 +103,11 @@ class CreateTableRequest(google.protobuf.message.Message):
     def options(self) -> services.common.pb.rummy.v1.table_pb2.TableOptions: ...
     @property
     def players(self) -> google.protobuf.internal.containers.RepeatedCompositeFieldContainer[Global___SeatedPlayer]:
-        """Seat i is players[i]; 2 to 4 players."""
+        """Seat i is players[i]; 2 to 4 players, or 2 to 6 in classic and
+        contract (contract plays with 158 cards, three packs and two jokers, at
+        5 or 6). Another number is refused with INVALID_ARGUMENT, reason
+        SEATS_INVALID.
+        """
 
     @property
     def deck_order(self) -> google.protobuf.internal.containers.RepeatedScalarFieldContainer[builtins.int]:
