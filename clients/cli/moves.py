@@ -278,8 +278,8 @@ def swap_plan(view: table_pb2.TableView, command: C.SwapCommand) -> SwapPlan:
     )
     plan = SwapPlan(request, joker, may_keep=not rules.retrieved_joker_must_be_melded)
     seat = view.my_seat if view.HasField("my_seat") else -1
-    if 0 <= seat < len(view.seats) and not view.seats[seat].has_opened:
-        plan.keep_only = plan.may_keep
+    if plan.may_keep and 0 <= seat < len(view.seats) and not view.seats[seat].has_opened:
+        plan.keep_only = True  # `classic` before the opening: nothing else is laid
         return plan
     melds: list[Meld] = [meld_from_view(m, rules) for m in view.melds]
     try:
