@@ -147,9 +147,9 @@ def test_a_game_that_ends_during_a_round_opens_that_rounds_deck() -> None:
 @pytest.mark.parametrize(
     ("name", "options", "bound"),
     [
-        ("cafe", TableOptions(elimination_cap=4_294_967_295), "1000"),
-        ("cafe", TableOptions(elimination_cap=1_001), "1000"),
-        ("classic", TableOptions(elimination_cap=1_001), "1000"),
+        ("cafe", TableOptions(elimination_cap=4_294_967_295), "500"),
+        ("cafe", TableOptions(elimination_cap=501), "500"),
+        ("classic", TableOptions(elimination_cap=501), "500"),
         ("cafe", TableOptions(rounds=21), "20"),
         ("rami51", TableOptions(rounds=4_294_967_295), "20"),
         ("rami51", TableOptions(target_score=1_001), "1000"),
@@ -169,7 +169,7 @@ def test_game_length_seed_a_game_ends_by_a_convention_a_real_table_would_fix(
 
 def test_game_length_the_bounds_themselves_are_allowed() -> None:
     cafe, classic, rami51 = preset("cafe"), preset("classic"), preset("rami51")
-    assert new_game(cafe, 2, TableOptions(elimination_cap=1000)).options.elimination_cap == 1000
+    assert new_game(cafe, 2, TableOptions(elimination_cap=500)).options.elimination_cap == 500
     assert new_game(classic, 2).options.elimination_cap == 100
     assert new_game(cafe, 2, TableOptions(rounds=20)).options.rounds == 20
     assert new_game(rami51, 2, TableOptions(target_score=1000)).options.target_score == 1000

@@ -42,12 +42,13 @@ MAX_ROUNDS = 20
 real table (a `cafe` round takes 5 to 10 minutes, so 2 to 3 hours), and more
 than `contract`'s longest list of deals (`MAX_CONTRACT_DEALS`)."""
 
-MAX_ELIMINATION_CAP = 1_000
-"""An elimination cap of at most 1000 points: twice seed 000's example (« un
-plafond de points, par exemple 500 ») and ten times `classic`'s 100. Every player
-but a round's winner adds at least 2 points a round (a card left in hand), so a
-cap bounds the game; with 4 billion a `cafe` game played 26 rounds in 30 s with
-no end in sight."""
+MAX_ELIMINATION_CAP = 500
+"""An elimination cap of at most 500 points: seed 000's own example (« un plafond
+de points, par exemple 500 »), five times `classic`'s 100. Every player but a
+round's winner adds at least 2 points a round (a card left in hand), so a cap
+bounds the game; how long it lasts grows with the cap: two greedy bots reach 500
+in 60 to 130 `cafe` rounds, 1000 in 130 to 220. With 4 billion a `cafe` game
+played 26 rounds in 30 s with no end in sight."""
 
 MAX_CONTRACT_DEALS = 12
 """A `contract` table's own list of contracts has at most 12 deals: seed 004

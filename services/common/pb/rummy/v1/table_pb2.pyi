@@ -257,7 +257,7 @@ class TableOptions(google.protobuf.message.Message):
     a `TableView` always carries the effective values, defaults filled in.
     The options that set a game's length have upper bounds a real table
     would use, so that every game ends: at most 20 rounds, an elimination cap
-    of at most 1000 points, at most 12 contracts. A value past a bound (or
+    of at most 500 points, at most 12 contracts. A value past a bound (or
     otherwise out of range) is refused with INVALID_ARGUMENT, reason
     OPTIONS_INVALID, whose message names the bound.
     """
@@ -293,8 +293,8 @@ class TableOptions(google.protobuf.message.Message):
     """
     elimination_cap: builtins.int
     """Points at which a player is eliminated. 0 means the rule set's
-    default: none for cafe, 100 for classic. At most 1000 (twice the 500 of
-    cafe's house rules, ten times classic's 100). cafe and classic only.
+    default: none for cafe, 100 for classic. At most 500 (the example of
+    cafe's house rules, five times classic's 100). cafe and classic only.
     """
     opening_threshold: builtins.int
     """rami51 only: points the first melds must total, 30, 40 or 51.
