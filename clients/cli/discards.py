@@ -30,17 +30,30 @@ def offer_text(
     drawer: int,
     left: float | None,
     commands: bool = False,
+    discarder: int = -1,
 ) -> str:
     """`contract`'s claim window opening: the discard ``drawer`` passed over is on
     offer to the others for ``left`` seconds (when known); ``commands``: the viewer
-    can type `c` to claim it."""
+    can type `c` to claim it, unless the viewer is the ``discarder``, who may not
+    claim it back."""
     card = style.card(event.claim_window_opened.card.code)
     time = f" ({seconds(left)} s left)" if left else ""
     if is_mine(view, drawer):
         return f"The {card} is on offer to the other players{time}."
+    if discarder >= 0 and is_mine(view, discarder):
+        others = f"the players other than {seat_name(view, drawer)}"
+        return f"The {card} you discarded is on offer to {others}{time}."
     if commands and view.HasField("my_seat"):
         return f"The {card} is on offer: type c to claim it{time}."
     return f"The {card} is on offer to the players other than {seat_name(view, drawer)}{time}."
+
+
+def window_discarder(view: table_pb2.TableView) -> int:
+    """The seat that discarded the card on offer, as the view tells it, or -1."""
+    window = view.claim_window
+    if view.HasField("claim_window") and window.HasField("discarded_by_seat"):
+        return window.discarded_by_seat
+    return -1
 
 
 def claim_text(seat: int, view: table_pb2.TableView, style: Style, offer: str = "") -> str:

@@ -2,7 +2,7 @@
 
     rummy play --server HOST:PORT [--players 2|3|4] [--rules cafe] [--bots]
                [--bot-level easy|normal|strong] [table options] [--plain] [--profile NAME]
-    rummy host [--players 2|3|4] [--rules cafe] [--bots-after S]
+    rummy host [--players 2-6] [--rules cafe] [--bots-after S]
                [--bot-level easy|normal|strong] [table options]
     rummy join CODE
     rummy watch TABLE [--server HOST:PORT] [--game HOST:PORT]
@@ -38,6 +38,8 @@ from dataclasses import replace
 from importlib import metadata
 from pathlib import Path
 
+from services.game.rules.ruleset import PRESETS, QUICK_MATCH_SIZES
+
 from . import load, matchmaking, rules_cmd, waiting
 from .cards import Style, colour_wanted, symbols_wanted
 from .connection import Connection
@@ -67,12 +69,17 @@ NOBODY_YET = (
     " same command with --bots."
 )
 BOT_LEVELS = ("easy", "normal", "strong")
+PRIVATE_SIZES = tuple(range(2, max(r.max_players for r in PRESETS.values()) + 1))
+"""Seats a private table may have: up to 6, where the rule set allows (the
+server says which do)."""
 EXAMPLES = """examples:
   rummy play --server 127.0.0.1:50052 --bots          a 2-player game against a bot
   rummy play --players 4 --name Ana                   wait for three other people
   rummy play --rules rami51 --opening 51 --to-200     rami51 to 200, opening at 51
   rummy play --server rummy.example.com:443 --tls     a server behind a TLS gateway
   rummy host --players 3 --rules classic              a private table: tells an invite code
+  rummy host --players 6 --rules contract --bots-after 30
+                                                      six seats, bots in the empty ones
   rummy join K7QX2M                                   take a seat at a friend's table
   rummy watch TABLE_ID                                follow a table
   rummy bots 4 --players 2 --games 2                  two games between bots
@@ -127,9 +134,16 @@ def _common(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _table_choice(parser: argparse.ArgumentParser) -> None:
+def _table_choice(
+    parser: argparse.ArgumentParser, sizes: tuple[int, ...] = QUICK_MATCH_SIZES
+) -> None:
     parser.add_argument(
-        "--players", type=int, choices=(2, 3, 4), default=2, help="seats at the table (default: 2)"
+        "--players",
+        type=int,
+        choices=sizes,
+        default=2,
+        help="seats at the table (default: 2)"
+        + ("" if sizes == QUICK_MATCH_SIZES else " (5 or 6: classic and contract only)"),
     )
     parser.add_argument(
         "--rules", choices=RULESETS, default="cafe", help="rule set (default: cafe)"
@@ -164,7 +178,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     host = sub.add_parser("host", help="open a private table, tell its invite code, and play")
     _common(host)
-    _table_choice(host)
+    _table_choice(host, PRIVATE_SIZES)
     host.add_argument(
         "--bots-after",
         type=seconds(1, 3600, zero="never"),
@@ -237,6 +251,13 @@ def _choice(args: argparse.Namespace) -> matchmaking.QueueChoice:
     reason = refusal(args.rules, options)
     if reason is not None:
         args.parser.error(f"these table options do not fit {args.rules}: {reason}")
+    most = PRESETS[args.rules].max_players
+    if args.players > most:
+        larger = " and ".join(n for n, r in PRESETS.items() if r.max_players >= args.players)
+        args.parser.error(
+            f"a {args.rules} table seats 2 to {most} players; {args.players} players play"
+            f" {larger} only"
+        )
     return matchmaking.QueueChoice(
         players=args.players,
         ruleset=args.rules,

@@ -18,7 +18,7 @@ from services.game.rules import actions as act
 from services.game.rules.cards import RANKS, SUITS
 from services.game.rules.errors import RuleError
 from services.game.rules.finder import find_melds
-from services.game.rules.guards import require_opened, require_turn
+from services.game.rules.guards import require_may_swap, require_turn
 from services.game.rules.melds import (
     Meld,
     Side,
@@ -27,12 +27,12 @@ from services.game.rules.melds import (
     joker_targets,
     swap_joker,
 )
-from services.game.rules.ruleset import PRESETS, Ruleset, preset
+from services.game.rules.ruleset import PRESETS, Ruleset
 from services.game.rules.state import Phase
 
 from . import commands as C
 from .cards import CardError, Style, normalize, pick
-from .viewstate import meld_from_view, state_from_view
+from .viewstate import meld_from_view, rules_of, state_from_view
 
 _SIDE = {"": game_pb2.SIDE_UNSPECIFIED, "low": game_pb2.SIDE_LOW, "high": game_pb2.SIDE_HIGH}
 _ENGINE_SIDE = {
@@ -73,6 +73,9 @@ class SwapPlan:
     """A new meld of hand cards and the joker, in order, if the hand has one."""
     may_keep: bool = False
     """The rule set lets a retrieved joker stay in hand (`classic`)."""
+    keep_only: bool = False
+    """The seat has not opened (`classic` swaps before the opening): the joker can
+    only stay in hand, a meld or a lay-off would lay cards before the opening."""
 
     def _request(self) -> game_pb2.SwapJokerRequest:
         """A fresh copy: each answer builds its own placement."""
@@ -137,6 +140,14 @@ class SwapPlan:
 
     def question(self, hand: Sequence[cards_pb2.Card]) -> str:
         """What the player is asked once the swap is understood: where the joker goes."""
+        if self.keep_only:
+            return "\n".join(
+                [
+                    "Before your opening the joker stays in your hand. Type",
+                    "  k to take it",
+                    "  nothing to cancel the swap",
+                ]
+            )
         fits = " ".join(f"[{m}]" for m, _ in self.lay_offs)
         lines = [
             "Where does the joker go? Type",
@@ -237,7 +248,7 @@ def swap_refused(view: table_pb2.TableView) -> RuleError | None:
     state = state_from_view(view)
     try:
         require_turn(state, seat, Phase.PLAY)
-        require_opened(state, seat, "swap a joker")
+        require_may_swap(state, seat)
     except RuleError as error:
         return error
     return None
@@ -249,7 +260,7 @@ def swap_plan(view: table_pb2.TableView, command: C.SwapCommand) -> SwapPlan:
     jokers = [c.id for c in meld_view.cards if c.code == "JK"]
     if not jokers:
         raise MoveError(f"Meld [{command.meld}] has no joker.")
-    rules = preset(view.ruleset)
+    rules = rules_of(view)
     # Refused before the player is asked where the joker goes: no joker stands for that card.
     table_meld = meld_from_view(meld_view, rules)
     wanted = {j: _targets(table_meld, j, rules) for j in jokers}
@@ -266,6 +277,10 @@ def swap_plan(view: table_pb2.TableView, command: C.SwapCommand) -> SwapPlan:
         replacement_card_ids=replacements,
     )
     plan = SwapPlan(request, joker, may_keep=not rules.retrieved_joker_must_be_melded)
+    seat = view.my_seat if view.HasField("my_seat") else -1
+    if plan.may_keep and 0 <= seat < len(view.seats) and not view.seats[seat].has_opened:
+        plan.keep_only = True  # `classic` before the opening: nothing else is laid
+        return plan
     melds: list[Meld] = [meld_from_view(m, rules) for m in view.melds]
     try:
         melds = [

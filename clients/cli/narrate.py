@@ -22,6 +22,7 @@ from .discards import (
     passed_text,
     penalty_text,
     taken_back,
+    window_discarder,
     window_left,
 )
 from .render import Clock, game_text, is_mine, meld_cards, round_text, seat_name
@@ -84,7 +85,14 @@ def narrate(event: table_pb2.TableEvent, view: table_pb2.TableView, style: Style
         return f"{who} put the {style.card(event.reposed.card.code)} back on the discard pile."
     if kind == "claim_window_opened":
         left = window_left(event)
-        return offer_text(event, view, style, drawer=view.current_seat, left=left)
+        return offer_text(
+            event,
+            view,
+            style,
+            drawer=view.current_seat,
+            left=left,
+            discarder=window_discarder(view),
+        )
     if kind == "claim_made":
         offer = view.claim_window.card.code if view.HasField("claim_window") else ""
         return claim_text(event.seat, view, style, offer)
@@ -182,6 +190,9 @@ class Narrator:
         """The seat that drew last: the one that passed over a discard on offer."""
         self._offer = ""
         """The code of the discard on offer while a claim window is open."""
+        self._discarder = -1
+        """The seat that discarded the top card of the pile, or -1 (nobody since it
+        came on top): it may not claim that card back."""
         self._taken: tuple[int, int, str] | None = None
         """(seat, card id, code): the card taken from the discard pile this turn and
         not used yet."""
@@ -214,7 +225,13 @@ class Narrator:
             drawer = view.current_seat if self._drawer is None else self._drawer
             left = window_left(event, self.clock)
             return offer_text(
-                event, view, self.style, drawer=drawer, left=left, commands=self.commands
+                event,
+                view,
+                self.style,
+                drawer=drawer,
+                left=left,
+                commands=self.commands,
+                discarder=self._discarder if self._discarder >= 0 else window_discarder(view),
             )
         if kind == "claim_made" and self._offer:
             return claim_text(event.seat, view, self.style, self._offer)
@@ -238,10 +255,13 @@ class Narrator:
             self._opened.clear()
             self._turn = self._drawer = self._taken = None
             self._offer = ""
+            self._discarder = -1
         elif kind == "turn_started":
             self._turn, self._taken = event.seat, None
         elif kind == "drew":
             self._drawer = event.seat
+        elif kind == "discarded":
+            self._discarder = event.seat
         elif kind == "took_discard":
             taken = event.took_discard.card
             self._taken = (event.seat, taken.id, taken.code)
@@ -251,6 +271,8 @@ class Narrator:
             self._offer = event.claim_window_opened.card.code
         elif kind in ("claimed", "claim_window_closed"):
             self._offer = ""
+        if kind in ("took_discard", "claimed", "reposed", "reshuffled"):
+            self._discarder = -1  # the top card now is none that a seat just discarded
         if kind == "melded":
             self._opened.add(event.seat)
         if self._taken is not None and self._taken[1] in _used(event):

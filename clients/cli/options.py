@@ -14,12 +14,11 @@ from collections.abc import Callable
 
 from services.common.pb.rummy.v1 import table_pb2
 from services.game.options import effective
-from services.game.rules.ruleset import PRESETS, preset
+from services.game.rules.ruleset import MAX_ELIMINATION_CAP, MAX_ROUNDS, PRESETS, preset
 
 MIN_TURN_S, MAX_TURN_S = 0.1, 3600.0
 """The server accepts a turn of 100 ms to one hour."""
 MAX_TURN_CAP = 10_000
-MAX_ROUNDS = 100
 MAX_BUY_BACKS = 3
 MIN_CLAIM_S, MAX_CLAIM_S = 0.5, 60.0
 OPENINGS = (30, 40, 51)
@@ -101,7 +100,7 @@ def add_table_options(parser: argparse.ArgumentParser) -> None:
         default=0,
         metavar="N",
         help="deals in the game (cafe, rami51, unless played to an elimination cap or"
-        " to 200; default 1)",
+        f" to 200; default 1, at most {MAX_ROUNDS})",
     )
     group.add_argument(
         "--opening",
@@ -117,10 +116,11 @@ def add_table_options(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--elimination-cap",
-        type=whole(0, 100_000),
+        type=whole(0, MAX_ELIMINATION_CAP),
         default=0,
         metavar="POINTS",
-        help="cafe, classic: a player reaching this total is out (classic default 100)",
+        help="cafe, classic: a player reaching this total is out (classic default 100,"
+        f" at most {MAX_ELIMINATION_CAP})",
     )
     group.add_argument(
         "--buy-backs",

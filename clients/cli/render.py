@@ -184,6 +184,8 @@ def claim_status(view: table_pb2.TableView, clock: Clock, style: Style) -> str:
     card = style.card(window.card.code)
     if window.claimed_by_me:
         return f" · you claimed {card}"
+    if window.HasField("discarded_by_seat") and window.discarded_by_seat == view.my_seat:
+        return f" · your {card} is on offer to the others"
     return f" · claim {card} (c) ⏱ {seconds(clock.until(window.closes_at)):>2}s"
 
 

@@ -23,6 +23,12 @@ from services.game.rules import (
 from services.game.rules.cards import SUITS
 from services.game.rules.melds import MeldKind, describe_joker
 from services.game.rules.ruleset import (
+    LARGE_TABLE,
+    MAX_CONTRACT_DEALS,
+    MAX_ELIMINATION_CAP,
+    MAX_ROUNDS,
+    MAX_TARGET_SCORE,
+    QUICK_MATCH_SIZES,
     JokerDiscard,
     Reshuffle,
     Scoring,
@@ -129,6 +135,38 @@ def show(name: str) -> int:
     return 0
 
 
+def _players(rules: Ruleset) -> str:
+    """How many players, at which tables, and the deck of the largest."""
+    text = f"{rules.min_players} to {rules.max_players} players"
+    if rules.max_players > max(QUICK_MATCH_SIZES):
+        text += (
+            f" (quick-match queues seat 2 to {max(QUICK_MATCH_SIZES)}; private tables up to"
+            f" {rules.max_players})"
+        )
+    large = rules.for_seats(LARGE_TABLE)
+    if large is not rules:
+        text += (
+            f"; at {LARGE_TABLE} or more, {large.decks} × 52 cards + {large.jokers} jokers"
+            f" = {large.deck.size} cards"
+        )
+    return text
+
+
+def _game_length_bounds(rules: Ruleset) -> str:
+    """The upper bounds on the options that set a game's length (every game ends)."""
+    if rules.contracts:
+        most = MAX_CONTRACT_DEALS
+        return f"Every game ends: a table's own list of contracts has at most {most} deals."
+    limits = []
+    if not rules.default_elimination_cap:
+        limits.append(f"at most {MAX_ROUNDS} rounds")
+    if rules.scoring is Scoring.WINNER_COLLECTS:
+        limits.append(f"a target score of at most {MAX_TARGET_SCORE} points")
+    else:
+        limits.append(f"an elimination cap of at most {MAX_ELIMINATION_CAP} points")
+    return "Every game ends: a table chooses " + " or ".join(limits) + "."
+
+
 def describe(rules: Ruleset, options: TableOptions | None = None) -> str:
     """The rule set in words, from its data."""
     o = effective_options(rules, options or TableOptions())
@@ -162,7 +200,8 @@ def describe(rules: Ruleset, options: TableOptions | None = None) -> str:
     reshuffle = (
         "whenever it runs out"
         if rules.max_reshuffles is None
-        else f"at most {rules.max_reshuffles} times a round, then the deal is blocked"
+        else f"at most {rules.max_reshuffles} times a round; the deal is blocked the moment"
+        " the stock runs out once more (its last card drawn), the lightest hand winning"
     )
     pile = (
         "all but its top card"
@@ -195,7 +234,9 @@ def describe(rules: Ruleset, options: TableOptions | None = None) -> str:
         extra.append(
             '  "Puis-je ?": when a player draws from the stock, the others may claim the top '
             f"discard within {o.claim_window_ms / 1000:g} s (`c`); the nearest in play order "
-            "takes it plus a penalty card from the stock."
+            "takes it plus a penalty card from the stock. One claim at most a stock draw (the "
+            "card under a claimed one is not offered), and never by the player who discarded "
+            "the card."
         )
     if rules.announce_last_card:
         extra.append('  "Carte !" is announced for a player down to one card.')
@@ -210,6 +251,11 @@ def describe(rules: Ruleset, options: TableOptions | None = None) -> str:
         if rules.retrieved_joker_must_be_melded
         else "it may stay in the hand."
     )
+    if not rules.swap_needs_opening:
+        swap += (
+            " A player who has not opened may swap too: the joker then stays in the hand,"
+            " and a card taken from the discard pile still goes into the opening."
+        )
     if rules.group_swap_completes:
         swap += (
             " A joker leaves a brelan only with both missing cards, which make it a carré"
@@ -219,7 +265,7 @@ def describe(rules: Ruleset, options: TableOptions | None = None) -> str:
         [
             f"Rule set: {rules.name}",
             f"Deck: {rules.decks} × 52 cards + {rules.jokers} jokers = {size} cards; "
-            f"{dealt}; {rules.min_players} to {rules.max_players} players.",
+            f"{dealt}; {_players(rules)}.",
             "Melds (at least 3 cards):",
             f"  group (brelan, carré): one rank, {suits}, at most {rules.max_group_size} cards",
             f"  run (suite): one suit in sequence, at most {rules.max_run_length} cards; the ace "
@@ -227,7 +273,11 @@ def describe(rules: Ruleset, options: TableOptions | None = None) -> str:
             "  jokers: " + "; ".join(jokers) + "; in a run the joker's place says what it is",
             f"Opening: {opening}",
             "Turn: draw from the stock or take the top discard; after opening, lay off on any "
-            "meld and swap jokers; then discard.",
+            + (
+                "meld and swap jokers; then discard."
+                if rules.swap_needs_opening
+                else "meld; swap jokers, opened or not; then discard."
+            ),
             f"  {swap}",
             f"  {JOKER_DISCARD.get(rules.joker_discard, rules.joker_discard.value)}",
             "  The card taken from the discard pile cannot be thrown back the same turn.",
@@ -242,6 +292,7 @@ def describe(rules: Ruleset, options: TableOptions | None = None) -> str:
             f"  joker     {p.joker}",
             f"Scoring: {SCORING.get(rules.scoring, rules.scoring.value)}",
             f"End of the game: {rounds}.",
+            f"  {_game_length_bounds(rules)}",
             f"Timer: {o.turn_timer_ms // 1000} s a turn; when it runs out before the draw the "
             "turn passes, after it a card is discarded automatically (never a joker)"
             + (

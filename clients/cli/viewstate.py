@@ -44,8 +44,14 @@ def meld_from_view(view: table_pb2.MeldView, rules: Ruleset) -> M.Meld:
     return M.Meld(view.id, view.owner_seat, M.MeldKind.RUN, ids, start, deck.suit[naturals[0]])
 
 
+def rules_of(view: table_pb2.TableView) -> Ruleset:
+    """The rule set as this table plays it: card ids follow its deck, which grows
+    with the number of seats (`contract` at 5 or 6)."""
+    return preset(view.ruleset).for_seats(len(view.seats))
+
+
 def state_from_view(view: table_pb2.TableView) -> GameState:
-    rules = preset(view.ruleset)
+    rules = rules_of(view)
     seats = len(view.seats)
     me = view.my_seat if view.HasField("my_seat") else -1
     hands = [
@@ -78,4 +84,9 @@ def state_from_view(view: table_pb2.TableView) -> GameState:
         claim_deadline_ms=window.closes_at.ToMilliseconds() if window is not None else 0,
         claimants=[me] if window is not None and window.claimed_by_me else [],
         reposed=view.discard_put_back,
+        top_discarder=(
+            window.discarded_by_seat
+            if window is not None and window.HasField("discarded_by_seat")
+            else -1
+        ),
     )

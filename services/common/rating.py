@@ -1,4 +1,4 @@
-"""Player ratings: Elo, extended to tables of 2-4 as pairwise duels.
+"""Player ratings: Elo, extended to tables of 2-6 as pairwise duels.
 
 Each pair of players at a finished table is one duel won by the better
 placed player (a draw for equal places). The K factor is split across the

@@ -231,6 +231,7 @@ def table_view(
                 card=card(deck, state.claim_card),
                 closes_at=timestamp_ms(state.claim_deadline_ms),
                 claimed_by_me=committed.seat in state.claimants,
+                discarded_by_seat=state.top_discarder if state.top_discarder >= 0 else None,
             )
         )
     return message

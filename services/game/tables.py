@@ -63,11 +63,12 @@ class Tables(TableMoves, TableSweeper):
             raise Refusal(
                 grpc.StatusCode.INVALID_ARGUMENT, "RULESET_UNKNOWN", str(error.args[0])
             ) from None
-        if not 2 <= len(players) <= 4:
+        if not ruleset.min_players <= len(players) <= ruleset.max_players:
             raise Refusal(
                 grpc.StatusCode.INVALID_ARGUMENT,
                 "SEATS_INVALID",
-                "A table seats 2, 3 or 4 players.",
+                f"A {ruleset.name} table seats {ruleset.min_players} to"
+                f" {ruleset.max_players} players.",
             )
         if len({p.player_id for p in players}) != len(players):
             raise Refusal(

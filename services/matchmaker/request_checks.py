@@ -13,7 +13,7 @@ from services.common.pb.rummy.v1 import table_pb2
 from services.game import options as table_options
 from services.game.bot_levels import UNKNOWN_MESSAGE, UNKNOWN_REASON, UnknownBotLevel, level_asked
 from services.game.rules.levels import BotLevel
-from services.game.rules.ruleset import PRESETS, preset
+from services.game.rules.ruleset import PRESETS, QUICK_MATCH_SIZES, Ruleset, preset
 
 
 class Refused(Exception):
@@ -42,12 +42,6 @@ def table_wanted(
     request: mm.EnqueueRequest | mm.CreatePrivateTableRequest,
 ) -> tuple[str, dict[str, Any]]:
     """The rule set and effective options a queueing request asks for, checked."""
-    if request.table_size not in (2, 3, 4):
-        raise Refused(
-            grpc.StatusCode.INVALID_ARGUMENT,
-            "TABLE_SIZE_INVALID",
-            "A table seats 2, 3 or 4 players.",
-        )
     ruleset = request.ruleset or "cafe"
     if ruleset not in PRESETS:
         raise Refused(
@@ -55,6 +49,7 @@ def table_wanted(
             "RULESET_UNKNOWN",
             f"There is no rule set called '{ruleset}'.",
         )
+    _check_size(request, PRESETS[ruleset])
     return ruleset, effective_options(ruleset, request.options)
 
 
@@ -65,6 +60,33 @@ def bot_level_wanted(value: int) -> BotLevel:
         return level_asked(value) or BotLevel.NORMAL
     except UnknownBotLevel:
         raise Refused(grpc.StatusCode.INVALID_ARGUMENT, UNKNOWN_REASON, UNKNOWN_MESSAGE) from None
+
+
+def _check_size(request: mm.EnqueueRequest | mm.CreatePrivateTableRequest, rules: Ruleset) -> None:
+    """Quick-match queues seat 2, 3 or 4; a private table up to the rule set's most
+    (`classic`, `contract`: 6)."""
+    size = request.table_size
+    private = isinstance(request, mm.CreatePrivateTableRequest)
+    if size in QUICK_MATCH_SIZES or (private and 2 <= size <= rules.max_players):
+        return
+    larger = [r.name for r in PRESETS.values() if r.max_players > max(QUICK_MATCH_SIZES)]
+    most = max(r.max_players for r in PRESETS.values())
+    if private and size <= most:
+        sentence = (
+            f"A {rules.name} table seats 2, 3 or 4 players; only "
+            + " and ".join(larger)
+            + f" private tables seat up to {most}."
+        )
+    elif private:
+        sentence = f"A private table seats 2 to {rules.max_players} players in {rules.name}."
+    elif 4 < size <= most:
+        sentence = (
+            "Quick-match queues seat 2, 3 or 4 players; tables of 5 or 6 are private"
+            " (" + " and ".join(larger) + ")."
+        )
+    else:
+        sentence = "A table seats 2, 3 or 4 players."
+    raise Refused(grpc.StatusCode.INVALID_ARGUMENT, "TABLE_SIZE_INVALID", sentence)
 
 
 def invite_not_found() -> Refused:

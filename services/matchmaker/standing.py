@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from services.common import metrics
 from services.common.db import Connection, Pool
-from services.game.rules.ruleset import PRESETS
+from services.game.rules.ruleset import PRESETS, QUICK_MATCH_SIZES
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,9 +49,9 @@ async def record_depth(db: Connection | Pool) -> None:
         queue = metrics.queue_label(r["table_size"], r["ruleset"], private=r["private"])
         metrics.QUEUE_DEPTH.labels(queue).set(r["n"])
         seen.add(queue)
-    for size in (2, 3, 4):
-        for ruleset in PRESETS:
-            for private in (False, True):
+    for ruleset, rules in PRESETS.items():
+        for size in range(2, rules.max_players + 1):
+            for private in (False, True) if size in QUICK_MATCH_SIZES else (True,):
                 queue = metrics.queue_label(size, ruleset, private=private)
                 if queue not in seen:
                     metrics.QUEUE_DEPTH.labels(queue).set(0)

@@ -176,21 +176,24 @@ async def seat_with_a_bot(
     device: str = "device-cli-test-0001",
     opponent: auth_pb2.LoginResponse | None = None,
     options: table_pb2.TableOptions | None = None,
+    opponent_first: bool = False,
 ) -> str:
-    """A table where the device kept in ``config_dir`` sits first, against a bot
-    (or the ``opponent`` signed in), made as the matchmaker makes one (dealt from
-    ``order`` when given, with ``options`` when given); its id. The client knows
-    nothing of it until the matchmaker says ALREADY_SEATED."""
+    """A table where the device kept in ``config_dir`` sits first (second with
+    ``opponent_first``), against a bot (or the ``opponent`` signed in), made as
+    the matchmaker makes one (dealt from ``order`` when given, with ``options``
+    when given); its id. The client knows nothing of it until the matchmaker says
+    ALREADY_SEATED."""
     config_dir.mkdir(parents=True, exist_ok=True)
     (config_dir / "device_id").write_text(device)
     reply = await sign_in(running, device, "Sam")
     other = game_pb2.SeatedPlayer(player_id="bot-cli", display_name="Bot", is_bot=True)
     if opponent is not None:
         other = game_pb2.SeatedPlayer(player_id=opponent.player_id, display_name="Pia")
+    players = [game_pb2.SeatedPlayer(player_id=reply.player_id, display_name="Sam"), other]
     request = game_pb2.CreateTableRequest(
         ruleset=ruleset,
         options=options,
-        players=[game_pb2.SeatedPlayer(player_id=reply.player_id, display_name="Sam"), other],
+        players=players[::-1] if opponent_first else players,
         deck_order=order,
     )
     async with grpc.aio.insecure_channel(running.game_address) as channel:

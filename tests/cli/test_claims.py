@@ -110,38 +110,45 @@ def test_a_spectator_is_told_who_may_claim_the_discard() -> None:
 async def test_the_player_sees_the_offer_claims_and_gets_the_card(
     fresh_dsn: str, tmp_path: Path
 ) -> None:
-    """Before, the claim window went by without a word: `c` was there, nothing said when."""
+    """Before, the claim window went by without a word: `c` was there, nothing said
+    when. The player's own discard is on offer to the others only: no `c` then."""
     async with servers(fresh_dsn) as running:
         pia = await sign_in(running, "device-cli-test-pia2", "Pia")
         order = scripted_order(HANDS[:2], "QD", "KS KH KD", ruleset=CONTRACT)
         options = table_pb2.TableOptions(turn_timer_ms=LONG_TURNS_MS, claim_window_ms=60_000)
         table_id = await seat_with_a_bot(
-            running, tmp_path, "contract", order, opponent=pia, options=options
+            running, tmp_path, "contract", order, opponent=pia, options=options, opponent_first=True
         )
         term = rejoining(running, tmp_path)
         try:
             async with grpc.aio.insecure_channel(running.game_address) as channel:
                 other = Player(channel, pia.token, pia.player_id, "Pia")
                 await term.expect(SEATED)
-                await term.send("d")
-                await term.expect("You drew K♠")
-                await term.expect(r"The Q♦ is on offer to the other players \(\d+ s left\)\.")
-                await term.send("x 9d")
-                await term.expect("You discarded 9♦")
-                await term.expect("Nobody took the Q♦: the claim window is closed.")
                 await other.send(table_id, DrawStock())
                 await term.expect("Pia drew from the stock.")
-                await term.expect(r"The 9♦ is on offer: type c to claim it \(\d+ s left\)\.")
-                await term.expect(r"\[Pia's turn ⏱ +\d+s · claim 9♦ \(c\) ⏱ +\d+s\] > ")
+                await term.expect(r"The Q♦ is on offer: type c to claim it \(\d+ s left\)\.")
+                await term.expect(r"\[Pia's turn ⏱ +\d+s · claim Q♦ \(c\) ⏱ +\d+s\] > ")
                 await term.send("c")
                 await term.expect(
-                    "You claimed the 9♦: who gets it is settled when the claim window closes."
+                    "You claimed the Q♦: who gets it is settled when the claim window closes."
                 )
-                await term.expect(r"\[Pia's turn ⏱ +\d+s · you claimed 9♦\] > ")
-                await other.send(table_id, Discard(CONTRACT.deck.ids_of("AH")[0]))
-                await term.expect("You got the 9♦ and drew a penalty card: K♦.")
-                await term.expect("Pia discarded A♥.")
+                await term.expect(r"\[Pia's turn ⏱ +\d+s · you claimed Q♦\] > ")
+                await other.send(table_id, Discard(CONTRACT.deck.ids_of("AS")[0]))
+                await term.expect("You got the Q♦ and drew a penalty card: K♥.")
+                await term.expect("Pia discarded A♠.")
                 await term.expect(r"Your hand \(12\): ")
+                await term.send("d")
+                await term.expect("You drew K♦")
+                await term.send("x 9c")
+                await term.expect("You discarded 9♣")
+                await other.send(table_id, DrawStock())
+                await term.expect(
+                    r"The 9♣ you discarded is on offer to the players other than Pia"
+                    r" \(\d+ s left\)\."
+                )
+                await term.expect(r"\[Pia's turn ⏱ +\d+s · your 9♣ is on offer to the others\] > ")
+                await term.send("c")
+                await term.expect("You discarded that card: you cannot claim it back.")
             await term.leave()
         finally:
             term.kill()

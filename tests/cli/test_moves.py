@@ -118,6 +118,7 @@ def test_a_joker_that_fits_nowhere_is_placed_in_a_new_meld() -> None:
 
 def test_classic_may_keep_the_joker_in_hand() -> None:
     view = sample_view(hand="9S 2C KD", ruleset="classic")
+    view.seats[0].has_opened = True
     plan = swap_plan(view, swap("s 1 9s"))
     assert plan.may_keep and "k to keep it in hand" in plan.question(view.hand)
     kept = plan.placement("k", view.hand).message
@@ -126,9 +127,24 @@ def test_classic_may_keep_the_joker_in_hand() -> None:
     assert _codes(view, kept.replacement_card_ids) == ["9S"]
 
 
+def test_classic_before_the_opening_a_swapped_joker_can_only_stay_in_hand() -> None:
+    """Seed 002: « tout joueur peut à son tour s'emparer » of a joker; before the
+    opening nothing else is laid, so the player is only asked to take it."""
+    view = sample_view(hand="9S 2C KD", ruleset="classic")
+    assert not view.seats[0].has_opened
+    plan = swap_plan(view, swap("s 1 9s"))
+    assert plan.keep_only and not plan.lay_offs and not plan.new_meld
+    question = plan.question(view.hand)
+    assert "k to take it" in question and "lay it off" not in question
+    kept = plan.placement("k", view.hand).message
+    assert isinstance(kept, game_pb2.SwapJokerRequest)
+    assert kept.WhichOneof("placement") is None
+
+
 def test_classic_frees_a_brelan_joker_with_both_missing_cards() -> None:
     """Q♥ Q♦ JK: the joker comes out when Q♠ and Q♣ make the carré; both go in one request."""
     view = sample_view(hand="QS QC 5S KD", ruleset="classic")
+    view.seats[0].has_opened = True
     plan = swap_plan(view, swap("s 2 qs qc"))
     joker = next(c.id for c in view.melds[1].cards if c.code == "JK")
     assert plan.request.joker_card_id == joker

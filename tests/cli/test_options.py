@@ -78,7 +78,7 @@ def test_bad_options_are_refused_before_any_connection(
     [
         ("play", "--rounds", "3"),
         ("host", "--rules", "rami51", "--rounds", "2", "--opening", "51"),
-        ("bots", "2", "--rules", "cafe", "--rounds", "100"),
+        ("bots", "2", "--rules", "cafe", "--rounds", "20"),
     ],
 )
 def test_rounds_are_taken_where_they_end_the_game(argv: tuple[str, ...]) -> None:
@@ -140,3 +140,15 @@ def test_the_package_runs_as_a_module() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "41" in done.stdout
+
+
+def test_a_private_table_of_six_is_hosted_in_classic_or_contract_only(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    for rules in ("classic", "contract"):
+        args = cli_main.build_parser().parse_args(["host", "--players", "6", "--rules", rules])
+        assert cli_main._choice(args).players == 6
+    said = refused_with(capsys, "host", "--players", "6", "--rules", "cafe")
+    assert "a cafe table seats 2 to 4 players; 6 players play classic and contract only" in said
+    said = refused_with(capsys, "play", "--players", "5", "--rules", "contract")
+    assert "argument --players: invalid choice: 5" in said

@@ -69,9 +69,13 @@ async def test_game_schema_enforces_its_rules(fresh_dsn: str) -> None:
         )
         with pytest.raises(asyncpg.CheckViolationError):
             await conn.execute(
-                "INSERT INTO table_seats (table_id, seat, player_id) VALUES ($1, 4, 'p2')",
+                "INSERT INTO table_seats (table_id, seat, player_id) VALUES ($1, 6, 'p2')",
                 table_id,
             )
+        # Seats 0 to 5: tables of six (classic, contract).
+        await conn.execute(
+            "INSERT INTO table_seats (table_id, seat, player_id) VALUES ($1, 5, 'p6')", table_id
+        )
         await conn.execute("INSERT INTO players (id, device_id) VALUES ('p1', 'd1')")
         with pytest.raises(asyncpg.UniqueViolationError):
             await conn.execute("INSERT INTO players (id, device_id) VALUES ('p2', 'd1')")

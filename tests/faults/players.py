@@ -55,6 +55,7 @@ async def create_table(
     deck_order: Sequence[int] = (),
     rounds: int = 1,
     turn_timer_ms: int = LONG_TURNS_MS,
+    elimination_cap: int = 0,
 ) -> str:
     """A cafe table; a plain string seats a bot the server plays itself."""
     seated = [
@@ -66,7 +67,9 @@ async def create_table(
     reply = await game_pb2_grpc.GameServiceStub(channel).CreateTable(
         game_pb2.CreateTableRequest(
             ruleset="cafe",
-            options=table_pb2.TableOptions(turn_timer_ms=turn_timer_ms, rounds=rounds),
+            options=table_pb2.TableOptions(
+                turn_timer_ms=turn_timer_ms, rounds=rounds, elimination_cap=elimination_cap
+            ),
             players=seated,
             deck_order=deck_order,
         ),

@@ -32,9 +32,10 @@ from .processes import BOT_TURNS_MS, channels, game_processes, until
 from .proxy import Link, Proxy, data_bytes, grpc_messages, initial_window, stream_carrying
 from .stored import assert_stream_is_log, assert_whole
 
-ROUNDS = 45
-"""Two server bots play this many deals: some 3,000 events, well past a 64 KiB
-window (about 1,300 events) plus the server's queue."""
+CAP = 400
+"""Two server bots play until one of them reaches this many points, 40 to 100
+deals: some 3,000 to 7,000 events, well past a 64 KiB window (about 1,300
+events) plus the server's queue. (A number of deals is at most 20, too few.)"""
 QUEUE_SIZE: int = inspect.signature(Fanout).parameters["queue_size"].default
 SMALL_WINDOW = [("grpc.http2.bdp_probe", 0)]
 """grpcio then announces the HTTP/2 default window, 64 KiB, and never grows it."""
@@ -75,7 +76,7 @@ async def test_a_stalled_watcher_holds_up_nothing_and_is_bounded(
             small = await login(small_channel, "Stalled, 64 KiB window")
             big_link, small_link = proxy.links
             table_id = await create_table(
-                direct, ["bot-0", "bot-1"], rounds=ROUNDS, turn_timer_ms=BOT_TURNS_MS
+                direct, ["bot-0", "bot-1"], elimination_cap=CAP, turn_timer_ms=BOT_TURNS_MS
             )
 
             # From now on the stalled watchers' network passes nothing to them.

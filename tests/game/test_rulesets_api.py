@@ -200,3 +200,24 @@ async def test_contracts_are_refused_for_a_rule_set_without_them(
         assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
         info = error_info(error)
         assert info is not None and info.reason == "OPTIONS_INVALID"
+
+
+async def test_options_that_make_a_game_never_end_are_refused_naming_the_bound(
+    channel: grpc.aio.Channel,
+) -> None:
+    """An elimination cap of 4,294,967,295 once made a cafe game that played 26
+    rounds in 30 s with no end in sight."""
+    players = [await login(channel, f"B{i}") for i in range(2)]
+    for ruleset, options, bound in (
+        ("cafe", {"elimination_cap": 4_294_967_295}, "500"),
+        ("classic", {"elimination_cap": 501}, "500"),
+        ("cafe", {"rounds": 21}, "20"),
+    ):
+        try:
+            await _table(channel, players, ruleset, **options)
+            raise AssertionError(f"a {ruleset} table accepted {options}")
+        except grpc.aio.AioRpcError as error:
+            assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
+            info = error_info(error)
+            assert info is not None and info.reason == "OPTIONS_INVALID"
+            assert bound in (error.details() or ""), error.details()

@@ -67,7 +67,7 @@ async def test_watchers_far_behind_catch_up_on_the_other_replica_and_go_live(
         reply = await game_pb2_grpc.GameServiceStub(on_a).CreateTable(
             game_pb2.CreateTableRequest(
                 ruleset="cafe",
-                options=table_pb2.TableOptions(rounds=100),
+                options=table_pb2.TableOptions(rounds=20),
                 players=[
                     game_pb2.SeatedPlayer(player_id=f"bot-{i}", display_name="Bot", is_bot=True)
                     for i in range(2)

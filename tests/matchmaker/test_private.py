@@ -11,9 +11,10 @@ import pytest
 
 from services.common.errors import error_info
 from services.common.pb.rummy.v1 import matchmaker_pb2 as mm
+from services.common.pb.rummy.v1 import table_pb2
 from services.matchmaker import endings, queueing
 from services.matchmaker.queueing import INVITE_ALPHABET
-from tests.game.harness import Player
+from tests.game.harness import Player, play_to_end
 
 from .harness import (
     Store,
@@ -355,3 +356,67 @@ async def test_tickets_in_neighbouring_claims_still_meet(fresh_dsn: str) -> None
         assert await matcher.match_once() == 2
         await asyncio.gather(*(w.end() for w in pair))
         assert pair[0].match is not None and pair[1].match is not None
+
+
+async def test_six_friends_play_a_contract_private_table_to_the_end(fresh_dsn: str) -> None:
+    """Seed 004: « La version à contrats se prête donc mieux aux tablées de quatre à
+    six », with « un jeu et un joker de plus au-delà de quatre joueurs »: a private
+    table of six is dealt the 158 cards and played through its seven deals, through
+    the real matchmaker and game servers."""
+    async with backend(fresh_dsn) as b:
+        people = await players(b.channel(), 6)
+        options = table_pb2.TableOptions(turn_cap=60)
+        hosting = await host(people[0], table_size=6, ruleset="contract", options=options)
+        code = hosting.ticket.invite_code
+        guests = [await join(p, code) for p in people[1:]]
+        await asyncio.gather(hosting.end(), *(g.end() for g in guests))
+        match = hosting.match
+        assert match is not None and match.table_size == 6
+        game_channel = grpc.aio.insecure_channel(match.game_target)
+        try:
+            seated = [Player(game_channel, p.token, p.player_id, p.name) for p in people]
+            view = await seated[0].view(match.table_id)
+            assert view.ruleset == "contract" and len(view.seats) == 6
+            dealt = sum(s.card_count for s in view.seats) + len(view.discard_pile)
+            assert dealt + view.stock_size == 158 and dealt == 6 * 10 + 1
+            await play_to_end(seated, match.table_id, max_turns=7 * 60 + 7)
+            view = await seated[0].view(match.table_id)
+            assert view.phase == table_pb2.PHASE_GAME_OVER
+            assert [r.round for r in view.round_results] == list(range(1, 8))
+            totals = [s.score_total for s in view.seats]
+            assert view.result.winner_seat == totals.index(min(totals))
+        finally:
+            await game_channel.close()
+
+
+@pytest.mark.parametrize(
+    ("ruleset", "size", "private", "says"),
+    [
+        ("cafe", 6, True, "only classic and contract private tables seat up to 6"),
+        ("rami51", 5, True, "only classic and contract private tables seat up to 6"),
+        ("contract", 5, False, "tables of 5 or 6 are private"),
+        ("classic", 7, True, "seats 2 to 6"),
+    ],
+)
+async def test_tables_of_five_or_six_are_private_classic_or_contract_ones(
+    fresh_dsn: str, ruleset: str, size: int, private: bool, says: str
+) -> None:
+    async with backend(fresh_dsn) as b, store(fresh_dsn) as db:
+        (alice,) = await players(b.channel(), 1)
+        call = (
+            stub(alice).CreatePrivateTable(
+                mm.CreatePrivateTableRequest(table_size=size, ruleset=ruleset),
+                metadata=alice.auth,
+            )
+            if private
+            else stub(alice).Enqueue(
+                mm.EnqueueRequest(table_size=size, ruleset=ruleset), metadata=alice.auth
+            )
+        )
+        with pytest.raises(grpc.aio.AioRpcError) as failure:
+            await asyncio.wait_for(call.read(), 10)
+        info = error_info(failure.value)
+        assert failure.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert info is not None and info.reason == "TABLE_SIZE_INVALID"
+        assert says in (failure.value.details() or ""), failure.value.details()
+        assert await db.count("SELECT count(*) FROM tickets") == 0

@@ -22,6 +22,7 @@ from services.game.rules import (
     LayOff,
     Meld,
     MeldSpec,
+    Phase,
     Reason,
     RuleError,
     Ruleset,
@@ -174,7 +175,7 @@ class Table:
         as it was. When the draw ends the round (a blocked deal) nothing is thrown."""
         events = self.draw(seat)
         drew = [e for e in events if isinstance(e, Drew)]
-        if not drew:
+        if not drew or self.state.phase != Phase.PLAY:
             return events
         thrown = self.act(seat, Discard(drew[0].card))
         self.events = events + thrown

@@ -29,6 +29,7 @@ from services.game.rules import (
 )
 from services.game.rules.actions import Claim
 from services.game.rules.bots import GreedyBot, RandomPlayer
+from services.game.rules.claims import may_claim
 from services.game.rules.events import EndReason, RoundEnded
 from services.game.rules.legal import discardable
 from services.game.rules.simulate import Player, deal_action
@@ -103,7 +104,7 @@ def play_series_game(name: str, seed: int) -> Counter[str]:
 
 def _claimer(state: GameState, rng: random.Random, players: list[Player]) -> int | None:
     """A greedy seat that wants the discard claims it; now and then a random one does."""
-    waiting = [s for s in state.playing() if s != state.current and s not in state.claimants]
+    waiting = [s for s in state.playing() if may_claim(state, s)]
     for seat in waiting:
         player = players[seat]
         if isinstance(player, GreedyBot) and player.claims(state, seat):

@@ -213,10 +213,57 @@ def test_claims_the_next_discard_may_be_claimed_again() -> None:
     window = t.events[1]
     assert window == ClaimWindowOpened(ks, t.now + 3_000)
     t.act(2, offered(t))  # the same seat may claim again
-    t.act(0, offered(t))
+    t.act(3, offered(t))
     t.now += 3_000
     t.act(SYSTEM, Timeout())
     assert claimed(t).seat == 2 and claimed(t).card == ks
+
+
+def test_claims_seed_one_claim_per_stock_draw_the_card_under_a_claimed_one_is_not_offered() -> None:
+    """Seed 004: « Le mécanisme se répète tant que la carte de défausse suivante
+    intéresse quelqu'un. » The next discard card is the next turn's (RULES.md
+    decision): once a claim takes the card, the one it uncovers is not offered
+    until a new discard and a new stock draw."""
+    t = table()
+    qd = t.state.discard[-1]
+    t.draw(0)
+    t.now = 1_000
+    t.discard(0, "KS")  # the QD's window closes unclaimed; the KS goes on top
+    t.draw(1)
+    t.act(2, offered(t))
+    t.now += 3_000
+    events = t.act(SYSTEM, Timeout())
+    assert claimed(t).seat == 2 and t.state.discard[-1] == qd
+    assert not any(isinstance(e, ClaimWindowOpened) for e in events)
+    assert t.state.claim_card == -1
+    assert all(legal_actions(t.state, s) == [] for s in (0, 2, 3))
+    assert t.refuse(3, Claim(qd)).reason == Reason.CLAIM_WINDOW_CLOSED
+    t.discard(1, "KH")
+    t.draw(2)
+    assert t.state.claim_card == t.state.discard[-1]
+    assert t.deck.code(t.state.claim_card) == "KH"
+
+
+def test_claims_the_seat_that_discarded_the_card_may_not_claim_it_back() -> None:
+    """Seed 004: « Le "Puis-je ?" permet à un joueur de prendre une carte de la
+    défausse hors de son tour. » The card on offer is the one a seat just threw
+    away: that seat may not claim it back (RULES.md decision), not even paying
+    the penalty card; the card turned up at the deal was nobody's."""
+    t = table()
+    t.draw(0)
+    assert Claim(t.state.discard[-1]) in legal_actions(t.state, 1)
+    t.now = 1_000
+    t.discard(0, "KS")
+    t.draw(1)
+    ks = offered(t)
+    assert ks not in legal_actions(t.state, 0) and ks in legal_actions(t.state, 2)
+    assert not GreedyBot().claims(t.state, 0)
+    refusal = t.refuse(0, ks)
+    assert refusal.reason == Reason.CLAIM_NOT_ALLOWED and "discarded" in refusal.message
+    t.act(3, ks)
+    t.now += 3_000
+    t.act(SYSTEM, Timeout())
+    assert claimed(t).seat == 3
 
 
 def test_claims_a_window_nobody_claimed_closes_at_its_deadline_and_says_so() -> None:

@@ -10,11 +10,15 @@ from __future__ import annotations
 import pytest
 
 from services.game.rules import (
+    SYSTEM,
+    Deal,
     LayOff,
     Reason,
     RuleError,
     SwapJoker,
     TableOptions,
+    apply,
+    legal_actions,
     new_game,
     parse_cards,
     preset,
@@ -58,12 +62,20 @@ def test_classic_deck_decision_108_cards_two_packs_and_four_jokers() -> None:
     assert sum(1 for c in deck.ids() if deck.is_joker(c)) == 4
 
 
-def test_classic_players_2_to_6_the_service_queues_2_to_4() -> None:
-    for seats in (2, 3, 4):
-        assert new_game(CLASSIC, seats).seats == seats
-    for seats in (1, 5):
+def test_classic_seed_players_2_to_6_with_the_108_cards() -> None:
+    """Seed 002: « Comment jouer au Rami ? (de 2 à 6 joueurs) », and « Le donneur
+    utilise l'intégralité des cent huit cartes »: six hands of 14 leave a stock."""
+    for seats in (2, 3, 4, 5, 6):
+        state = new_game(CLASSIC, seats)
+        assert state.seats == seats and state.ruleset.deck.size == 108
+    for seats in (1, 7):
         with pytest.raises(ValueError):
             new_game(CLASSIC, seats)
+    state, _ = apply(new_game(CLASSIC, 6), SYSTEM, Deal(tuple(CLASSIC.deck.ids()), 0), 0)
+    assert [len(h) for h in state.hands] == [14] * 6
+    assert len(state.stock) == 108 - 6 * 14 - 1
+    assert state.current == 0 and state.dealer == 5
+    assert_conserved(state)
 
 
 def test_classic_deal_14_cards_each_and_the_first_discard_turned_up() -> None:
@@ -146,12 +158,48 @@ def swap(table: Table, meld_id: int, replacement: str, second: str = "") -> Swap
     return SwapJoker(meld_id, table.joker_of(meld_id), table.card(1, replacement), second=extra)
 
 
-def test_classic_joker_swap_decision_only_after_opening() -> None:
+def test_classic_seed_any_player_may_take_a_joker_at_their_turn_opened_or_not() -> None:
+    """Seed 002: « Quand une combinaison posée sur la table comporte un Joker, tout
+    joueur peut à son tour s'emparer de ce dernier en le remplaçant par la carte
+    qu'il représentait. » Only lay-offs need a first meld (« Un joueur qui a
+    effectué sa première pose est ensuite libre [...] de compléter »)."""
     table = swap_table()
-    assert table.refuse(1, swap(table, 2, "6D")).reason == Reason.NOT_OPENED
-    table.meld(1, "TC JC QC KC", "4H 5H 6H")
-    table.act(1, swap(table, 2, "6D"))
+    assert not table.state.opened[1]
+    offered = swap(table, 2, "6D")
+    assert offered in legal_actions(table.state, 1)
+    joker = table.joker_of(2)
+    table.act(1, offered)
     assert table.meld_codes(2) == "5D 6D 7D"
+    assert joker in table.state.hands[1] and not table.state.opened[1]
+    assert table.refuse(1, LayOff(3, table.cards(1, "KC"))).reason == Reason.NOT_OPENED
+    # The joker taken back may go into the opening, laid afterwards.
+    table.meld(1, "TC JC QC KC", "4H 5H 6H")
+    assert table.state.opened[1]
+    assert_conserved(table.state)
+
+
+def test_classic_an_unopened_swap_keeps_the_joker_and_the_taken_card_for_the_opening() -> None:
+    """Before the opening a swap lays nothing else: the joker stays in hand (a new
+    meld or a lay-off with it would be laid before the opening), and a card taken
+    from the discard pile still goes into the opening, not into a joker's place."""
+    table = swap_table()
+    placed = table.swap(1, 2, "6D", new_meld="JK 8D 8C")
+    assert table.refuse(1, placed).reason == Reason.NOT_OPENED
+    laid = table.swap(1, 2, "6D", lay_off=4)
+    assert table.refuse(1, laid).reason == Reason.NOT_OPENED
+
+    owner = SWAP_OWNER.replace("2C", "6D")
+    taker = "TC JC QC KC 4D 5D 4H 5H 6H 2S 3S AH 8D 8C"
+    table = classic([owner, taker], stock="3S 4S")
+    table.draw(0)
+    table.meld(0, "8S 8H JK", "5D JK 7D", "KS KH KD", "9S 9H 9D JK")
+    table.discard(0, "6D")
+    table.take(1)  # 6D opens with 4D 5D and TC JC QC KC: 55
+    taken = swap(table, 2, "6D")
+    assert taken not in legal_actions(table.state, 1)
+    assert table.refuse(1, taken).reason == Reason.TAKEN_CARD_UNUSED
+    table.meld(1, "TC JC QC KC", "4D 5D 6D")
+    assert table.state.opened[1]
 
 
 def test_classic_joker_swap_from_a_run_by_the_card_it_represents() -> None:

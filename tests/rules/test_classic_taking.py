@@ -182,7 +182,8 @@ def _key(state: GameState, card: int) -> tuple[int, int]:
 
 def _check_take(state: GameState) -> None:
     """At a draw: an allowed take comes with a use the engine accepts; a refused one
-    leaves no move in `legal_actions` that holds the card (or its twin)."""
+    leaves no move in `legal_actions` that holds the card (or its twin), but for a
+    swap before the opening."""
     seat = state.current
     if can_take(state, seat):
         use = discard_use(state, seat)
@@ -205,7 +206,9 @@ def _check_take(state: GameState) -> None:
             cards = [c for spec in action.melds for c in spec.cards]
         elif isinstance(action, LayOff):
             cards = list(action.cards)
-        elif isinstance(action, SwapJoker):
+        elif isinstance(action, SwapJoker) and state.opened[seat]:
+            # Before the opening the taken card never goes in a joker's place (it
+            # goes into the opening), though its twin from the hand may.
             cards = [action.replacement, action.second]
         else:
             continue

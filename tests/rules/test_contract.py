@@ -10,6 +10,7 @@ import pytest
 from services.game.rules import (
     SYSTEM,
     Deal,
+    Discard,
     LayOff,
     Phase,
     Reason,
@@ -17,6 +18,7 @@ from services.game.rules import (
     SwapJoker,
     TableOptions,
     hand_penalty,
+    legal_actions,
     new_game,
     parse_cards,
     preset,
@@ -35,6 +37,7 @@ from services.game.rules.ruleset import CONTRACTS, Contract, effective_options
 from services.game.rules.scoring import card_penalty
 
 from .helpers import Table, assert_conserved
+from .test_claims import HANDS as CLAIM_HANDS
 
 CONTRACT = preset("contract")
 
@@ -93,8 +96,30 @@ def test_contract_deck_decision_two_to_four_players_use_the_105_card_deck() -> N
     for seats in (2, 3, 4):
         state = new_game(CONTRACT, seats)
         assert state.ruleset.deck.size == 105
+
+
+def test_contract_seed_five_or_six_players_add_a_pack_and_a_joker_158_cards() -> None:
+    """Seed 004: « À trois ou quatre, on utilise deux jeux de 52 cartes et un joker ;
+    au-delà, on ajoute un jeu de cartes et un joker supplémentaires », and the game
+    suits « les tablées de quatre à six »."""
+    for seats in (5, 6):
+        state = new_game(CONTRACT, seats)
+        deck = state.ruleset.deck
+        assert deck.size == 3 * 52 + 2 == 158
+        assert [deck.code(c) for c in deck.ids() if deck.is_joker(c)] == ["JK", "JK"]
+        assert len(deck.ids_of("7S")) == 3
     with pytest.raises(ValueError):
-        new_game(CONTRACT, 5)
+        new_game(CONTRACT, 7)
+    six = CONTRACT.for_seats(6)
+    hands = [GROUPS, *CLAIM_HANDS, "KS KD QS QC QH JH 7C 7H 6S 6H"]
+    table = Table(hands, "QD", ruleset=six)
+    assert table.state.ruleset is six and table.state.seats == 6
+    assert [len(h) for h in table.state.hands] == [10] * 6
+    assert len(table.state.stock) == 158 - 60 - 1
+    assert_conserved(table.state)
+    table.draw(0)
+    table.meld(0, "7S 7S 7D", "KH KH KC")  # two 7S of three packs: one more is left
+    assert table.state.opened[0]
 
 
 # --- deals ----------------------------------------------------------------------------
@@ -279,6 +304,21 @@ def test_contract_joker_swap_after_the_own_contract_and_melded_again_at_once() -
     table.act(1, table.swap(1, 1, "7C", new_meld="2D 3D 4D JK"))
     assert table.meld_codes(1) == "7S 7D 7C" and table.meld_codes(5) == "2D 3D 4D JK"
     assert joker not in table.state.hands[1]
+
+
+def test_contract_seed_a_joker_may_be_discarded_at_any_time() -> None:
+    """Seed 004 sets no limit on discarding a joker, and its scoring presumes a
+    player may get rid of one: « une carte libre restée en jeu coûte 15 points à
+    celui qui ne s'en débarrasse pas ». `cafe`'s last-card-only rule is not there."""
+    table = contract([SEED_LOSER, LONER], stock="8H 8D")
+    table.draw(0)
+    assert any(
+        isinstance(m, Discard) and table.deck.is_joker(m.card)
+        for m in legal_actions(table.state, 0)
+    )
+    table.discard(0, "JK")  # mid-hand, ten cards left, contract not laid
+    assert table.top() == "JK" and len(table.state.hands[0]) == 10
+    assert table.state.current == 1
 
 
 # --- going out ------------------------------------------------------------------------

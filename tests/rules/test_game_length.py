@@ -3,7 +3,19 @@ wins) or an elimination cap (a player reaching it is out; the last one left wins
 
 from __future__ import annotations
 
-from services.game.rules import SYSTEM, Abandon, Leave, Phase, Reason, SeatStatus, TableOptions
+import pytest
+
+from services.game.rules import (
+    SYSTEM,
+    Abandon,
+    Leave,
+    Phase,
+    Reason,
+    SeatStatus,
+    TableOptions,
+    new_game,
+    preset,
+)
 from services.game.rules.events import (
     DeckRevealed,
     EndReason,
@@ -130,3 +142,34 @@ def test_a_game_that_ends_during_a_round_opens_that_rounds_deck() -> None:
     revealed = table.events[1]
     assert isinstance(revealed, DeckRevealed) and revealed.round_no == state.round_no
     assert commitment(revealed.order, revealed.seed, bytes.fromhex(revealed.salt)) == dealt
+
+
+@pytest.mark.parametrize(
+    ("name", "options", "bound"),
+    [
+        ("cafe", TableOptions(elimination_cap=4_294_967_295), "500"),
+        ("cafe", TableOptions(elimination_cap=501), "500"),
+        ("classic", TableOptions(elimination_cap=501), "500"),
+        ("cafe", TableOptions(rounds=21), "20"),
+        ("rami51", TableOptions(rounds=4_294_967_295), "20"),
+        ("rami51", TableOptions(target_score=1_001), "1000"),
+    ],
+)
+def test_game_length_seed_a_game_ends_by_a_convention_a_real_table_would_fix(
+    name: str, options: TableOptions, bound: str
+) -> None:
+    """Seed 000: « La partie s'arrête selon une convention fixée d'avance : un nombre
+    de manches, ou un plafond de points, par exemple 500, à partir duquel un joueur
+    est éliminé. » Options may not make a game that never ends: past the bounds a
+    real table would use (`MAX_ROUNDS`, `MAX_ELIMINATION_CAP`, `MAX_TARGET_SCORE`)
+    the table is refused, and the sentence names the bound."""
+    with pytest.raises(ValueError, match=rf"\b{bound}\b"):
+        new_game(preset(name), 2, options)
+
+
+def test_game_length_the_bounds_themselves_are_allowed() -> None:
+    cafe, classic, rami51 = preset("cafe"), preset("classic"), preset("rami51")
+    assert new_game(cafe, 2, TableOptions(elimination_cap=500)).options.elimination_cap == 500
+    assert new_game(classic, 2).options.elimination_cap == 100
+    assert new_game(cafe, 2, TableOptions(rounds=20)).options.rounds == 20
+    assert new_game(rami51, 2, TableOptions(target_score=1000)).options.target_score == 1000

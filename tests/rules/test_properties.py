@@ -54,6 +54,7 @@ from services.game.rules.serial import dumps
 from services.game.rules.simulate import Player, deal_action
 
 from .helpers import CAFE, assert_conserved, playing
+from .scores import check_game_end, check_round_scores
 
 GAMES = int(os.environ.get("RULES_GAMES", "40"))
 
@@ -317,10 +318,13 @@ def play_checked(setup: Setup) -> set[str]:
         check_events(state, action, new, events)
         check_views(new)
         assert_conserved(new)
+        if state.phase != Phase.GAME_OVER:
+            check_game_end(new, events)
         steps_this_round += 1
         assert steps_this_round <= turn_cap * MAX_ACTIONS_PER_TURN + 1
         for event in events:
             if isinstance(event, RoundEnded):
+                check_round_scores(state, new, event)
                 assert event.reason in (EndReason.WENT_OUT, EndReason.TURN_CAP)
                 if event.reason == EndReason.TURN_CAP:
                     assert new.turn == turn_cap

@@ -12,6 +12,7 @@ from services.game.rules import (
     Deal,
     DrawStock,
     Phase,
+    Ruleset,
     TableOptions,
     apply,
     hand_penalty,
@@ -170,11 +171,18 @@ BLOCK_MELDS = [
 throw each card it draws."""
 
 
-def blocked_deal(kept: list[str]) -> Table:
+NO_RESHUFFLE = with_changes(RAMI51, max_reshuffles=0)
+"""`rami51` whose first exhaustion blocks the deal, scored as `rami51` scores a
+blocked deal. Its stock is drawn in the dealt order, so the card that empties it
+is known: the deck's last natural card, the second KC (the openings of
+`BLOCK_MELDS` lay the four jokers), which seat 1 draws."""
+
+
+def blocked_deal(kept: list[str], ruleset: Ruleset = RAMI51) -> Table:
     """Each seat opens keeping ``kept[seat]``, then everyone draws and throws the
     card it drew until the deal blocks."""
     hands = [" ".join([*melds, keep]) for melds, keep in zip(BLOCK_MELDS, kept, strict=True)]
-    table = rami51(hands, discard="5S", turn_cap=1000)
+    table = Table(hands, "5S", ruleset=ruleset, options=TableOptions(turn_cap=1000))
     for seat, melds in enumerate(BLOCK_MELDS):
         table.draw(seat)
         drawn = table.events[0]
@@ -190,6 +198,13 @@ def blocked_deal(kept: list[str]) -> Table:
     return table
 
 
+def last_drawer(table: Table) -> int:
+    """The seat whose draw emptied the stock and blocked the deal."""
+    drew = table.events[0]
+    assert isinstance(drew, Drew) and drew.stock_size == 0
+    return drew.seat
+
+
 def test_rami51_stock_exhausted_reshuffled_at_most_twice_then_the_deal_blocks() -> None:
     table = blocked_deal(["KS 9H 6D", "TH 7S", "KH 8S 6H"])
     reshuffles = [e for e in table.log if isinstance(e, Reshuffled)]
@@ -197,11 +212,30 @@ def test_rami51_stock_exhausted_reshuffled_at_most_twice_then_the_deal_blocks() 
     for event in reshuffles:
         assert event.discard_top >= 0, "the top card stays on the discard pile"
     assert ended(table).reason == EndReason.BLOCKED
-    assert table.kinds()[0] == "RoundEnded", "the third draw finds no stock: no card drawn"
+
+
+def test_rami51_seed_the_deal_blocks_the_moment_the_stock_runs_out_a_third_time() -> None:
+    """Seed 001: « Si la pioche s'épuise une troisième fois, ou si la défausse compte
+    moins de deux cartes, la donne est bloquée. » The draw that empties the stock
+    after the second reshuffle ends the deal at once (RULES.md decision): nobody
+    plays on by taking discards, and nobody goes out for a full win instead."""
+    table = blocked_deal(["KS 9H 6D", "TH 7S", "KH 8S 6H"])
+    assert table.kinds()[:2] == ["Drew", "RoundEnded"]
+    seat = last_drawer(table)
+    assert table.state.stock == [] and table.state.reshuffles == 2
+    # The drawn card counts in the drawer's hand: the deal was blocked before it moved.
+    assert table.events[0].card in table.state.hands[seat]  # type: ignore[attr-defined]
+    result = ended(table)
+    hands = [hand_penalty(h, RAMI51) for h in table.state.hands]
+    light = min(hands)
+    assert result.winner == hands.index(light)
+    assert result.penalties[result.winner] == sum(h - light for h in hands)
 
 
 def test_rami51_seed_example_blocked_hands_25_17_24_the_17_wins_and_scores_15() -> None:
-    table = blocked_deal(["KS 9H 6D", "TH 7S", "KH 8S 6H"])
+    # Seat 1 draws the stock's last card, the second KC: 4S 3H KC make its 17.
+    table = blocked_deal(["KS 9H 6D", "4S 3H", "KH 8S 6H"], NO_RESHUFFLE)
+    assert last_drawer(table) == 1 and table.hand(1) == "4S 3H KC"
     assert [hand_penalty(h, RAMI51) for h in table.state.hands] == [25, 17, 24]
     result = ended(table)
     assert result.winner == 1 and result.penalties == (0, 15, 0)
@@ -210,7 +244,7 @@ def test_rami51_seed_example_blocked_hands_25_17_24_the_17_wins_and_scores_15() 
 
 
 def test_rami51_blocked_deal_ties_go_to_the_lowest_seat() -> None:
-    table = blocked_deal(["9H 6D 2S", "TH 7S", "KH 8S 6H"])
+    table = blocked_deal(["9H 6D 2S", "4S 3H", "KH 8S 6H"], NO_RESHUFFLE)
     assert [hand_penalty(h, RAMI51) for h in table.state.hands] == [17, 17, 24]
     result = ended(table)
     assert result.winner == 0 and result.penalties == (7, 0, 0)

@@ -3,8 +3,13 @@ random full games between random and greedy players (and, in `contract`, seats
 that claim the discard at random), with the invariants checked after every
 action:
 
-- every card of the 108-card (`rami51`, `classic`) or 105-card (`contract`)
-  deck is in exactly one place: a hand, the stock, the discard pile or a meld;
+- tables of 2 to 4 seats, and of 5 or 6 where the rule set allows them
+  (`classic`, `contract`);
+- every card of the 108-card (`rami51`, `classic`) or 105-card (`contract`;
+  158 at 5 or 6 seats) deck is in exactly one place: a hand, the stock, the
+  discard pile or a meld;
+- every round is scored as the rules say (tests/rules/scores.py), and a game
+  that ends has one winner;
 - no view and no filtered event shows a card of another seat's hand or of the
   stock (a claim's penalty card included);
 - refused actions, tried at every step, raise `RuleError` with the reason the
@@ -50,6 +55,7 @@ from services.game.rules import (
 )
 from services.game.rules.actions import Claim, Reposer
 from services.game.rules.bots import GreedyBot, RandomPlayer
+from services.game.rules.claims import may_claim
 from services.game.rules.contract import check_contract
 from services.game.rules.events import (
     Claimed,
@@ -68,6 +74,7 @@ from services.game.rules.simulate import Player, deal_action
 from services.game.rules.turns import taken_card_owed
 
 from .helpers import assert_conserved, playing
+from .scores import check_game_end, check_round_scores
 from .test_properties import cards_shown, check_views, hands_left_checked, hidden_from
 
 SCALE = int(os.environ.get("RULES_GAMES", "40")) / 40
@@ -83,6 +90,14 @@ MAX_ROUNDS = {"rami51": 60, "classic": 400, "contract": 7}
 """Deals a game may take. "To 200" ends in a few deals; `classic` with buy-backs
 can take a hundred or more, as a bought-back player restarts at the highest
 total still in the game, which a winning player keeps pushing below zero."""
+
+
+def deck_size(name: str, seats: int) -> int:
+    """RULES.md: 108 cards in `rami51` and `classic`; `contract` 105, and 158 (three
+    packs, two jokers) at 5 or 6 seats."""
+    if name == "contract":
+        return 158 if seats >= 5 else 105
+    return 108
 
 
 def check_refused(state: GameState, seat: int, action: Action, now: int, *reasons: Reason) -> None:
@@ -164,7 +179,10 @@ def try_illegal(state: GameState, rng: random.Random, now: int) -> None:
                 check_refused(state, seat, offered, now, mine)
                 for other in state.claimants:
                     check_refused(state, other, offered, now, mine)
-                waiting = [s for s in playing(state) if s != seat and s not in state.claimants]
+                thrower = state.top_discarder
+                if thrower >= 0 and thrower != seat and thrower in playing(state):
+                    check_refused(state, thrower, offered, now, mine)
+                waiting = [s for s in playing(state) if may_claim(state, s)]
                 if window and waiting:
                     changed = Claim((state.claim_card + 1) % deck.size)
                     check_refused(state, waiting[0], changed, now, Reason.CLAIM_CARD_CHANGED)
@@ -246,7 +264,8 @@ class Setup:
 
 @st.composite
 def setups(draw: st.DrawFn, name: str) -> Setup:
-    seats = draw(st.integers(2, 4))
+    # 5 and 6 seats where the rule set allows them (`classic`, `contract`).
+    seats = draw(st.integers(2, preset(name).max_players))
     kinds = draw(st.lists(st.sampled_from(["random", "greedy"]), min_size=seats, max_size=seats))
     cap = draw(st.sampled_from([120, 120, 40]))
     if name == "rami51":
@@ -280,7 +299,7 @@ def _claims(state: GameState, rng: random.Random, rate: float) -> list[int]:
     """Seats that claim the open window now, in a random order of arrival."""
     if state.claim_card < 0:
         return []
-    seats = [s for s in playing(state) if s != state.current and s not in state.claimants]
+    seats = [s for s in playing(state) if may_claim(state, s)]
     rng.shuffle(seats)
     return [s for s in seats if rng.random() < rate]
 
@@ -324,13 +343,14 @@ def play_checked(setup: Setup) -> set[str]:
         check_events(state, new, events)
         check_views(new)
         assert_conserved(new)
-        assert (
-            new.ruleset.deck.size == {"rami51": 108, "classic": 108, "contract": 105}[setup.ruleset]
-        )
+        assert new.ruleset.deck.size == deck_size(setup.ruleset, new.seats)
+        if state.phase != Phase.GAME_OVER:
+            check_game_end(new, events)
         steps_this_round += 1
         assert steps_this_round <= per_round
         for event in events:
             if isinstance(event, RoundEnded):
+                check_round_scores(state, new, event)
                 # The state keeps the round as the event told it.
                 kept = new.results[-1]
                 assert (kept.totals, kept.doubled) == (event.totals, event.doubled)
@@ -384,3 +404,20 @@ def test_the_checked_games_reach_each_rule_sets_own_paths() -> None:
     assert {"Reposer", "Reposed", "TakeDiscard"} <= seen["rami51"]
     assert {"CardAnnounced", "JokerSwapped", "PlayerEliminated"} <= seen["classic"]
     assert {"Claim", "ClaimMade", "Claimed", "ClaimWindowOpened"} <= seen["contract"]
+
+
+@pytest.mark.parametrize(
+    ("name", "seats"), [("classic", 5), ("classic", 6), ("contract", 5), ("contract", 6)]
+)
+def test_tables_of_five_and_six_keep_every_invariant(name: str, seats: int) -> None:
+    """Seed 002: « de 2 à 6 joueurs »; seed 004: « quatre à six », with a third pack
+    and a second joker « au-delà de quatre joueurs ». The same invariants at the
+    largest tables: the 158 cards conserved, one winner, the scores."""
+    options = (
+        TableOptions(turn_cap=60, elimination_cap=60)
+        if name == "classic"
+        else TableOptions(turn_cap=60)
+    )
+    kinds = tuple(("greedy", "random")[s % 2] for s in range(seats))
+    seen = play_checked(Setup(name, kinds, seats, options, 0.02, 0.3))
+    assert {"RoundEnded", "GameEnded", "Melded", "Discarded"} <= seen

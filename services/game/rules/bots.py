@@ -8,6 +8,7 @@ from __future__ import annotations
 import random
 
 from .actions import Action, Discard, DrawStock, LayOff, Meld, MeldSpec, Reposer, TakeDiscard
+from .claims import may_claim
 from .finder import find_melds, shuffled_candidates
 from .legal import can_draw_stock, discardable, joker_swaps
 from .melds import Shape, fits
@@ -47,6 +48,7 @@ class GreedyBot:
             or seat in state.claimants
             or state.status[seat] != SeatStatus.PLAYING
             or state.opened[seat]
+            or not may_claim(state, seat)
         ):
             return False
         hand = state.hands[seat]

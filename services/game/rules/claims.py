@@ -1,5 +1,11 @@
 """Claims ("Puis-je ?", in `contract`): claiming the discard the player holding
-the turn passed over, and settling the claim window."""
+the turn passed over, and settling the claim window.
+
+Seed 004: « Le mécanisme se répète tant que la carte de défausse suivante
+intéresse quelqu'un. » RULES.md decisions: the next discard card is the next
+turn's, so one claim at most is settled per stock draw (the card a claim
+uncovers is not offered); and the seat that discarded the card on offer may
+not claim it back."""
 
 from __future__ import annotations
 
@@ -9,7 +15,7 @@ from .drawing import rebuild_stock
 from .errors import Reason, RuleError
 from .events import Claimed, ClaimMade, ClaimWindowClosed, Event
 from .guards import require_seat
-from .state import GameState
+from .state import GameState, SeatStatus
 
 Events = list[Event]
 
@@ -36,10 +42,27 @@ def claim(state: GameState, seat: int, action: Claim, now: int, events: Events) 
         )
     if seat == state.current:
         raise RuleError(Reason.CLAIM_NOT_ALLOWED, "You passed over that card yourself.")
+    if seat == state.top_discarder:
+        raise RuleError(
+            Reason.CLAIM_NOT_ALLOWED, "You discarded that card: you cannot claim it back."
+        )
     if seat in state.claimants:
         raise RuleError(Reason.CLAIM_NOT_ALLOWED, "You have already claimed it.")
     state.claimants.append(seat)
     events.append(ClaimMade(seat))
+
+
+def may_claim(state: GameState, seat: int) -> bool:
+    """Whether ``seat`` may claim the card on offer now (the clock aside): a window
+    is open, and the seat plays, does not hold the turn, did not discard the card
+    and has not claimed it yet."""
+    return (
+        state.claim_card >= 0
+        and 0 <= seat < state.seats
+        and state.status[seat] == SeatStatus.PLAYING
+        and seat not in (state.current, state.top_discarder)
+        and seat not in state.claimants
+    )
 
 
 def close_claims(state: GameState, events: Events) -> None:
@@ -55,6 +78,7 @@ def close_claims(state: GameState, events: Events) -> None:
         events.append(ClaimWindowClosed(card))
         return
     state.discard.pop()
+    state.top_discarder = -1
     penalty = -1
     if state.stock or rebuild_stock(state, events):
         penalty = state.stock.pop()

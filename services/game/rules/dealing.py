@@ -30,6 +30,7 @@ def deal(state: GameState, seat: int, action: Deal, now: int, events: Events) ->
         for s in players:
             state.hands[s].append(state.stock.pop())
     state.discard = [state.stock.pop()]
+    state.top_discarder = -1
     state.melds = []
     state.opened = [False] * state.seats
     state.next_meld_id = 1

@@ -29,12 +29,26 @@ def rebuild_stock(state: GameState, events: Events) -> bool:
         return False
     stock = state.discard[:-1] if keep_top else state.discard[:]
     state.discard = state.discard[-1:] if keep_top else []
+    if not keep_top:
+        state.top_discarder = -1
     random.Random(state.seed * 1009 + state.reshuffles).shuffle(stock)
     state.stock = stock
     state.reshuffles += 1
     top = state.discard[-1] if state.discard else -1
     events.append(Reshuffled(len(stock), top, state.reshuffles))
     return True
+
+
+def stock_spent(state: GameState) -> bool:
+    """The stock is empty and may not be rebuilt again (`rami51` after two
+    reshuffles), where that blocks the deal."""
+    limit = state.ruleset.max_reshuffles
+    return (
+        state.ruleset.blocked_deal
+        and not state.stock
+        and limit is not None
+        and state.reshuffles >= limit
+    )
 
 
 def draw_stock(state: GameState, seat: int, now: int, events: Events) -> None:
@@ -49,6 +63,12 @@ def draw_stock(state: GameState, seat: int, now: int, events: Events) -> None:
     state.hands[seat].append(card)
     state.phase = Phase.PLAY
     events.append(Drew(seat, card, False, len(state.stock)))
+    if stock_spent(state):
+        # RULES.md `rami51` decision: « si la pioche s'épuise une troisième fois »
+        # the deal is blocked now, not when someone next draws from the empty
+        # stock: nobody plays on by taking discards in between.
+        end_round(state, lightest_hand(state), EndReason.BLOCKED, events)
+        return
     if state.ruleset.claims and state.discard:
         state.claim_card = state.discard[-1]
         state.claim_deadline_ms = now + state.options.claim_window_ms
@@ -64,6 +84,7 @@ def take_discard(state: GameState, seat: int, events: Events) -> None:
         raise RuleError(Reason.DISCARD_EMPTY, "The discard pile is empty: draw from the stock.")
     check_take_usable(state, seat)
     card = state.discard.pop()
+    state.top_discarder = -1
     state.taken_discard = state.drawn = card
     state.hands[seat].append(card)
     state.phase = Phase.PLAY
@@ -82,7 +103,7 @@ def reposer(state: GameState, seat: int, events: Events) -> None:
     card = state.taken_discard
     state.hands[seat].remove(card)
     state.discard.append(card)
-    state.taken_discard = state.drawn = -1
+    state.taken_discard = state.drawn = state.top_discarder = -1
     state.reposed = True
     state.phase = Phase.DRAW
     events.append(Reposed(seat, card))

@@ -32,10 +32,17 @@ def require_turn(state: GameState, seat: int, phase: Phase) -> None:
 
 
 def require_opened(state: GameState, seat: int, doing: str) -> None:
-    """Lay-offs and joker swaps come once the seat has opened (every rule set)."""
+    """Lay-offs come once the seat has opened (every rule set), and joker swaps
+    where the rule set says so (`require_may_swap`)."""
     if not state.opened[seat]:
         first = "your contract" if state.ruleset.contracts else "a meld of your own"
         raise RuleError(Reason.NOT_OPENED, f"Lay down {first} before you {doing}.")
+
+
+def require_may_swap(state: GameState, seat: int) -> None:
+    """A joker swap needs an opening where the rule set says so (not `classic`)."""
+    if state.ruleset.swap_needs_opening:
+        require_opened(state, seat, "swap a joker")
 
 
 def take_from_hand(hand: list[int], cards: Sequence[int], state: GameState) -> list[int]:

@@ -17,12 +17,13 @@ from .actions import (
     TakeDiscard,
 )
 from .cards import JOKER
+from .claims import may_claim
 from .finder import candidates
 from .melds import MeldKind, fits, joker_targets
 from .plans import contract_plan, opening_ok
 from .ruleset import JokerDiscard, Reshuffle
 from .state import GameState, Phase, SeatStatus
-from .taking import can_take, taken_card_use
+from .taking import can_take, swaps, taken_card_use
 from .turns import taken_card_owed
 
 
@@ -65,10 +66,31 @@ def joker_swaps(state: GameState, seat: int) -> Iterator[SwapJoker]:
                         )
 
 
+def kept_joker_swaps(state: GameState, seat: int) -> Iterator[SwapJoker]:
+    """Joker swaps whose joker stays in hand, where the rules let it stay (`classic`):
+    a joker of a run or a carré for the card it stands for, a brelan's for both
+    missing cards. Before the opening (`classic` needs none to swap) never with the
+    card taken from the discard pile, which goes into the opening."""
+    rules = state.ruleset
+    if rules.retrieved_joker_must_be_melded:
+        return
+    if not state.opened[seat] and rules.swap_needs_opening:
+        return
+    hand = state.hands[seat]
+    if not state.opened[seat] and taken_card_owed(state):
+        hand = [c for c in hand if c != state.taken_discard]
+    deck = rules.deck
+    for meld in state.melds:
+        for joker in (c for c in meld.cards if deck.is_joker(c)):
+            for put, second, _ in swaps(rules, hand, meld, joker):
+                yield SwapJoker(meld.id, joker, put, second=second)
+
+
 def legal_actions(state: GameState, seat: int) -> list[Action]:
     """Every single-step move ``seat`` may make now: the draws; each meld of its hand
     laid alone (or the deal's whole contract); each card laid off alone; each joker
-    swap whose joker goes onto another meld; while a card taken from the discard
+    swap whose joker goes onto another meld, and, where it may stay in hand, each
+    swap that keeps it (in `classic` before the opening too); while a card taken from the discard
     pile must still be used, the first move of a way to use it (an opening of
     several melds, a lay-off with other cards, a joker kept...); putting a taken
     discard back; each discard; a claim when another seat passed over the discard.
@@ -76,8 +98,7 @@ def legal_actions(state: GameState, seat: int) -> list[Action]:
     if state.phase not in (Phase.DRAW, Phase.PLAY) or state.status[seat] != SeatStatus.PLAYING:
         return []
     if seat != state.current:
-        open_claim = state.claim_card >= 0 and seat not in state.claimants
-        return [Claim(state.claim_card)] if open_claim else []
+        return [Claim(state.claim_card)] if may_claim(state, seat) else []
     if state.phase == Phase.DRAW:
         draws: list[Action] = []
         if can_draw_stock(state):
@@ -112,6 +133,7 @@ def legal_actions(state: GameState, seat: int) -> list[Action]:
                 if side is not None:
                     moves.append(LayOff(meld.id, (card,), side))
         moves.extend(joker_swaps(state, seat))
+    moves.extend(m for m in kept_joker_swaps(state, seat) if m not in moves)
     if taken_card_owed(state):
         use = taken_card_use(state, seat)
         if use is not None and use[0] not in moves:

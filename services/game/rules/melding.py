@@ -11,11 +11,11 @@ from .actions import LayOff, Meld, MeldSpec, SwapJoker
 from .claims import close_claims
 from .errors import Reason, RuleError
 from .events import EndReason, Event, JokerSwapped, LaidOff, Melded
-from .guards import require_opened, require_turn, take_from_hand
+from .guards import require_may_swap, require_opened, require_turn, take_from_hand
 from .opening import check_laying, keep_one, opening_points
 from .rounds import end_round
 from .state import GameState, Phase
-from .turns import announce
+from .turns import announce, taken_card_owed
 
 Events = list[Event]
 
@@ -99,12 +99,33 @@ def _swapped(state: GameState, action: SwapJoker) -> M.Meld:
     return M.swap_joker(meld, action.joker, action.replacement, rules)
 
 
+def _check_unopened_swap(state: GameState, seat: int, action: SwapJoker) -> None:
+    """`classic` lets a seat that has not opened take a joker (seed 002: « tout
+    joueur peut à son tour s'emparer »), but nothing else of the swap may lay a
+    card before the opening: the joker stays in hand (it may go into the opening
+    next), and a card taken from the discard pile still goes into the opening."""
+    if state.opened[seat]:
+        return
+    if action.new_meld is not None or action.lay_off is not None:
+        raise RuleError(
+            Reason.NOT_OPENED,
+            "Before your opening the joker you take back stays in your hand:"
+            " lay it down in your opening.",
+        )
+    if taken_card_owed(state) and state.taken_discard in (action.replacement, action.second):
+        raise RuleError(
+            Reason.TAKEN_CARD_UNUSED,
+            "Your opening must use the card you took from the discard pile.",
+        )
+
+
 def swap_joker(state: GameState, seat: int, action: SwapJoker, now: int, events: Events) -> None:
     require_turn(state, seat, Phase.PLAY)
-    require_opened(state, seat, "swap a joker")
+    require_may_swap(state, seat)
     rules = state.ruleset
     index = _table_meld(state, action.meld_id)
     put_in = [action.replacement] + ([action.second] if action.second >= 0 else [])
+    _check_unopened_swap(state, seat, action)
     left = take_from_hand(state.hands[seat], put_in, state)
     swapped = _swapped(state, action)
     if action.new_meld is not None and action.lay_off is not None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from enum import Enum
+from functools import cache
 from typing import Any
 
 from .cards import ACE_HIGH, JOKER, Deck, deck_of
@@ -21,14 +22,50 @@ TURN_CAP = 120
 """A round stops after 120 turns (seed 000): a safety net for rounds nobody can
 finish, e.g. players who hold their cards back; in practice rarely reached."""
 
+QUICK_MATCH_SIZES = (2, 3, 4)
+"""Quick-match queues seat 2, 3 or 4 players in every rule set. Larger tables,
+where a rule set allows them (`classic`, `contract`: 5 or 6), are private: six
+strangers are long to gather, friends arrive together."""
+
+LARGE_TABLE = 5
+"""From this many seats a rule set with a `large_deck` plays with it."""
+
 CLAIM_WINDOW_MS = 3_000
 """`contract`'s claim window unless the table chose another (RULES.md: 3 s)."""
+
+# Games that end: no table option may make a game a real table would never see
+# finish. Each bound is the longest game such a table plays, and a table asking
+# for more is refused (OPTIONS_INVALID) with the bound in the sentence.
+
+MAX_ROUNDS = 20
+"""At most 20 rounds in a game played to a number of rounds: a long evening at a
+real table (a `cafe` round takes 5 to 10 minutes, so 2 to 3 hours), and more
+than `contract`'s longest list of deals (`MAX_CONTRACT_DEALS`)."""
+
+MAX_ELIMINATION_CAP = 500
+"""An elimination cap of at most 500 points: seed 000's own example (« un plafond
+de points, par exemple 500 »), five times `classic`'s 100. Every player but a
+round's winner adds at least 2 points a round (a card left in hand), so a cap
+bounds the game; how long it lasts grows with the cap: two greedy bots reach 500
+in 60 to 130 `cafe` rounds, 1000 in 130 to 220. With 4 billion a `cafe` game
+played 26 rounds in 30 s with no end in sight."""
+
+MAX_CONTRACT_DEALS = 12
+"""A `contract` table's own list of contracts has at most 12 deals: seed 004
+plays 7, and a list of its own (« une liste différente ») is not much longer."""
+
+MAX_TARGET_SCORE = 1_000
+"""`rami51` played "to" a score: at most 1000 points, five times seed 001's
+« En 200 », the only target it names."""
 
 
 class JokerDiscard(Enum):
     LAST_CARD_ONLY = "last_card_only"
-    """A joker may only be discarded as the last card, to go out (`cafe`)."""
+    """A joker may only be discarded as the last card, to go out: `cafe`'s house
+    rule (seed 000), which `rami51` follows where its seed is silent."""
     ALLOWED = "allowed"
+    """A joker is discarded like any other card (`classic`; `contract`, whose seed
+    sets no limit and scores a joker « à celui qui ne s'en débarrasse pas »)."""
 
 
 class Scoring(Enum):
@@ -123,7 +160,11 @@ class Ruleset:
     """Cards dealt in deal 1, 2, ... when they vary (`contract`); else `hand_size`."""
     min_players: int = 2
     max_players: int = 4
-    """`cafe`: 2, 3 or 4 players (seed 000)."""
+    """`cafe`: 2, 3 or 4 players (seed 000). `classic` and `contract`: up to 6, at
+    private tables (`QUICK_MATCH_SIZES`)."""
+    large_deck: tuple[int, int] | None = None
+    """(decks, jokers) from `LARGE_TABLE` seats on, when the deck grows with the
+    table (`contract`: « un jeu et un joker de plus au-delà de quatre joueurs »)."""
     # Meld shape.
     min_naturals: int = 2
     naturals_at_least_jokers: bool = True
@@ -142,6 +183,10 @@ class Ruleset:
     """A player may put back the discard they took, before any other move (`rami51`)."""
     group_swap_completes: bool = False
     """`classic`: a joker leaves a brelan only when both missing cards complete it."""
+    swap_needs_opening: bool = True
+    """A joker is taken back only by a seat that has opened. `classic`: by any seat
+    at its turn (seed 002: « tout joueur peut à son tour s'emparer » of it), opened
+    or not; only lay-offs need a first meld there."""
     announce_last_card: bool = False
     """`classic`: "Carte !" when a player is down to one card."""
     contracts: tuple[Contract, ...] = ()
@@ -171,6 +216,14 @@ class Ruleset:
     @property
     def deck(self) -> Deck:
         return self._deck
+
+    def for_seats(self, seats: int) -> Ruleset:
+        """The rule set as a table of ``seats`` plays it: its own, or with the
+        `large_deck` from `LARGE_TABLE` seats on. Card ids depend on the deck, so
+        whoever reads a table's cards asks for the rule set by its seats."""
+        if self.large_deck in (None, (self.decks, self.jokers)) or seats < LARGE_TABLE:
+            return self
+        return _with_large_deck(self)
 
     def cards_dealt(self, round_no: int) -> int:
         if self.deal_sizes:
@@ -211,21 +264,35 @@ class TableOptions:
             raise ValueError("turn timer must be between 100 ms and one hour")
         if not 1 <= self.turn_cap <= 10_000:
             raise ValueError("turn cap must be between 1 and 10000")
-        if not 1 <= self.rounds <= 100:
-            raise ValueError("rounds must be between 1 and 100")
-        if self.elimination_cap < 0:
-            raise ValueError("elimination cap must be positive or 0 (no cap)")
+        if not 1 <= self.rounds <= MAX_ROUNDS:
+            raise ValueError(f"rounds must be between 1 and {MAX_ROUNDS}")
+        if not 0 <= self.elimination_cap <= MAX_ELIMINATION_CAP:
+            raise ValueError(
+                f"the elimination cap must be between 1 and {MAX_ELIMINATION_CAP} points"
+                " (0: the rule set's default)"
+            )
+        if self.target_score > MAX_TARGET_SCORE:
+            raise ValueError(f"a target score is at most {MAX_TARGET_SCORE} points")
         if not 0 <= self.buy_backs <= 3:
             raise ValueError("buy-backs must be between 0 and 3")
         if self.target_score < 0 or self.opening_threshold < 0:
             raise ValueError("scores and thresholds are never negative")
         if not 500 <= self.claim_window_ms <= 60_000:
             raise ValueError("the claim window must be between 500 ms and 60 s")
-        if len(self.contracts) > 12:
-            raise ValueError("a contract list has at most 12 deals")
+        if len(self.contracts) > MAX_CONTRACT_DEALS:
+            raise ValueError(f"a contract list has at most {MAX_CONTRACT_DEALS} deals")
         for c in self.contracts:
             if c.groups < 0 or c.runs < 0 or not 1 <= c.groups + c.runs <= 4:
                 raise ValueError("a contract asks for 1 to 4 melds")
+
+
+@cache
+def _with_large_deck(ruleset: Ruleset) -> Ruleset:
+    """One value per rule set, so that tables of the same size share it (and the
+    caches keyed by rule set hold one entry)."""
+    assert ruleset.large_deck is not None
+    decks, jokers = ruleset.large_deck
+    return replace(ruleset, decks=decks, jokers=jokers)
 
 
 CAFE = Ruleset(name="cafe")
@@ -252,10 +319,12 @@ CLASSIC = Ruleset(
     name="classic",
     jokers=4,
     hand_size=14,
+    max_players=6,
     max_jokers_per_meld=1,
     opening_threshold=51,
     taken_discard=TakenDiscard.USE_THIS_TURN,
     group_swap_completes=True,
+    swap_needs_opening=False,
     retrieved_joker_must_be_melded=False,
     announce_last_card=True,
     joker_discard=JokerDiscard.ALLOWED,
@@ -265,21 +334,26 @@ CLASSIC = Ruleset(
     scoring=Scoring.CLASSIC,
     default_elimination_cap=100,
 )
-"""Traditional French rami (seed 002): 14 dealt, 51 to open, elimination at 100."""
+"""Traditional French rami (seed 002): 14 dealt, 51 to open, elimination at 100;
+« de 2 à 6 joueurs », all with the 108 cards."""
 
 CONTRACT = Ruleset(
     name="contract",
     jokers=1,
     hand_size=10,
     deal_sizes=(10, 10, 10, 12, 12, 12, 12),
+    max_players=6,
+    large_deck=(3, 2),
     group_distinct_suits=False,
     contracts=CONTRACTS,
     claims=True,
+    joker_discard=JokerDiscard.ALLOWED,
     reshuffle=Reshuffle.ALL,
     penalties=Penalties(ace=15, joker=15),
     cap_has_winner=False,
 )
-"""Rami contrat, Liverpool (seed 004): seven deals with imposed contracts."""
+"""Rami contrat, Liverpool (seed 004): seven deals with imposed contracts; 105
+cards, 158 (three packs, two jokers) at 5 or 6 seats (« de quatre à six »)."""
 
 PRESETS: dict[str, Ruleset] = {r.name: r for r in (CAFE, RAMI51, CLASSIC, CONTRACT)}
 

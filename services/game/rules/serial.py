@@ -91,6 +91,7 @@ def dumps(state: GameState) -> bytes:
             state.claim_deadline_ms,
             state.end_reason,
             state.resumed_ms,
+            state.top_discarder,
         ],
         "claimants": state.claimants,
         "buy_backs": state.buy_backs,
@@ -144,6 +145,7 @@ def _checked(state: GameState) -> GameState:
         state.round_no, state.dealer, state.current, state.turn, state.deadline_ms,
         state.taken_discard, state.drawn, state.next_meld_id, state.reshuffles, state.seed,
         state.winner, state.claim_card, state.claim_deadline_ms, state.resumed_ms,
+        state.top_discarder,
     )  # fmt: skip
     flags = (state.began_opened, state.moved, state.taken_used, state.reposed)
     well_formed = (
@@ -182,7 +184,7 @@ def loads(data: bytes) -> GameState:
         t = doc["turn"]
         return _checked(
             GameState(
-                ruleset=preset(doc["ruleset"]),
+                ruleset=preset(doc["ruleset"]).for_seats(doc["seats"]),
                 options=_options(doc["options"]),
                 seats=doc["seats"],
                 hands=doc["hands"],
@@ -215,6 +217,8 @@ def loads(data: bytes) -> GameState:
                 end_reason=EndReason(t[18]).value if len(t) > 18 and t[18] else "",
                 # Nor had they a clock that ever stopped.
                 resumed_ms=t[19] if len(t) > 19 else 0,
+                # Nor who discarded the top card: anyone may claim it.
+                top_discarder=t[20] if len(t) > 20 else -1,
                 claimants=doc["claimants"],
                 buy_backs=doc["buy_backs"],
                 deal_order=tuple(doc["deal"][0]),

@@ -84,6 +84,10 @@ class GameState:
     """`contract`: the discard others may claim now, or -1 when no window is open."""
     claim_deadline_ms: int = 0
     claimants: list[int] = field(default_factory=list)
+    top_discarder: int = -1
+    """The seat that discarded the top card of the discard pile, or -1 when no seat
+    did since that card came on top (turned up, uncovered by a take or a claim,
+    put back): `contract`'s discarder may not claim its own card back."""
     buy_backs: list[int] = field(default_factory=list)
     """`classic`: buy-backs each seat has used."""
     deal_order: tuple[int, ...] = ()
@@ -131,6 +135,7 @@ class GameState:
         new.claim_card = self.claim_card
         new.claim_deadline_ms = self.claim_deadline_ms
         new.claimants = self.claimants[:]
+        new.top_discarder = self.top_discarder
         new.buy_backs = self.buy_backs[:]
         new.deal_order = self.deal_order
         new.deal_salt = self.deal_salt
@@ -179,7 +184,7 @@ def new_game(ruleset: Ruleset, seats: int, options: TableOptions | None = None) 
         )
     opts = effective_options(ruleset, options or TableOptions())
     return GameState(
-        ruleset=ruleset,
+        ruleset=ruleset.for_seats(seats),
         options=opts,
         seats=seats,
         hands=[[] for _ in range(seats)],

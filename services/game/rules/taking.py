@@ -210,7 +210,7 @@ def _lay_offs(
             yield (tuple(placed) if step > 0 else tuple(reversed(placed))), side
 
 
-def _swaps(
+def swaps(
     rules: Ruleset, hand: Sequence[int], meld: TableMeld, joker: int
 ) -> Iterator[tuple[int, int, TableMeld]]:
     """The swaps cards of ``hand`` make for ``joker`` of ``meld`` that the engine
@@ -246,7 +246,7 @@ def _swap_use(
     completes a `classic` brelan); the joker kept, or placed where it must be."""
     for meld in melds:
         for joker in _jokers(rules, meld):
-            for put, second, _ in _swaps(rules, hand, meld, joker):
+            for put, second, _ in swaps(rules, hand, meld, joker):
                 if card not in (put, second):
                     continue
                 swap = SwapJoker(meld.id, joker, put, second=second)
@@ -290,7 +290,7 @@ def _swap_first_use(
     rest = [c for c in hand if c != card]
     for index, meld in enumerate(melds):
         for joker in _jokers(rules, meld):
-            for put, second, after in _swaps(rules, rest, meld, joker):
+            for put, second, after in swaps(rules, rest, meld, joker):
                 kept = [*(c for c in hand if c not in (put, second)), joker]
                 table = [*melds[:index], after, *melds[index + 1 :]]
                 then = _lay_off_use(rules, kept, card, table) or _meld_use(rules, kept, card)

@@ -73,7 +73,7 @@ def turn_timeout(state: GameState, now: int, events: Events, reason: str = "time
     if state.phase == Phase.PLAY and taken_card_owed(state):
         state.hands[current].remove(state.taken_discard)
         state.discard.append(state.taken_discard)
-        state.taken_discard = -1
+        state.taken_discard = state.top_discarder = -1
         events.append(TurnPassed(current, reason))
         end_turn(state, now, events)
         return
@@ -89,6 +89,7 @@ def turn_timeout(state: GameState, now: int, events: Events, reason: str = "time
 def throw(state: GameState, seat: int, card: int, auto: bool, now: int, events: Events) -> None:
     """``card``, already out of the hand, goes on the discard pile; the turn ends."""
     state.discard.append(card)
+    state.top_discarder = seat
     events.append(Discarded(seat, card, auto))
     announce(state, seat, events)
     if not state.hands[seat]:

@@ -110,7 +110,11 @@ class CreateTableRequest(google.protobuf.message.Message):
     def options(self) -> services.common.pb.rummy.v1.table_pb2.TableOptions: ...
     @property
     def players(self) -> google.protobuf.internal.containers.RepeatedCompositeFieldContainer[Global___SeatedPlayer]:
-        """Seat i is players[i]; 2 to 4 players."""
+        """Seat i is players[i]; 2 to 4 players, or 2 to 6 in classic and
+        contract (contract plays with 158 cards, three packs and two jokers, at
+        5 or 6). Another number is refused with INVALID_ARGUMENT, reason
+        SEATS_INVALID.
+        """
 
     @property
     def deck_order(self) -> google.protobuf.internal.containers.RepeatedScalarFieldContainer[builtins.int]:
@@ -801,7 +805,10 @@ class ClaimRequest(google.protobuf.message.Message):
     expected_version: builtins.int
     card_id: builtins.int
     """The discard being claimed, as shown in the claim window
-    (`TableView.claim_window.card`, or the ClaimWindowOpened event). Required:
+    (`TableView.claim_window.card`, or the ClaimWindowOpened event). The
+    active seat, a seat that has claimed already and the seat that
+    discarded the card are refused with FAILED_PRECONDITION, reason
+    CLAIM_NOT_ALLOWED. Required:
     0 is a card like any other. If another card is on offer now the claim
     fails with ABORTED, reason CLAIM_CARD_CHANGED, and if no window is open
     (it closed on the way) with ABORTED, reason CLAIM_WINDOW_CLOSED; nothing

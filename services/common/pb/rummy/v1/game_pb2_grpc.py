@@ -247,7 +247,9 @@ class GameServiceServicer:
 
     def SwapJoker(self, request, context):
         """Takes a joker from a table meld by putting in the card(s) it stands
-        for, and places the joker in the same action.
+        for, and places the joker in the same action. Only after opening,
+        except in classic, where any player may at their turn (refused
+        otherwise with FAILED_PRECONDITION, reason NOT_OPENED).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -271,7 +273,9 @@ class GameServiceServicer:
     def Claim(self, request, context):
         """contract only ("Puis-je ?"): claims the top discard while the claim
         window is open. Claims are settled by play order when the window
-        closes, not by arrival order; watch for the Claimed event.
+        closes, not by arrival order; watch for the Claimed event. One claim at
+        most is settled per stock draw: the card under a claimed one is not
+        offered. The seat that discarded the card may not claim it back.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

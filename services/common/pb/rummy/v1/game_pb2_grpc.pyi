@@ -92,7 +92,9 @@ class GameServiceStub:
     """Adds cards from the hand to a meld on the table (after opening)."""
     SwapJoker: grpc.UnaryUnaryMultiCallable[services.common.pb.rummy.v1.game_pb2.SwapJokerRequest, services.common.pb.rummy.v1.game_pb2.SwapJokerResponse]
     """Takes a joker from a table meld by putting in the card(s) it stands
-    for, and places the joker in the same action.
+    for, and places the joker in the same action. Only after opening,
+    except in classic, where any player may at their turn (refused
+    otherwise with FAILED_PRECONDITION, reason NOT_OPENED).
     """
     Discard: grpc.UnaryUnaryMultiCallable[services.common.pb.rummy.v1.game_pb2.DiscardRequest, services.common.pb.rummy.v1.game_pb2.DiscardResponse]
     """Discards a card, which ends the turn."""
@@ -103,7 +105,9 @@ class GameServiceStub:
     Claim: grpc.UnaryUnaryMultiCallable[services.common.pb.rummy.v1.game_pb2.ClaimRequest, services.common.pb.rummy.v1.game_pb2.ClaimResponse]
     """contract only ("Puis-je ?"): claims the top discard while the claim
     window is open. Claims are settled by play order when the window
-    closes, not by arrival order; watch for the Claimed event.
+    closes, not by arrival order; watch for the Claimed event. One claim at
+    most is settled per stock draw: the card under a claimed one is not
+    offered. The seat that discarded the card may not claim it back.
     """
     GetHint: grpc.UnaryUnaryMultiCallable[services.common.pb.rummy.v1.game_pb2.GetHintRequest, services.common.pb.rummy.v1.game_pb2.GetHintResponse]
     """Read-only: the best melds the caller could lay down from their hand now."""
@@ -197,7 +201,9 @@ class GameServiceAsyncStub(GameServiceStub):
     """Adds cards from the hand to a meld on the table (after opening)."""
     SwapJoker: grpc.aio.UnaryUnaryMultiCallable[services.common.pb.rummy.v1.game_pb2.SwapJokerRequest, services.common.pb.rummy.v1.game_pb2.SwapJokerResponse]  # type: ignore[assignment]
     """Takes a joker from a table meld by putting in the card(s) it stands
-    for, and places the joker in the same action.
+    for, and places the joker in the same action. Only after opening,
+    except in classic, where any player may at their turn (refused
+    otherwise with FAILED_PRECONDITION, reason NOT_OPENED).
     """
     Discard: grpc.aio.UnaryUnaryMultiCallable[services.common.pb.rummy.v1.game_pb2.DiscardRequest, services.common.pb.rummy.v1.game_pb2.DiscardResponse]  # type: ignore[assignment]
     """Discards a card, which ends the turn."""
@@ -208,7 +214,9 @@ class GameServiceAsyncStub(GameServiceStub):
     Claim: grpc.aio.UnaryUnaryMultiCallable[services.common.pb.rummy.v1.game_pb2.ClaimRequest, services.common.pb.rummy.v1.game_pb2.ClaimResponse]  # type: ignore[assignment]
     """contract only ("Puis-je ?"): claims the top discard while the claim
     window is open. Claims are settled by play order when the window
-    closes, not by arrival order; watch for the Claimed event.
+    closes, not by arrival order; watch for the Claimed event. One claim at
+    most is settled per stock draw: the card under a claimed one is not
+    offered. The seat that discarded the card may not claim it back.
     """
     GetHint: grpc.aio.UnaryUnaryMultiCallable[services.common.pb.rummy.v1.game_pb2.GetHintRequest, services.common.pb.rummy.v1.game_pb2.GetHintResponse]  # type: ignore[assignment]
     """Read-only: the best melds the caller could lay down from their hand now."""
@@ -347,7 +355,9 @@ class GameServiceServicer(metaclass=abc.ABCMeta):
         context: _ServicerContext,
     ) -> typing.Union[services.common.pb.rummy.v1.game_pb2.SwapJokerResponse, collections.abc.Awaitable[services.common.pb.rummy.v1.game_pb2.SwapJokerResponse]]:
         """Takes a joker from a table meld by putting in the card(s) it stands
-        for, and places the joker in the same action.
+        for, and places the joker in the same action. Only after opening,
+        except in classic, where any player may at their turn (refused
+        otherwise with FAILED_PRECONDITION, reason NOT_OPENED).
         """
 
     @abc.abstractmethod
@@ -376,7 +386,9 @@ class GameServiceServicer(metaclass=abc.ABCMeta):
     ) -> typing.Union[services.common.pb.rummy.v1.game_pb2.ClaimResponse, collections.abc.Awaitable[services.common.pb.rummy.v1.game_pb2.ClaimResponse]]:
         """contract only ("Puis-je ?"): claims the top discard while the claim
         window is open. Claims are settled by play order when the window
-        closes, not by arrival order; watch for the Claimed event.
+        closes, not by arrival order; watch for the Claimed event. One claim at
+        most is settled per stock draw: the card under a claimed one is not
+        offered. The seat that discarded the card may not claim it back.
         """
 
     @abc.abstractmethod

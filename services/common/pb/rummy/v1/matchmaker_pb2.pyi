@@ -108,7 +108,9 @@ class Ticket(google.protobuf.message.Message):
     ticket_id: builtins.str
     state: Global___TicketState.ValueType
     table_size: builtins.int
-    """Seats wanted: 2, 3 or 4."""
+    """Seats wanted: 2, 3 or 4 (up to 6 for a classic or contract private
+    table).
+    """
     ruleset: builtins.str
     invite_code: builtins.str
     """Private tables only: the code friends join with."""
@@ -232,7 +234,9 @@ class EnqueueRequest(google.protobuf.message.Message):
     FILL_WITH_BOTS_AFTER_MS_FIELD_NUMBER: builtins.int
     BOT_LEVEL_FIELD_NUMBER: builtins.int
     table_size: builtins.int
-    """Seats wanted: 2, 3 or 4. Anything else is INVALID_ARGUMENT."""
+    """Seats wanted: 2, 3 or 4. Anything else is INVALID_ARGUMENT, reason
+    TABLE_SIZE_INVALID: tables of 5 or 6 are private (CreatePrivateTable).
+    """
     ruleset: builtins.str
     """"cafe", "rami51", "classic" or "contract"."""
     replace_existing: builtins.bool
@@ -393,7 +397,10 @@ class CreatePrivateTableRequest(google.protobuf.message.Message):
     FILL_WITH_BOTS_AFTER_MS_FIELD_NUMBER: builtins.int
     BOT_LEVEL_FIELD_NUMBER: builtins.int
     table_size: builtins.int
-    """Seats at the table, the creator's included: 2, 3 or 4."""
+    """Seats at the table, the creator's included: 2, 3 or 4; 5 or 6 in
+    classic and contract. Anything else is INVALID_ARGUMENT, reason
+    TABLE_SIZE_INVALID, whose message says which rule sets seat 5 or 6.
+    """
     ruleset: builtins.str
     fill_with_bots_after_ms: builtins.int
     """After this long, fill the seats still empty with bots. 0: never.

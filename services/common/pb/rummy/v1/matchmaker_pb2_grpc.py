@@ -28,7 +28,7 @@ if _version_not_supported:
 
 class MatchmakerServiceStub:
     """Quick-match queues for 2, 3 and 4 players, and private tables with an
-    invite code.
+    invite code (2 to 4 players, or up to 6 in classic and contract).
 
     Calls need `authorization: Bearer <token>` (see AuthService). A player has
     at most one live ticket, and cannot queue while seated at an unfinished
@@ -82,7 +82,7 @@ class MatchmakerServiceStub:
 
 class MatchmakerServiceServicer:
     """Quick-match queues for 2, 3 and 4 players, and private tables with an
-    invite code.
+    invite code (2 to 4 players, or up to 6 in classic and contract).
 
     Calls need `authorization: Bearer <token>` (see AuthService). A player has
     at most one live ticket, and cannot queue while seated at an unfinished
@@ -187,7 +187,7 @@ def add_MatchmakerServiceServicer_to_server(servicer, server):
  # This class is part of an EXPERIMENTAL API.
 class MatchmakerService:
     """Quick-match queues for 2, 3 and 4 players, and private tables with an
-    invite code.
+    invite code (2 to 4 players, or up to 6 in classic and contract).
 
     Calls need `authorization: Bearer <token>` (see AuthService). A player has
     at most one live ticket, and cannot queue while seated at an unfinished

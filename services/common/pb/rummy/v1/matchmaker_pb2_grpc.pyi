@@ -23,7 +23,7 @@ GRPC_VERSION: str
 
 class MatchmakerServiceStub:
     """Quick-match queues for 2, 3 and 4 players, and private tables with an
-    invite code.
+    invite code (2 to 4 players, or up to 6 in classic and contract).
 
     Calls need `authorization: Bearer <token>` (see AuthService). A player has
     at most one live ticket, and cannot queue while seated at an unfinished
@@ -78,7 +78,7 @@ class MatchmakerServiceStub:
 @typing.type_check_only
 class MatchmakerServiceAsyncStub(MatchmakerServiceStub):
     """Quick-match queues for 2, 3 and 4 players, and private tables with an
-    invite code.
+    invite code (2 to 4 players, or up to 6 in classic and contract).
 
     Calls need `authorization: Bearer <token>` (see AuthService). A player has
     at most one live ticket, and cannot queue while seated at an unfinished
@@ -129,7 +129,7 @@ class MatchmakerServiceAsyncStub(MatchmakerServiceStub):
 
 class MatchmakerServiceServicer(metaclass=abc.ABCMeta):
     """Quick-match queues for 2, 3 and 4 players, and private tables with an
-    invite code.
+    invite code (2 to 4 players, or up to 6 in classic and contract).
 
     Calls need `authorization: Bearer <token>` (see AuthService). A player has
     at most one live ticket, and cannot queue while seated at an unfinished

@@ -301,6 +301,11 @@ class TableOptions(google.protobuf.message.Message):
 
     Settings fixed when a table is created. A zero value means "the default";
     a `TableView` always carries the effective values, defaults filled in.
+    The options that set a game's length have upper bounds a real table
+    would use, so that every game ends: at most 20 rounds, an elimination cap
+    of at most 500 points, at most 12 contracts. A value past a bound (or
+    otherwise out of range) is refused with INVALID_ARGUMENT, reason
+    OPTIONS_INVALID, whose message names the bound.
     """
 
     DESCRIPTOR: google.protobuf.descriptor.Descriptor
@@ -321,19 +326,21 @@ class TableOptions(google.protobuf.message.Message):
     """
     turn_cap: builtins.int
     """Turns (one player's turn each, timed-out turns included) after which a
-    round stops and is scored as the rule set says. 0 means 120. Keeps a
-    table of absent players from running for ever.
+    round stops and is scored as the rule set says. 0 means 120; at most
+    10000. Keeps a table of absent players from running for ever.
     """
     rounds: builtins.int
-    """Number of rounds (deals) in the game. 0 means 1. Only where the number
-    of deals ends the game: cafe without an elimination cap and rami51 not
-    "to 200". Elsewhere (classic plays until one player is left, contract
+    """Number of rounds (deals) in the game. 0 means 1; at most 20 (a long
+    evening at a real table). Only where the number of deals ends the
+    game: cafe without an elimination cap and rami51 not "to 200".
+    Elsewhere (classic plays until one player is left, contract
     one deal per contract) a value other than 0 or 1 is refused with
     INVALID_ARGUMENT, reason OPTIONS_INVALID.
     """
     elimination_cap: builtins.int
     """Points at which a player is eliminated. 0 means the rule set's
-    default: none for cafe, 100 for classic.
+    default: none for cafe, 100 for classic. At most 500 (the example of
+    cafe's house rules, five times classic's 100). cafe and classic only.
     """
     opening_threshold: builtins.int
     """rami51 only: points the first melds must total, 30, 40 or 51.
@@ -356,7 +363,7 @@ class TableOptions(google.protobuf.message.Message):
     def contracts(self) -> google.protobuf.internal.containers.RepeatedCompositeFieldContainer[Global___Contract]:
         """contract only: the contract of each deal, in order. Empty means the
         seven standard contracts; the number of entries sets the number of
-        deals.
+        deals, at most 12.
         """
 
     def __init__(
@@ -682,8 +689,14 @@ class ClaimWindow(google.protobuf.message.Message):
     CARD_FIELD_NUMBER: builtins.int
     CLOSES_AT_FIELD_NUMBER: builtins.int
     CLAIMED_BY_ME_FIELD_NUMBER: builtins.int
+    DISCARDED_BY_SEAT_FIELD_NUMBER: builtins.int
     claimed_by_me: builtins.bool
     """This viewer has already claimed in this window."""
+    discarded_by_seat: builtins.int
+    """The seat that discarded the card on offer. That seat may not claim it
+    back (FAILED_PRECONDITION, reason CLAIM_NOT_ALLOWED). Absent when no seat
+    discarded it since it came on top (the card turned up at the deal).
+    """
     @property
     def card(self) -> services.common.pb.rummy.v1.cards_pb2.Card:
         """The discard that may be claimed."""
@@ -698,11 +711,15 @@ class ClaimWindow(google.protobuf.message.Message):
         card: services.common.pb.rummy.v1.cards_pb2.Card | None = ...,
         closes_at: google.protobuf.timestamp_pb2.Timestamp | None = ...,
         claimed_by_me: builtins.bool = ...,
+        discarded_by_seat: builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: typing_extensions.TypeAlias = typing.Literal["card", b"card", "closes_at", b"closes_at"]
+    _HasFieldArgType: typing_extensions.TypeAlias = typing.Literal["_discarded_by_seat", b"_discarded_by_seat", "card", b"card", "closes_at", b"closes_at", "discarded_by_seat", b"discarded_by_seat"]
     def HasField(self, field_name: _HasFieldArgType) -> builtins.bool: ...
-    _ClearFieldArgType: typing_extensions.TypeAlias = typing.Literal["card", b"card", "claimed_by_me", b"claimed_by_me", "closes_at", b"closes_at"]
+    _ClearFieldArgType: typing_extensions.TypeAlias = typing.Literal["_discarded_by_seat", b"_discarded_by_seat", "card", b"card", "claimed_by_me", b"claimed_by_me", "closes_at", b"closes_at", "discarded_by_seat", b"discarded_by_seat"]
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__discarded_by_seat: typing_extensions.TypeAlias = typing.Literal["discarded_by_seat"]
+    _WhichOneofArgType__discarded_by_seat: typing_extensions.TypeAlias = typing.Literal["_discarded_by_seat", b"_discarded_by_seat"]
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__discarded_by_seat) -> _WhichOneofReturnType__discarded_by_seat | None: ...
 
 Global___ClaimWindow: typing_extensions.TypeAlias = ClaimWindow
 
