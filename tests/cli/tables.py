@@ -33,8 +33,8 @@ def at(ms: int) -> Timestamp:
 class Deck:
     """Hands out distinct card ids of a rule set's deck by their codes."""
 
-    def __init__(self, ruleset: str) -> None:
-        self.rules = preset(ruleset)
+    def __init__(self, ruleset: str, seats: int = 2) -> None:
+        self.rules = preset(ruleset).for_seats(seats)
         self.used: set[int] = set()
 
     def cards(self, codes: str) -> list[cards_pb2.Card]:
@@ -146,6 +146,43 @@ def contract_claim() -> table_pb2.TableView:
         rules=table_pb2.RuleInfo(contract_due=table_pb2.Contract(groups=1, runs=1)),
         claim_window=table_pb2.ClaimWindow(card=offered, closes_at=at(NOW_MS + 2_000)),
         last_seq=77,
+    )
+
+
+def contract_six() -> table_pb2.TableView:
+    """A private `contract` table of six (158 cards), deal 2; the viewer's turn."""
+    deck = Deck("contract", seats=6)
+    hand = deck.cards("4S 5S 6S 7S 8H 8D 8C 2C 2D JK TH")
+    names = ["Ana", "Bob", "Chloé", "Dan", "Élise", "Farid"]
+    seats = [
+        seat(i, name, 11 if i else len(hand), total, opened=i in (1, 4), connected=i != 3)
+        for i, (name, total) in enumerate(zip(names, [20, 0, 45, 110, 5, 60], strict=True))
+    ]
+    group = deck.cards("KS KH KD")
+    run = deck.cards("9C TC JC QC")
+    return table_pb2.TableView(
+        table_id="6c0ffee0-frozen",
+        version=88,
+        ruleset="contract",
+        my_seat=0,
+        seats=seats,
+        hand=hand,
+        melds=[
+            table_pb2.MeldView(id=1, owner_seat=1, kind=table_pb2.MELD_KIND_GROUP, cards=group),
+            table_pb2.MeldView(id=2, owner_seat=4, kind=table_pb2.MELD_KIND_RUN, cards=run),
+        ],
+        discard_top=deck.cards("3H")[0],
+        discard_size=9,
+        stock_size=71,
+        current_seat=0,
+        phase=table_pb2.PHASE_DRAW,
+        round=2,
+        turn=31,
+        turn_cap=120,
+        turn_deadline=at(NOW_MS + 44_000),
+        server_time=at(NOW_MS),
+        rules=table_pb2.RuleInfo(contract_due=table_pb2.Contract(groups=1, runs=1)),
+        last_seq=210,
     )
 
 

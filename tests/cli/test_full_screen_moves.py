@@ -111,36 +111,39 @@ async def test_a_joker_swap_with_keys(fresh_dsn: str, tmp_path: Path) -> None:
 
 
 async def test_a_contract_claim_with_keys(fresh_dsn: str, tmp_path: Path) -> None:
+    """Pia passes over the card turned up: c claims it. The player's own discard is
+    on offer to the others only: no c then, and the status bar says so."""
     async with servers(fresh_dsn) as running:
         pia = await sign_in(running, "device-cli-test-pia2", "Pia")
         order = scripted_order(HANDS[:2], "QD", "KS KH KD", ruleset=CONTRACT)
         options = table_pb2.TableOptions(turn_timer_ms=LONG_TURNS_MS, claim_window_ms=60_000)
         table_id = await seat_with_a_bot(
-            running, tmp_path, "contract", order, opponent=pia, options=options
+            running, tmp_path, "contract", order, opponent=pia, options=options, opponent_first=True
         )
         async with (
             grpc.aio.insecure_channel(running.game_address) as channel,
             full_screen(running.address, tmp_path, QUEUE) as pilot,
         ):
             other = Player(channel, pia.token, pia.player_id, "Pia")
-            await until_screen(pilot, r"Your turn · \d+ s: draw a card")
+            await until_screen(pilot, r"Pia's turn · \d+ s")
             assert "contract: 2 groups" in screen_text(pilot).splitlines()[0]
-            await press(pilot, "d")
-            await until_screen(pilot, "You drew K♠")
-            await until_screen(pilot, r"The Q♦ is on offer to the other players")
-            await pick(pilot, "9D")
-            await press(pilot, "x")
-            await until_screen(pilot, "You discarded 9♦")
-            await until_screen(pilot, "Nobody took the Q♦")
             await other.send(table_id, DrawStock())
-            await until_screen(pilot, r"Pia's turn · \d+ s · 9♦ on offer, \d+ s to claim")
-            assert status_lines(pilot)[1].startswith("c claim")
+            await until_screen(pilot, r"Pia's turn · \d+ s · Q♦ on offer, \d+ s to claim")
+            await until(pilot, lambda: status_lines(pilot)[1].startswith("c claim"), "c")
             await press(pilot, "c")
-            await until_screen(pilot, "You claimed the 9♦")
-            await until_screen(pilot, r"· you claimed 9♦")
-            await other.send(table_id, Discard(CONTRACT.deck.ids_of("AH")[0]))
-            await until_screen(pilot, "You got the 9♦ and drew a penalty card: K♦.")
+            await until_screen(pilot, "You claimed the Q♦")
+            await until_screen(pilot, r"· you claimed Q♦")
+            await other.send(table_id, Discard(CONTRACT.deck.ids_of("AS")[0]))
+            await until_screen(pilot, "You got the Q♦ and drew a penalty card: K♥.")
             await until_screen(pilot, "Your hand: 12 cards")
+            await press(pilot, "d")
+            await until_screen(pilot, "You drew K♦")
+            await pick(pilot, "9C")
+            await press(pilot, "x")
+            await until_screen(pilot, "You discarded 9♣")
+            await other.send(table_id, DrawStock())
+            await until_screen(pilot, r"· your 9♣ is on offer to the others")
+            assert not status_lines(pilot)[1].startswith("c claim")
 
 
 @pytest.mark.parametrize("whole", [False, True], ids=["game-server", "make-run-new-secret"])

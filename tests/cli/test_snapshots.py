@@ -8,7 +8,7 @@ from typing import Any
 
 from clients.cli.tui.table_screen import TableScreen, results_notice
 
-from .tables import FrozenTable, cafe_midgame, contract_claim, round_result
+from .tables import FrozenTable, cafe_midgame, contract_claim, contract_six, round_result
 
 SMALL = (80, 24)
 LARGE = (120, 40)
@@ -48,3 +48,8 @@ def test_a_round_result(snap_compare: Any) -> None:
 
 def test_the_keys_help(snap_compare: Any) -> None:
     assert snap_compare(FrozenTable(cafe_midgame()), press=["question_mark"], terminal_size=SMALL)
+
+
+def test_six_seats_at_80_by_24(snap_compare: Any) -> None:
+    """A private contract table of six: every seat on its own row, nothing wrapped."""
+    assert snap_compare(FrozenTable(contract_six()), terminal_size=SMALL)

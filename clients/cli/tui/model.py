@@ -177,6 +177,8 @@ def turn_text(view: table_pb2.TableView, clock: Clock, style: Style) -> str:
         card = style.card(window.card.code)
         if window.claimed_by_me:
             text += f" · you claimed {card}"
+        elif window.HasField("discarded_by_seat") and is_mine(view, window.discarded_by_seat):
+            text += f" · your {card} is on offer to the others"
         elif not my_turn(view) or view.phase != table_pb2.PHASE_DRAW:
             text += f" · {card} on offer, {seconds(clock.until(window.closes_at))} s to claim"
     return text
