@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -376,6 +377,8 @@ async def _find(seek: Seek, conn: Connection, identity: Identity) -> LastMatch:
 async def play(conn: Connection, identity: Identity, seek: Seek) -> int:
     """Sign in, find a table (the last one, or a new one), and play it to the end."""
     style = Style(colour_wanted(), symbols=symbols_wanted())
+    if sys.stdout.isatty():  # a person waits: the client is up (scripts read no more)
+        print(f"Signing in at {conn.server}…", flush=True)
     await sign_in(conn, say=print, countdown=count_in_lines)
     if seek.instead:
         kept = await matchmaking.kept_table(conn, identity, print)

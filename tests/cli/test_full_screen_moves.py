@@ -93,6 +93,7 @@ async def test_a_joker_swap_with_keys(fresh_dsn: str, tmp_path: Path) -> None:
             await until_screen(pilot, r"Your turn · \d+ s: draw a card")
             await press(pilot, "d")
             await until_screen(pilot, "You drew 4♦")
+            await until_screen(pilot, "Your hand: 14 cards")  # the answer's view, drawn
             await pick(pilot, "QH", "QD", "QC", "JK")
             await press(pilot, "m")
             await until_screen(pilot, r"\[1\] you: Q♥ Q♦ Q♣ JK\(Q♠\)")
@@ -138,6 +139,7 @@ async def test_a_contract_claim_with_keys(fresh_dsn: str, tmp_path: Path) -> Non
             await until_screen(pilot, "Your hand: 12 cards")
             await press(pilot, "d")
             await until_screen(pilot, "You drew K♦")
+            await until_screen(pilot, "Your hand: 13 cards")
             await pick(pilot, "9C")
             await press(pilot, "x")
             await until_screen(pilot, "You discarded 9♣")
@@ -164,6 +166,7 @@ async def test_a_restart_leaves_the_player_at_the_table(
             # The table stays on screen; a move after the restart is made and shown.
             await press(pilot, "d")
             await until_screen(pilot, "You drew 4♦ from the stock", timeout=60)
+            await until_screen(pilot, "Your hand: 14 cards")
             assert view_of(pilot).table_id == table_id
             await pick(pilot, "KD")
             await press(pilot, "x")

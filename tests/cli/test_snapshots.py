@@ -1,13 +1,11 @@
 """The table's screens as a person sees them, kept as SVG snapshots beside this
-file (`__snapshots__/`) so a reviewer sees each one. After a deliberate change:
-`pytest tests/cli/test_snapshots.py --snapshot-update`, then look at the SVGs."""
+file (`__snapshots__/`) so a reviewer sees each one (see `snapshots`)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from clients.cli.tui.table_screen import TableScreen, results_notice
 
+from .snapshots import matches_snapshot
 from .tables import FrozenTable, cafe_midgame, contract_claim, contract_six, round_result
 
 SMALL = (80, 24)
@@ -20,36 +18,42 @@ LOG = [
 ]
 
 
-def test_a_table_at_80_by_24(snap_compare: Any) -> None:
-    assert snap_compare(FrozenTable(cafe_midgame(), log=LOG), terminal_size=SMALL)
+async def test_a_table_at_80_by_24() -> None:
+    await matches_snapshot(FrozenTable(cafe_midgame(), log=LOG), "a_table_at_80_by_24", size=SMALL)
 
 
-def test_a_table_at_120_by_40(snap_compare: Any) -> None:
-    assert snap_compare(FrozenTable(cafe_midgame(), log=LOG), terminal_size=LARGE)
+async def test_a_table_at_120_by_40() -> None:
+    await matches_snapshot(FrozenTable(cafe_midgame(), log=LOG), "a_table_at_120_by_40", size=LARGE)
 
 
-def test_cards_picked_with_keys(snap_compare: Any) -> None:
+async def test_cards_picked_with_keys() -> None:
     """Space picks the card under the cursor, a position number picks that card."""
-    app = FrozenTable(cafe_midgame(), log=LOG)
-    assert snap_compare(app, press=["right", "space", "3", "_"], terminal_size=SMALL)
+    await matches_snapshot(
+        FrozenTable(cafe_midgame(), log=LOG),
+        "cards_picked_with_keys",
+        size=SMALL,
+        keys=["right", "space", "3"],
+    )
 
 
-def test_a_contract_claim_on_offer(snap_compare: Any) -> None:
+async def test_a_contract_claim_on_offer() -> None:
     """The deal's contract in the title; the discard on offer with its own countdown."""
-    assert snap_compare(FrozenTable(contract_claim()), terminal_size=SMALL)
+    await matches_snapshot(FrozenTable(contract_claim()), "a_contract_claim_on_offer", size=SMALL)
 
 
-def test_a_round_result(snap_compare: Any) -> None:
+async def test_a_round_result() -> None:
     def show(screen: TableScreen) -> None:
         screen.app.push_screen(results_notice(round_result(screen.session.view), screen.style))
 
-    assert snap_compare(FrozenTable(cafe_midgame(), then=show), terminal_size=SMALL)
+    await matches_snapshot(FrozenTable(cafe_midgame()), "a_round_result", size=SMALL, then=show)
 
 
-def test_the_keys_help(snap_compare: Any) -> None:
-    assert snap_compare(FrozenTable(cafe_midgame()), press=["question_mark"], terminal_size=SMALL)
+async def test_the_keys_help() -> None:
+    await matches_snapshot(
+        FrozenTable(cafe_midgame()), "the_keys_help", size=SMALL, keys=["question_mark"]
+    )
 
 
-def test_six_seats_at_80_by_24(snap_compare: Any) -> None:
+async def test_six_seats_at_80_by_24() -> None:
     """A private contract table of six: every seat on its own row, nothing wrapped."""
-    assert snap_compare(FrozenTable(contract_six()), terminal_size=SMALL)
+    await matches_snapshot(FrozenTable(contract_six()), "six_seats_at_80_by_24", size=SMALL)

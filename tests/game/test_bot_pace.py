@@ -21,6 +21,7 @@ from services.game.server import GameServer
 from ..rules.helpers import deck_order as scripted_order
 from ..rules.test_claims import HANDS
 from .harness import LONG_TURNS_MS, Player, Watcher, address, login, service_auth, start_server
+from .stored import not_presence
 
 PACE = 0.1
 """Think times a tenth of a person's: 150-300 ms before a draw, 100-200 ms before
@@ -72,7 +73,8 @@ async def _bot_turn(watcher: Watcher, seat: int) -> list[table_pb2.TableEvent]:
     )
     turn = [start]
     while True:
-        event = await watcher.until(lambda e: True)
+        # A presence event (a watcher arriving) is no move of the bot's: skipped.
+        event = await watcher.until(lambda e: not_presence(e.kind))
         turn.append(event)
         if event.kind == table_pb2.EVENT_KIND_TURN_STARTED:
             return turn
@@ -190,30 +192,26 @@ async def test_an_unknown_bot_level_is_refused(channel: grpc.aio.Channel) -> Non
 async def test_a_paced_bot_waits_for_its_claim_window_to_close_then_thinks(
     paced_channel: grpc.aio.Channel,
 ) -> None:
-    """`contract`'s "Puis-je ?": the bot's stock draw opens a window on the KS the
-    person discarded; the person claims it. The window closes at its time, in a
-    commit of its own, and only a think time later does the bot discard."""
+    """`contract`'s "Puis-je ?": the bot (first to play) draws from the stock,
+    which opens a window on the QD turned up at the deal; the person claims it. The
+    window closes at its time, in a commit of its own, and only a think time later
+    does the bot discard. (A person may not claim back a card of their own.)"""
     human = await login(paced_channel, "Human")
     table_id = await _create(
         paced_channel,
         ruleset="contract",
         options=table_pb2.TableOptions(turn_timer_ms=LONG_TURNS_MS, claim_window_ms=500),
-        players=_seats(human, 1),
+        players=[*_seats(None, 1), *_seats(human, 0)],
         deck_order=scripted_order(HANDS[:2], "QD", "KS 5C", ruleset=CONTRACT),
         bot_level=table_pb2.BOT_LEVEL_STRONG,
     )
     watcher = human.watch(table_id)
-    await human.send(table_id, DrawStock())
-    king = next(c.id for c in (await human.view(table_id)).hand if c.code == "KS")
-    thrown = await human.send(table_id, Discard(king))
-    # The window the bot's stock draw opens (the person's own draw opened one before).
-    opened = await watcher.until(
-        lambda e: e.kind == table_pb2.EVENT_KIND_CLAIM_WINDOW_OPENED and e.version > thrown.version
-    )
-    await human.send(table_id, Claim(king))
+    opened = await watcher.until(lambda e: e.kind == table_pb2.EVENT_KIND_CLAIM_WINDOW_OPENED)
+    queen = opened.claim_window_opened.card.id
+    await human.send(table_id, Claim(queen))
     closed = await watcher.until(lambda e: e.kind == table_pb2.EVENT_KIND_CLAIMED)
-    assert closed.seat == 0 and closed.claimed.card.id == king
+    assert closed.seat == 1 and closed.claimed.card.id == queen
     assert _ms(closed) >= opened.claim_window_opened.closes_at.ToMilliseconds()
     discarded = await watcher.until(lambda e: e.kind == table_pb2.EVENT_KIND_DISCARDED)
-    assert discarded.seat == 1 and discarded.version > closed.version
+    assert discarded.seat == 0 and discarded.version > closed.version
     assert _ms(discarded) - _ms(closed) >= PLAY_THINK_MS[0] * PACE
