@@ -116,6 +116,21 @@ def hand_line(hand: Sequence[cards_pb2.Card], style: Style) -> str:
     return f"Your hand ({len(hand)}): {body}"
 
 
+def seat_notes(view: table_pb2.TableView, seat: table_pb2.SeatView, *, out: str) -> list[str]:
+    """What else is true of a seat: opened, left, ``out`` (eliminated), away (a
+    person whose connection dropped; the viewer knows where they are)."""
+    notes = []
+    if seat.has_opened:
+        notes.append("opened")
+    if seat.status == table_pb2.SEAT_STATUS_LEFT:
+        notes.append("left")
+    elif seat.status == table_pb2.SEAT_STATUS_ELIMINATED:
+        notes.append(out)
+    elif not seat.connected and not seat.is_bot and not is_mine(view, seat.seat):
+        notes.append("away")
+    return notes
+
+
 def seat_lines(view: table_pb2.TableView, style: Style) -> list[str]:
     lines = []
     for seat in view.seats:
@@ -123,13 +138,7 @@ def seat_lines(view: table_pb2.TableView, style: Style) -> list[str]:
         name = seat_name(view, seat.seat, you=f"{seat.display_name} (you)")
         if seat.is_bot:
             name += " (bot)"
-        notes = []
-        if seat.has_opened:
-            notes.append("opened")
-        if seat.status == table_pb2.SEAT_STATUS_LEFT:
-            notes.append("left")
-        elif seat.status == table_pb2.SEAT_STATUS_ELIMINATED:
-            notes.append("eliminated")
+        notes = seat_notes(view, seat, out="eliminated")
         count = f"{seat.card_count} card" + ("" if seat.card_count == 1 else "s")
         line = f" {marker} {name:<24} {count:>9}  {seat.score_total:>4} pts"
         if notes:

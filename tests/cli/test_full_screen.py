@@ -15,9 +15,9 @@ from .harness import servers
 from .screen import SMALL, full_screen, play_to_the_end, press, screen_lines, until_screen
 
 SHORT = {
-    "cafe": table_pb2.TableOptions(rounds=1),
-    "rami51": table_pb2.TableOptions(rounds=1),
-    "classic": table_pb2.TableOptions(turn_cap=40),
+    "cafe": table_pb2.TableOptions(rounds=1, turn_cap=24),
+    "rami51": table_pb2.TableOptions(rounds=1, turn_cap=24),
+    "classic": table_pb2.TableOptions(turn_cap=24),
     # Seven deals: each cut short by the turn cap, claims settled in half a second.
     "contract": table_pb2.TableOptions(turn_cap=6, claim_window_ms=500),
 }

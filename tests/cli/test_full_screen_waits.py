@@ -63,7 +63,9 @@ async def test_a_first_run_asks_the_name_and_a_game_over_offers_another(
     async with servers(fresh_dsn) as running:
         identity = Identity(tmp_path)
         conn = Connection(running.address, identity.device_id(), identity.display_name(None))
-        choice = replace(ALONE, bots=True)
+        # A short game (a turn cap ends it): what is tested is what comes after.
+        short = table_pb2.TableOptions(rounds=1, turn_cap=6)
+        choice = replace(ALONE, bots=True, options=short)
         app = RummyApp(journey(conn, identity, choice, ask_name=True), Style(False))
         try:
             async with app.run_test(size=(80, 24)) as pilot:
@@ -75,7 +77,7 @@ async def test_a_first_run_asks_the_name_and_a_game_over_offers_another(
                 assert "p play again" in final
                 first = conn.player_id
                 await press(pilot, "p")
-                await until_screen(pilot, r"Round 1 · turn \d+/120 · cafe")
+                await until_screen(pilot, r"Round 1 · turn \d+/6 · cafe")
                 assert "Game over" not in screen_text(pilot)
                 assert conn.player_id == first
         finally:

@@ -23,6 +23,7 @@ from ..render import (
     my_turn,
     round_text,
     seat_name,
+    seat_notes,
     seconds,
 )
 
@@ -123,15 +124,7 @@ def seat_rows(view: table_pb2.TableView) -> list[SeatRow]:
             name += " (you)"
         elif seat.is_bot:
             name += " (bot)"
-        notes = []
-        if seat.has_opened:
-            notes.append("opened")
-        if seat.status == table_pb2.SEAT_STATUS_LEFT:
-            notes.append("left")
-        elif seat.status == table_pb2.SEAT_STATUS_ELIMINATED:
-            notes.append("out")
-        elif not seat.connected and not seat.is_bot and not is_mine(view, seat.seat):
-            notes.append("away")
+        notes = seat_notes(view, seat, out="out")
         rows.append(
             SeatRow(
                 seat=seat.seat,
