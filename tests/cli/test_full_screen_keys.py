@@ -103,3 +103,20 @@ async def test_leaving_asks_first() -> None:
         await press(pilot, "y")
         await until(pilot, lambda: session.sent, "the leave")
         assert [r.method for r in session.sent] == ["Leave"]
+
+
+async def test_a_resize_redraws_the_table() -> None:
+    """From 80×24 to 120×40 and back: every line as wide as the terminal, the log
+    growing on the tall screen, and nothing of the table lost."""
+    async with FrozenTable(cafe_midgame()).run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: "opened away" in screen_text(pilot), "the table")
+        await pilot.resize_terminal(120, 40)
+        await until(pilot, lambda: len(screen_text(pilot).splitlines()) == 40, "the redraw")
+        assert screen_of(pilot).has_class("-tall")
+        lines = screen_text(pilot).splitlines()
+        assert all(len(line) == 120 for line in lines)
+        assert "[3] Dan: 2♦ 3♦ 4♦" in screen_text(pilot) and "Your hand: 12 cards" in lines[-6]
+        await pilot.resize_terminal(80, 24)
+        await until(pilot, lambda: len(screen_text(pilot).splitlines()) == 24, "the redraw")
+        assert not screen_of(pilot).has_class("-tall")
+        assert_unwrapped(pilot)  # type: ignore[arg-type]
