@@ -227,15 +227,15 @@ def build_parser() -> argparse.ArgumentParser:
     rules = sub.add_parser("rules", help="the rules engine: check a meld, score a hand, show")
     verbs = rules.add_subparsers(dest="verb", required=True)
     # Not argparse choices: `rules_cmd` names an unknown rule set in its own words.
-    rule_set = {"default": "cafe", "help": f"rule set: {', '.join(RULESETS)} (default: cafe)"}
+    rule_set = f"rule set: {', '.join(RULESETS)} (default: cafe)"
     check = verbs.add_parser(
         "check", help="the meld these cards make, or why not", epilog=CARD_FORMAT
     )
     check.add_argument("cards", nargs="+", help="the cards, e.g. 8S 9S JK")
-    check.add_argument("--rules", **rule_set)  # type: ignore[arg-type]
+    check.add_argument("--rules", default="cafe", help=rule_set)
     score = verbs.add_parser("score", help="the penalty of cards left in hand", epilog=CARD_FORMAT)
     score.add_argument("cards", nargs="+", help="the cards, e.g. KS QH JC AD")
-    score.add_argument("--rules", **rule_set)  # type: ignore[arg-type]
+    score.add_argument("--rules", default="cafe", help=rule_set)
     show = verbs.add_parser("show", help="a rule set in words")
     show.add_argument(
         "name", nargs="?", default="cafe", help=f"rule set: {', '.join(RULESETS)} (default: cafe)"

@@ -10,6 +10,7 @@ import unicodedata
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 from textual import events
 from textual.keys import REPLACED_KEYS, _character_to_key, _get_unicode_name_from_key
@@ -32,7 +33,7 @@ WAIT_S = 30.0
 PLAIN = Style(False)
 
 
-async def press(pilot: Pilot[int], *keys: str) -> None:
+async def press(pilot: Pilot[Any], *keys: str) -> None:
     """Keys as a terminal sends them. (`Pilot.press` also waits until the process
     looks idle, which it never does with the servers in it: a second a key.)"""
     app = pilot.app
@@ -51,18 +52,18 @@ async def press(pilot: Pilot[int], *keys: str) -> None:
         await asyncio.sleep(0.01)
 
 
-def screen_lines(pilot: Pilot[int]) -> list[str]:
+def screen_lines(pilot: Pilot[Any]) -> list[str]:
     """The top screen's text, line by line, as drawn."""
     strips = pilot.app.screen._compositor.render_strips()
     return [strip.text for strip in strips]
 
 
-def screen_text(pilot: Pilot[int]) -> str:
+def screen_text(pilot: Pilot[Any]) -> str:
     return "\n".join(screen_lines(pilot))
 
 
 async def until(
-    pilot: Pilot[int], check: Callable[[], object], what: str, timeout: float = WAIT_S
+    pilot: Pilot[Any], check: Callable[[], object], what: str, timeout: float = WAIT_S
 ) -> object:
     """Wait, letting the app run, until ``check()`` is truthy; fail saying ``what``."""
     deadline = time.monotonic() + timeout
@@ -75,7 +76,7 @@ async def until(
         await pilot.pause(0.05)
 
 
-async def until_screen(pilot: Pilot[int], pattern: str, timeout: float = WAIT_S) -> re.Match[str]:
+async def until_screen(pilot: Pilot[Any], pattern: str, timeout: float = WAIT_S) -> re.Match[str]:
     """Wait until the screen shows ``pattern`` (a regular expression)."""
     found = await until(
         pilot, lambda: re.search(pattern, screen_text(pilot)), f"/{pattern}/", timeout
@@ -109,7 +110,7 @@ async def full_screen(
     name: str = "Ana",
     size: tuple[int, int] = SMALL,
     ask_name: bool = False,
-) -> AsyncIterator[Pilot[int]]:
+) -> AsyncIterator[Pilot[Any]]:
     """The app for the device kept in ``config_dir``, in a terminal of ``size``."""
     identity = Identity(config_dir)
     conn = Connection(server, identity.device_id(), identity.display_name(name))
@@ -125,7 +126,7 @@ SEAT_ROW = re.compile(r"(▶ |  )\S.{12} +\d+c +-?\d+( [a-z ]+)?")
 PILES = re.compile(r"Stock \d+ · Discard \S+ \(\d+\)")
 
 
-def assert_unwrapped(pilot: Pilot[int]) -> None:
+def assert_unwrapped(pilot: Pilot[Any]) -> None:
     """Nothing on the table wrapped: each line of the players' box is a seat's row
     or the piles, and neither status line is cut short."""
     screen = table_screen(pilot)
@@ -141,32 +142,32 @@ def assert_unwrapped(pilot: Pilot[int]) -> None:
     assert not any(line.rstrip().endswith("…") for line in lines[-2:]), "\n".join(lines)
 
 
-def table_screen(pilot: Pilot[int]) -> TableScreen | None:
+def table_screen(pilot: Pilot[Any]) -> TableScreen | None:
     for screen in reversed(pilot.app.screen_stack):
         if isinstance(screen, TableScreen):
             return screen
     return None
 
 
-def view_of(pilot: Pilot[int]) -> table_pb2.TableView:
+def view_of(pilot: Pilot[Any]) -> table_pb2.TableView:
     screen = table_screen(pilot)
     assert screen is not None, screen_text(pilot)
     return screen.session.view
 
 
-def status_lines(pilot: Pilot[int]) -> tuple[str, str]:
+def status_lines(pilot: Pilot[Any]) -> tuple[str, str]:
     lines = screen_lines(pilot)
     if len(lines) < 2:  # not drawn yet
         return "", ""
     return lines[-2].strip(), lines[-1].strip()
 
 
-def notice_shown(pilot: Pilot[int]) -> Notice | None:
+def notice_shown(pilot: Pilot[Any]) -> Notice | None:
     screen = pilot.app.screen
     return screen if isinstance(screen, Notice) else None
 
 
-async def play_a_turn(pilot: Pilot[int]) -> None:
+async def play_a_turn(pilot: Pilot[Any]) -> None:
     """One turn the way a beginner plays it with keys: draw, lay what the hint
     shows when it can, discard the card under the cursor (the next one when a
     card may not be discarded)."""
@@ -185,7 +186,7 @@ async def play_a_turn(pilot: Pilot[int]) -> None:
     await discard_something(pilot)
 
 
-async def lay_off_something(pilot: Pilot[int]) -> None:
+async def lay_off_something(pilot: Pilot[Any]) -> None:
     """Lay a card off with keys: pick it, press l, take the first meld offered,
     then the next ones, until one takes it."""
     screen = table_screen(pilot)
@@ -206,7 +207,7 @@ async def lay_off_something(pilot: Pilot[int]) -> None:
             await press(pilot, "escape")
 
 
-async def discard_something(pilot: Pilot[int]) -> None:
+async def discard_something(pilot: Pilot[Any]) -> None:
     """Discard the card under the cursor, or the next one while a card is refused."""
     for _ in range(20):
         if not my_turn(pilot) or "x discard" not in status_lines(pilot)[1]:
@@ -219,12 +220,12 @@ async def discard_something(pilot: Pilot[int]) -> None:
         await press(pilot, "right")
 
 
-def answered(pilot: Pilot[int], version: int) -> bool:
+def answered(pilot: Pilot[Any], version: int) -> bool:
     """The move sent at ``version`` was made, or refused."""
     return view_of(pilot).version != version or "Refused" in status_lines(pilot)[1]
 
 
-def my_turn(pilot: Pilot[int]) -> bool:
+def my_turn(pilot: Pilot[Any]) -> bool:
     screen = table_screen(pilot)
     return (
         screen is not None
@@ -233,7 +234,7 @@ def my_turn(pilot: Pilot[int]) -> bool:
     )
 
 
-async def play_to_the_end(pilot: Pilot[int], *, within: float = 240.0) -> str:
+async def play_to_the_end(pilot: Pilot[Any], *, within: float = 240.0) -> str:
     """Play every turn with keys until the game-over screen; its text."""
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:

@@ -29,7 +29,7 @@ async def matches_snapshot(
     """Run ``app`` at ``size``, press ``keys``, and compare the screen with the kept
     SVG ``name`` (written instead when asked to, or when there is none yet outside CI)."""
     async with app.run_test(size=size) as pilot:
-        await until(pilot, lambda: isinstance(pilot.app.screen, TableScreen), "the table")  # type: ignore[arg-type]
+        await until(pilot, lambda: isinstance(pilot.app.screen, TableScreen), "the table")
         screen = pilot.app.screen
         assert isinstance(screen, TableScreen)
         screen.digit_wait_s = 0.0  # a typed position is taken at once
@@ -37,7 +37,7 @@ async def matches_snapshot(
         if then is not None:
             then(screen)
         if keys:
-            await press(pilot, *keys)  # type: ignore[arg-type]
+            await press(pilot, *keys)
         await pilot.pause(0.3)
         svg = app.export_screenshot(title=name)
     path = FOLDER / f"{name}.svg"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -182,14 +182,14 @@ class RummyApp(App[int]):
         await self.push_screen_wait(Notice("Game over", game_text(final), keys=[("q", "quit")]))
         return 0, game_text(final)
 
-    def counter(self, wait: Waiting) -> Callable[[int], asyncio.Future[None]]:
+    def counter(self, wait: Waiting) -> Callable[[int], Awaitable[None]]:
         async def count(seconds: int) -> None:
             for left in range(seconds, 0, -1):
                 wait.status(f"Trying again in {left} s · q gives up")
                 await asyncio.sleep(1)
             wait.status("Trying again… · q gives up")
 
-        return count  # type: ignore[return-value]
+        return count
 
     async def seat(self, seek: Seek, wait: Waiting) -> table_pb2.TableView:
         """The table to play: the one this device keeps a seat at, else a new one."""
