@@ -124,6 +124,8 @@ async def test_the_player_sees_the_offer_claims_and_gets_the_card(
             async with grpc.aio.insecure_channel(running.game_address) as channel:
                 other = Player(channel, pia.token, pia.player_id, "Pia")
                 await term.expect(SEATED)
+                # The table on screen was read before the draw: the draw comes as news.
+                await term.expect(r"Your hand \(10\): ")
                 await other.send(table_id, DrawStock())
                 await term.expect("Pia drew from the stock.")
                 await term.expect(r"The Q♦ is on offer: type c to claim it \(\d+ s left\)\.")
