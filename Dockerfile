@@ -5,25 +5,34 @@
 #
 #   docker build -t rummy:0.1.0 .
 #
-# The builder stage turns the project into a wheel and installs it with its
-# dependencies into a virtual environment; the runtime stage copies only that
-# environment onto a fresh slim Python, so no compiler, pip cache or source
-# tree ends up in the image. The runtime never writes outside /tmp (bytecode
-# is compiled at build time), so it runs with a read-only root filesystem.
+# The builder stage installs the dependencies pinned with their hashes in
+# deploy/requirements-image.txt (the client's and the `server` extra: no
+# embedded PostgreSQL, linters or test tools; `make lock` writes it, `make test`
+# fails while it is stale), then the project's own wheel, into a virtual
+# environment; the runtime stage copies only that environment onto a fresh slim
+# Python, so no compiler, pip cache or source tree ends up in the image. The
+# runtime never writes outside /tmp (bytecode is compiled at build time), so it
+# runs with a read-only root filesystem.
 
 FROM python:3.11-slim-bookworm AS builder
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PIP_NO_CACHE_DIR=1 \
     PIP_ROOT_USER_ACTION=ignore
 WORKDIR /src
+COPY deploy/requirements-image.txt ./
+# Every dependency ships a manylinux wheel for CPython 3.11, so nothing is compiled.
+RUN python -m venv /opt/rummy \
+    && /opt/rummy/bin/python -m pip install --require-hashes --only-binary=:all: \
+        -r requirements-image.txt
 # README.m[d]: the glob lets the build go on while the project has no README.
 COPY pyproject.toml README.m[d] ./
 COPY services ./services
 COPY clients ./clients
-# Every dependency ships a manylinux wheel for CPython 3.11, so nothing is compiled.
+# The wheel's own dependencies come from the lock alone: --no-index fails the
+# build if the lock lacks one, `pip check` if a pinned version does not fit.
 RUN python -m pip wheel --no-deps --wheel-dir /wheels . \
-    && python -m venv /opt/rummy \
-    && /opt/rummy/bin/python -m pip install --only-binary=:all: /wheels/rummy-*.whl \
+    && /opt/rummy/bin/python -m pip install --no-index --find-links=/wheels 'rummy[server]' \
+    && /opt/rummy/bin/python -m pip check \
     && /opt/rummy/bin/python -m pip uninstall --yes pip
 
 # Same base as the builder: the copied virtual environment links to its Python.

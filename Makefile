@@ -6,12 +6,13 @@ STAMP := $(VENV)/.installed
 # buf (proto lint) comes from npm, pinned by tools/buf/package-lock.json.
 BUF := tools/buf/node_modules/.bin/buf
 
-.PHONY: run test lint typecheck pytest bench clean proto
+.PHONY: run test lint typecheck pytest bench clean proto lock lock-upgrade
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	# The client (base), the servers, the embedded PostgreSQL and the tools.
+	$(BIN)/python -m pip install --quiet -e '.[server,local,dev]'
 	touch $(STAMP)
 
 $(BUF): tools/buf/package.json tools/buf/package-lock.json
@@ -39,6 +40,15 @@ bench: $(STAMP)
 # Regenerate services/common/pb from proto/ (commit the result).
 proto: $(STAMP)
 	$(BIN)/python -m scripts.gen_proto
+
+# Re-pin deploy/requirements-image.txt (the production image's dependencies,
+# with hashes) after a change to pyproject.toml; `make test` fails while it is
+# stale. lock-upgrade moves every pin to the newest release allowed.
+lock: $(STAMP)
+	$(BIN)/python -m scripts.lock_image
+
+lock-upgrade: $(STAMP)
+	$(BIN)/python -m scripts.lock_image --upgrade
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis tools/buf/node_modules

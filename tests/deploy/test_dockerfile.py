@@ -1,8 +1,10 @@
 """The Dockerfile, read as text: no Docker engine is needed (nor run) here.
 
-It must build the project's wheel in a builder stage and run from a slim
-Python 3.11 as a numeric non-root user, with nothing fetched from URLs and no
-build tools in the final image. checkov scans it too (test_manifests.py)."""
+It must install the dependencies pinned with their hashes in the lock file and
+the project's wheel in a builder stage, and run from a slim Python 3.11 as a
+numeric non-root user, with nothing fetched from URLs and no build tools in the
+final image. checkov scans it too (test_manifests.py); test_lock.py checks the
+lock file itself."""
 
 from __future__ import annotations
 
@@ -67,6 +69,22 @@ def test_builder_stage_builds_the_wheel() -> None:
     runs = " ".join(builder.args("RUN"))
     assert "pip wheel" in runs and "--no-deps" in runs
     assert "--only-binary=:all:" in runs, "dependencies must come as wheels, not be compiled"
+
+
+def test_builder_installs_the_lock_with_hashes_and_nothing_else() -> None:
+    builder, *_ = _stages()
+    runs = builder.args("RUN")
+    copied = [a.split()[0] for a in builder.args("COPY")]
+    assert "deploy/requirements-image.txt" in copied
+    [locked] = [r for r in runs if "-r requirements-image.txt" in r]
+    assert "--require-hashes" in locked and "--only-binary=:all:" in locked
+    [project] = [r for r in runs if "/wheels" in r and "install" in r]
+    install = project.split("pip install", 1)[1].split("&&")[0]
+    # Only the wheel just built: whatever it needs beyond the lock fails the build.
+    assert "--no-index" in install and "--find-links=/wheels" in install
+    assert "'rummy[server]'" in install, "the servers' extra, never local or dev"
+    assert "pip check" in project
+    assert runs.index(locked) < runs.index(project)
 
 
 def test_runtime_is_slim_python_311_as_a_numeric_non_root_user() -> None:
