@@ -5,8 +5,11 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 # buf (proto lint) comes from npm, pinned by tools/buf/package-lock.json.
 BUF := tools/buf/node_modules/.bin/buf
+# promtool (the alert rules' unit tests): the one on PATH, else the binary alone
+# out of Debian's prometheus package, into .venv/bin (tools/promtool/get).
+PROMTOOL := $(BIN)/promtool
 
-.PHONY: run test lint typecheck pytest bench clean proto lock lock-upgrade
+.PHONY: run test lint typecheck pytest bench clean proto lock lock-upgrade promtool
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -18,6 +21,9 @@ $(STAMP): pyproject.toml
 $(BUF): tools/buf/package.json tools/buf/package-lock.json
 	npm ci --prefix tools/buf --no-audit --no-fund
 	touch $(BUF)
+
+promtool: $(STAMP)
+	@command -v promtool >/dev/null 2>&1 || test -x $(PROMTOOL) || tools/promtool/get $(PROMTOOL)
 
 run: $(STAMP)
 	$(BIN)/rummy-dev
@@ -31,7 +37,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-pytest: $(STAMP) $(BUF)
+pytest: $(STAMP) $(BUF) promtool
 	$(BIN)/pytest
 
 bench: $(STAMP)

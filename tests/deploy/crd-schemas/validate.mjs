@@ -3,11 +3,13 @@
 // on stdin; prints a JSON array with, per manifest, {kind, name, status, errors}
 // where status is "valid", "invalid" or "unknown" (no schema for that kind).
 import { Cluster } from "@kubernetes-models/cloudnative-pg/postgresql.cnpg.io/v1/Cluster";
+import { PrometheusRule } from "@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PrometheusRule";
 import { ServiceMonitor } from "@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor";
 
 const MODELS = new Map([
   ["postgresql.cnpg.io/v1/Cluster", Cluster],
   ["monitoring.coreos.com/v1/ServiceMonitor", ServiceMonitor],
+  ["monitoring.coreos.com/v1/PrometheusRule", PrometheusRule],
 ]);
 
 let input = "";
