@@ -115,6 +115,18 @@ def test_alerts_query_the_services_metrics_with_their_labels(
         assert all("namespace" in g for g in grouped), f"{name}: dev and production apart"
 
 
+def test_rpc_errors_leave_out_exactly_the_server_streams(rendered: dict[str, Rendered]) -> None:
+    """A replica that stops ends its server streams UNAVAILABLE, by design."""
+    streams = {
+        m.group(1)
+        for proto in (REPO / "proto").rglob("*.proto")
+        for m in re.finditer(r"\brpc (\w+)\([^)]*\) returns \(stream ", proto.read_text())
+    }
+    expr = _alerts(rendered["production"])["RummyRpcErrors"]["expr"]
+    [left_out] = re.findall(r'code="UNAVAILABLE", method!~"([^"]+)"', expr)
+    assert set(left_out.split("|")) == streams
+
+
 def _runbook() -> str:
     text = README.read_text()
     match = re.search(r"^## Alerts\n(.*?)^## ", text, flags=re.MULTILINE | re.DOTALL)
