@@ -116,6 +116,8 @@ class Reference:
         self.mentions: list[Mention] = []
 
     def pages(self) -> dict[str, str]:
+        """Every page by name; ``mentions`` then holds the comments they show."""
+        self.mentions = []
         return {page_name(file): self._page(file) for file in self.files}
 
     # --- links ----------------------------------------------------------------
