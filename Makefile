@@ -3,7 +3,8 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-# buf (proto lint) comes from npm, pinned by tools/buf/package-lock.json.
+# buf (proto lint, breaking) and protoc-gen-es come from npm, pinned by
+# tools/buf/package-lock.json.
 BUF := tools/buf/node_modules/.bin/buf
 # promtool (the alert rules' unit tests): the one on PATH, else the binary alone
 # out of Debian's prometheus package, into .venv/bin (tools/promtool/get).
@@ -43,9 +44,13 @@ pytest: $(STAMP) $(BUF) promtool
 bench: $(STAMP)
 	$(BIN)/python -m bench.rules
 
-# Regenerate services/common/pb from proto/ (commit the result).
-proto: $(STAMP)
+# Regenerate what is made from proto/ (commit the result): the Python code in
+# services/common/pb, the TypeScript code in clients/typescript/src/gen and the
+# API reference in docs/api.
+proto: $(STAMP) $(BUF)
 	$(BIN)/python -m scripts.gen_proto
+	$(BIN)/python -m scripts.gen_ts
+	$(BIN)/python -m scripts.gen_api_docs
 
 # Re-pin deploy/requirements-image.txt (the production image's dependencies,
 # with hashes) after a change to pyproject.toml; `make test` fails while it is

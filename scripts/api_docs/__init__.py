@@ -1,0 +1,1 @@
+"""The API reference's parts: descriptors and comments, pages, error reasons."""
