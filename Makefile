@@ -11,7 +11,7 @@ BUF := tools/buf/node_modules/.bin/buf
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,otel]'
 	touch $(STAMP)
 
 $(BUF): tools/buf/package.json tools/buf/package-lock.json
