@@ -179,7 +179,7 @@ class Tracing:
             # A fresh context, not the caller's: a background loop's span is no parent.
             context=parents[valid[0]] if valid else Context(),
             links=[Link(spans[i]) for i in valid[1:]],
-            attributes=dict(attributes),
+            attributes={f"rummy.{key}": value for key, value in attributes.items()},
         ):
             yield
 

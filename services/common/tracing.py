@@ -113,7 +113,8 @@ def continuing(
     name: str, traceparents: Sequence[str], **attributes: Any
 ) -> contextlib.AbstractContextManager[None]:
     """A span, current inside the block, that carries on the first of these
-    stored trace contexts and links the others (none: a trace of its own)."""
+    stored trace contexts and links the others (none: a trace of its own);
+    ``attributes`` are set on it under ``rummy.``."""
     if _on is None:
         return contextlib.nullcontext()
     return _on.continuing(name, traceparents, attributes)

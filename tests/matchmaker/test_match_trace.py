@@ -85,6 +85,7 @@ async def test_one_trace_goes_from_enqueue_to_the_game_services_queries(
     assert made.context.trace_id == oldest.trace_id
     assert made.parent is not None and made.parent.span_id == oldest.span_id
     assert [link.context.span_id for link in made.links] == [other.span_id]
+    assert (made.attributes or {}).get("rummy.tables") == 1
 
     (call,) = named(finished, CREATE_TABLES, SpanKind.CLIENT)
     assert call.parent is not None and call.parent.span_id == made.context.span_id
