@@ -6,7 +6,7 @@
 #   docker build -t rummy:0.1.0 .
 #
 # The builder stage installs the dependencies pinned with their hashes in
-# deploy/requirements-image.txt (the client's and the `server` extra: no
+# deploy/requirements-image.txt (the client's, the `server` and `otel` extras: no
 # embedded PostgreSQL, linters or test tools; `make lock` writes it, `make test`
 # fails while it is stale), then the project's own wheel, into a virtual
 # environment; the runtime stage copies only that environment onto a fresh slim
@@ -31,7 +31,7 @@ COPY clients ./clients
 # The wheel's own dependencies come from the lock alone: --no-index fails the
 # build if the lock lacks one, `pip check` if a pinned version does not fit.
 RUN python -m pip wheel --no-deps --wheel-dir /wheels . \
-    && /opt/rummy/bin/python -m pip install --no-index --find-links=/wheels 'rummy[server]' \
+    && /opt/rummy/bin/python -m pip install --no-index --find-links=/wheels 'rummy[server,otel]' \
     && /opt/rummy/bin/python -m pip check \
     && /opt/rummy/bin/python -m pip uninstall --yes pip
 

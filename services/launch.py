@@ -11,6 +11,9 @@ gRPC health only, alive (`LIVENESS`) but not ready, so an orchestrator neither
 sends it players nor restarts it over and over. A DATABASE_URL the database
 refuses (malformed, wrong password, no such database) stops start-up with a
 message naming it, like any other bad setting.
+
+Traces are turned on here, for the whole process, when the OTEL_* variables ask
+for them (services.common.tracing), before any server or channel is made.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ import grpc
 import structlog
 from grpc_health.v1 import health, health_pb2_grpc
 
-from services.common import eventloop, metrics
+from services.common import eventloop, metrics, tracing
 from services.common.config import ConfigError, Env
 from services.common.db import resolve_database
 from services.common.db.resolve import DATABASE_URL
@@ -232,6 +235,7 @@ def _service(config: C, metrics_port: int, make: Callable[[C], Startable]) -> Ru
 
 
 def _game(env: Env) -> Run:
+    tracing.setup_tracing("rummy-game")
     config = _game_config(env, "", env.secret())
     port = env.integer("RUMMY_GAME_METRICS_PORT", high=65535)
     check_free(
@@ -244,6 +248,7 @@ def _game(env: Env) -> Run:
 
 
 def _matchmaker(env: Env) -> Run:
+    tracing.setup_tracing("rummy-matchmaker")
     config = _matchmaker_config(env, "", env.secret())
     port = env.integer("RUMMY_MATCHMAKER_METRICS_PORT", high=65535)
     check_free(
@@ -283,6 +288,7 @@ class _DevPair:
 
 
 def _dev(env: Env) -> Run:
+    tracing.setup_tracing("rummy-dev")  # both services: one process
     # A secret of the environment's wins; else the one kept from the last run, so
     # that the clients' tokens still work after a restart.
     if env.text("RUMMY_TOKEN_SECRET"):

@@ -1,10 +1,10 @@
 """structlog set-up: JSON lines in production, readable colours in a terminal.
 
 Every line carries the context bound for the call being handled (request id,
-player id, table id); hidden cards and secrets are never logged. Lines from the
-standard library's logging (asyncpg, gRPC, migrations) go through the same
-renderer at the same level: a production replica writes nothing but JSON lines,
-tracebacks included.
+player id, table id; trace and span ids when traces are on); hidden cards and
+secrets are never logged. Lines from the standard library's logging (asyncpg,
+gRPC, migrations) go through the same renderer at the same level: a production
+replica writes nothing but JSON lines, tracebacks included.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import sys
 import structlog
 
 from services.common.identity import log_context
+from services.common.tracing import add_trace_ids
 
 
 def configure(*, fmt: str = "auto", level: str = "info") -> None:
@@ -26,6 +27,7 @@ def configure(*, fmt: str = "auto", level: str = "info") -> None:
     context: list[structlog.typing.Processor] = [
         structlog.contextvars.merge_contextvars,
         log_context,
+        add_trace_ids,
         structlog.processors.add_log_level,
         structlog.processors.TimeStamper(fmt="iso", utc=True),
     ]

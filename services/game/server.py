@@ -13,6 +13,7 @@ import grpc
 import structlog
 from grpc_health.v1 import health
 
+from services.common import tracing
 from services.common.db import migrate, open_pool
 from services.common.errors import DB_ERRORS
 from services.common.health import HealthMonitor
@@ -151,7 +152,7 @@ class GameServer:
         )
         self._gate = Gate(config.limits, secret=config.secret)
         server = grpc.aio.server(
-            interceptors=[self._gate],
+            interceptors=[self._gate, *tracing.server_interceptors()],
             options=server_options(
                 # Clients re-resolve the headless Service as replicas come and go;
                 # a Watch cut by this resumes from its last seq like any reconnect.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 import asyncpg
@@ -35,6 +35,9 @@ class Queue:
     unreadable: tuple[uuid.UUID, ...] = ()
     """Locked tickets whose stored options this build cannot read (stored before
     an update): left out of `waiting`, for the claim to end."""
+    traces: dict[str, str] = field(default_factory=dict)
+    """Ticket id -> the trace context of the call that queued it (W3C
+    traceparent), for the tickets queued while traces were on."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +61,7 @@ waiting for friends must not fill it and crowd out tickets that can be seated.""
 
 _COLUMNS = (
     "id, player_id, display_name, family, table_size, rating, mode, invite_code, is_host,"
-    " accept_smaller_ms, fill_bots_ms, bot_level, ruleset, options, created_at,"
+    " accept_smaller_ms, fill_bots_ms, bot_level, ruleset, options, created_at, trace_parent,"
     " (extract(epoch from created_at) * 1000)::bigint AS created_ms"
 )
 
@@ -101,7 +104,8 @@ async def queued(con: Connection, limit: int, after: Place | None = None) -> Que
         for r in rows
     ]
     names = {str(r["id"]): r["display_name"] for r in rows}
-    return Queue(waiting, now_ms, names, games, resume_after, unreadable)
+    traces = {str(r["id"]): r["trace_parent"] for r in rows if r["trace_parent"]}
+    return Queue(waiting, now_ms, names, games, resume_after, unreadable, traces)
 
 
 def _readable(

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import asyncpg
 import structlog
 
-from services.common import metrics
+from services.common import metrics, tracing
 from services.common.db import Connection, Pool
 from services.common.errors import DB_ERRORS
 from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc
@@ -83,6 +83,8 @@ class Plan:
     table_id: uuid.UUID
     request: game_pb2.CreateTableRequest
     seats: list[tuple[uuid.UUID, int]]
+    traces: tuple[str, ...] = ()
+    """The trace contexts its tickets were queued in, in seat order (see `tracing`)."""
 
 
 def _plan(group: Group, queue: Queue) -> Plan:
@@ -107,7 +109,10 @@ def _plan(group: Group, queue: Queue) -> Plan:
     if group.bots:
         request.bot_level = level_message(BotLevel(group.bot_level))
     return Plan(
-        table_id, request, [(uuid.UUID(t.ticket_id), s) for s, t in enumerate(group.tickets)]
+        table_id,
+        request,
+        [(uuid.UUID(t.ticket_id), s) for s, t in enumerate(group.tickets)],
+        tuple(queue.traces[t.ticket_id] for t in group.tickets if t.ticket_id in queue.traces),
     )
 
 
@@ -260,7 +265,10 @@ class Matcher:
         plans = [p for p in plans if p.table_id in pending]
         if not plans and not unreadable:
             return
-        outcomes = await self._create([p.request for p in plans])
+        with tracing.continuing(
+            "create tables", [t for p in plans for t in p.traces], tables=len(plans)
+        ):
+            outcomes = await self._create([p.request for p in plans])
         created = [p.table_id for p, ok in zip(plans, outcomes, strict=True) if ok is True]
         refused = [p.table_id for p, ok in zip(plans, outcomes, strict=True) if ok is False]
         given_up = [

@@ -74,6 +74,7 @@ async def insert(
     bot_level: str = "normal",
     replace: bool = False,
     ticket_id: uuid.UUID | None = None,
+    trace_parent: str | None = None,
 ) -> TicketRow:
     """Queue a ticket. `AlreadyQueued` names the live one unless ``replace``;
     with ``replace``, a live one whose table is being set up is `BeingSeated`.
@@ -94,6 +95,7 @@ async def insert(
         fill_bots_ms,
         ttl_s,
         bot_level,
+        trace_parent,
     )
     async with transaction(con):
         row = await (_replace if replace else _add)(con, player_id, values)
@@ -161,16 +163,17 @@ async def _replace(con: Connection, player_id: str, values: tuple[object, ...]) 
 _INSERT = (
     "INSERT INTO tickets (id, player_id, display_name, table_size, ruleset, options, family,"
     " mode, rating, invite_code, is_host, accept_smaller_ms, fill_bots_ms, expires_at,"
-    " bot_level) VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9, $10, $11, $12, $13,"
-    " now() + make_interval(secs => $14), $15)"
+    " bot_level, trace_parent) VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9, $10, $11,"
+    " $12, $13, now() + make_interval(secs => $14), $15, $16)"
 )
 
 
 _QUEUE_AT_ONCE = (
     "INSERT INTO tickets (id, player_id, display_name, table_size, ruleset, options, family,"
     " mode, rating, invite_code, is_host, accept_smaller_ms, fill_bots_ms, expires_at,"
-    " bot_level) SELECT $1, $2, coalesce(p.display_name, ''), $3, $4, $5::jsonb, $6, $7,"
-    " coalesce(p.rating, 1500), $8, $9, $10, $11, now() + make_interval(secs => $12), $13"
+    " bot_level, trace_parent) SELECT $1, $2, coalesce(p.display_name, ''), $3, $4, $5::jsonb,"
+    " $6, $7, coalesce(p.rating, 1500), $8, $9, $10, $11, now() + make_interval(secs => $12),"
+    " $13, $14"
     " FROM (SELECT 1) AS one LEFT JOIN players p ON p.id = $2"
     " WHERE NOT EXISTS (SELECT 1 FROM table_seats s JOIN tables t ON t.id = s.table_id"
     " WHERE s.player_id = $2 AND s.left_at IS NULL AND t.status = 'active')"
@@ -197,6 +200,7 @@ async def queue_at_once(
     fill_bots_ms: int = 0,
     bot_level: str = "normal",
     ticket_id: uuid.UUID | None = None,
+    trace_parent: str | None = None,
 ) -> TicketRow | None:
     """The common case of queueing, in one statement: the player's name and rating
     are read in it, and no ticket is made for a player seated at an unfinished
@@ -220,6 +224,7 @@ async def queue_at_once(
         fill_bots_ms,
         ttl_s,
         bot_level,
+        trace_parent,
     )
     return None if row is None else TicketRow.of(row)
 

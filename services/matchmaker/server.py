@@ -13,6 +13,7 @@ import grpc
 import structlog
 from grpc_health.v1 import health
 
+from services.common import tracing
 from services.common.auth import issue_service_token
 from services.common.db import migrate, open_pool
 from services.common.errors import DB_ERRORS
@@ -114,7 +115,9 @@ class MatchmakerServer:
         # Round robin over every address the (headless) game Service resolves to;
         # the game servers' max connection age makes the channel re-resolve.
         self._game_channel = grpc.aio.insecure_channel(
-            config.game_target, options=[("grpc.lb_policy_name", "round_robin")]
+            config.game_target,
+            options=[("grpc.lb_policy_name", "round_robin")],
+            interceptors=tracing.client_interceptors(),
         )
         game = game_pb2_grpc.GameServiceStub(self._game_channel)
         self.matcher = Matcher(
@@ -122,7 +125,7 @@ class MatchmakerServer:
         )
         self._gate = Gate(config.limits, secret=config.secret)
         server = grpc.aio.server(
-            interceptors=[self._gate],
+            interceptors=[self._gate, *tracing.server_interceptors()],
             options=server_options(),
         )
         self._servicer = MatchmakerServicer(

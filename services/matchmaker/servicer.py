@@ -11,7 +11,7 @@ from typing import Any
 import asyncpg
 import grpc
 
-from services.common import errors
+from services.common import errors, tracing
 from services.common.db import Connection, Pool
 from services.common.errors import DB_ERRORS
 from services.common.identity import require_player
@@ -103,6 +103,7 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
                 options=options,
                 family=family,
                 mode=mode,
+                trace_parent=tracing.traceparent(),
                 **extra,
             )
         except asyncio.CancelledError:

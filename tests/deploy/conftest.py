@@ -8,6 +8,7 @@ files once. What the checks covered, and what they could not, is printed in a
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -18,12 +19,36 @@ from .support import (
     MIN_KUSTOMIZE_MAJOR,
     OVERLAYS,
     REPORT,
+    SUMMARY_LINE,
     Manifest,
     Rendered,
     find_kubectl,
     find_promtool,
     render,
 )
+from .support import (
+    report as summary_line,
+)
+
+
+@pytest.fixture(autouse=True)
+def _reported(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Each test's new summary lines travel with its report: under pytest-xdist the
+    tests run in worker processes and only the reports reach the summary."""
+    yield
+    for line in REPORT:
+        if line not in _SENT:
+            _SENT.add(line)
+            request.node.user_properties.append((SUMMARY_LINE, line))
+
+
+_SENT: set[str] = set()
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    for name, line in report.user_properties:
+        if name == SUMMARY_LINE:
+            summary_line(str(line))
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:

@@ -22,6 +22,8 @@ Manifest = dict[str, Any]
 
 # Printed after the run by conftest.pytest_terminal_summary.
 REPORT: list[str] = []
+# The name a summary line travels under in a test's report (conftest).
+SUMMARY_LINE = "deploy_k8s_summary"
 
 
 def report(line: str) -> None:

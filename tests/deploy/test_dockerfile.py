@@ -82,7 +82,7 @@ def test_builder_installs_the_lock_with_hashes_and_nothing_else() -> None:
     install = project.split("pip install", 1)[1].split("&&")[0]
     # Only the wheel just built: whatever it needs beyond the lock fails the build.
     assert "--no-index" in install and "--find-links=/wheels" in install
-    assert "'rummy[server]'" in install, "the servers' extra, never local or dev"
+    assert "'rummy[server,otel]'" in install, "the servers' and traces' extras, never local or dev"
     assert "pip check" in project
     assert runs.index(locked) < runs.index(project)
 
