@@ -53,9 +53,7 @@ SAMPLES: tuple[Sample, ...] = (
     Sample(ev.Melded(seat=1, melds=(RUN, GROUP), opened=True, opening_points=57), "melded"),
     Sample(ev.LaidOff(seat=1, cards=(JOKER,), meld=LAID_ON), "laid_off"),
     Sample(
-        ev.JokerSwapped(
-            seat=1, joker=JOKER, replacement=_id("QS"), meld=GROUP, placed_in=LAID_ON
-        ),
+        ev.JokerSwapped(seat=1, joker=JOKER, replacement=_id("QS"), meld=GROUP, placed_in=LAID_ON),
         "joker_swapped",
     ),
     Sample(
@@ -95,14 +93,10 @@ SAMPLES: tuple[Sample, ...] = (
     ),
     Sample(ev.GameEnded(winner=1, reason=ev.EndReason.TURN_CAP, totals=(40, 12)), "game_ended"),
     Sample(ev.Reposed(seat=0, card=_id("KD")), "reposed"),
-    Sample(
-        ev.ClaimWindowOpened(card=_id("5H"), closes_ms=50_000), "claim_window_opened", CONTRACT
-    ),
+    Sample(ev.ClaimWindowOpened(card=_id("5H"), closes_ms=50_000), "claim_window_opened", CONTRACT),
     Sample(ev.ClaimWindowClosed(card=_id("5H")), "claim_window_closed", CONTRACT),
     Sample(ev.ClaimMade(seat=2), "claim_made", CONTRACT),
     Sample(ev.Claimed(seat=2, card=_id("5H"), penalty=_id("9D")), "claimed", CONTRACT),
     Sample(ev.CardAnnounced(seat=0), "card_announced"),
-    Sample(
-        ev.DeckRevealed(round_no=1, order=(3, 1, 2), seed=99, salt="00ff"), "deck_revealed"
-    ),
+    Sample(ev.DeckRevealed(round_no=1, order=(3, 1, 2), seed=99, salt="00ff"), "deck_revealed"),
 )
