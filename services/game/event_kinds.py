@@ -117,7 +117,7 @@ class PayloadCodec(Generic[E]):
 
 
 @dataclass(frozen=True, slots=True)
-class EventKind(Generic[E]):
+class Kind(Generic[E]):
     name: str
     """The `kind` column of its rows: never changed once logged (it is not the
     class's name, which may change)."""
@@ -131,42 +131,38 @@ class EventKind(Generic[E]):
         object.__setattr__(self, "payload", PayloadCodec(self.cls))
 
 
-T = table_pb2
-KINDS: tuple[EventKind[Any], ...] = (
-    EventKind("RoundDealt", ev.RoundDealt, (T.Dealt,), wire.round_dealt),
-    EventKind("TurnBegan", ev.TurnBegan, (T.TurnStarted,), wire.turn_began),
-    EventKind("Drew", ev.Drew, (T.Drew, T.TookDiscard), wire.drew),
-    EventKind("Reshuffled", ev.Reshuffled, (T.Reshuffled,), wire.reshuffled),
-    EventKind("Melded", ev.Melded, (T.Melded,), wire.melded),
-    EventKind("LaidOff", ev.LaidOff, (T.LaidOff,), wire.laid_off),
-    EventKind("JokerSwapped", ev.JokerSwapped, (T.JokerSwapped,), wire.joker_swapped),
-    EventKind("Discarded", ev.Discarded, (T.Discarded,), wire.discarded),
-    EventKind("TurnPassed", ev.TurnPassed, (T.TurnPassed,), wire.turn_passed),
-    EventKind("TurnResumed", ev.TurnResumed, (T.TurnResumed,), wire.turn_resumed),
-    EventKind("PlayerLeft", ev.PlayerLeft, (T.PlayerLeft,), wire.player_left),
-    EventKind(
-        "PlayerConnection", ev.PlayerConnection, (T.PlayerConnection,), wire.player_connection
-    ),
-    EventKind(
-        "PlayerEliminated", ev.PlayerEliminated, (T.PlayerEliminated,), wire.player_eliminated
-    ),
-    EventKind("BoughtBack", ev.BoughtBack, (T.BoughtBack,), wire.bought_back),
-    EventKind("RoundEnded", ev.RoundEnded, (T.RoundEnded,), wire.round_ended),
-    EventKind("GameEnded", ev.GameEnded, (T.GameEnded,), wire.game_ended),
-    EventKind("Reposed", ev.Reposed, (T.Reposed,), wire.reposed),
-    EventKind(
+T = table_pb2  # the wire's messages, short for the table below
+KINDS: tuple[Kind[Any], ...] = (
+    Kind("RoundDealt", ev.RoundDealt, (T.Dealt,), wire.round_dealt),
+    Kind("TurnBegan", ev.TurnBegan, (T.TurnStarted,), wire.turn_began),
+    Kind("Drew", ev.Drew, (T.Drew, T.TookDiscard), wire.drew),
+    Kind("Reshuffled", ev.Reshuffled, (T.Reshuffled,), wire.reshuffled),
+    Kind("Melded", ev.Melded, (T.Melded,), wire.melded),
+    Kind("LaidOff", ev.LaidOff, (T.LaidOff,), wire.laid_off),
+    Kind("JokerSwapped", ev.JokerSwapped, (T.JokerSwapped,), wire.joker_swapped),
+    Kind("Discarded", ev.Discarded, (T.Discarded,), wire.discarded),
+    Kind("TurnPassed", ev.TurnPassed, (T.TurnPassed,), wire.turn_passed),
+    Kind("TurnResumed", ev.TurnResumed, (T.TurnResumed,), wire.turn_resumed),
+    Kind("PlayerLeft", ev.PlayerLeft, (T.PlayerLeft,), wire.player_left),
+    Kind("PlayerConnection", ev.PlayerConnection, (T.PlayerConnection,), wire.player_connection),
+    Kind("PlayerEliminated", ev.PlayerEliminated, (T.PlayerEliminated,), wire.player_eliminated),
+    Kind("BoughtBack", ev.BoughtBack, (T.BoughtBack,), wire.bought_back),
+    Kind("RoundEnded", ev.RoundEnded, (T.RoundEnded,), wire.round_ended),
+    Kind("GameEnded", ev.GameEnded, (T.GameEnded,), wire.game_ended),
+    Kind("Reposed", ev.Reposed, (T.Reposed,), wire.reposed),
+    Kind(
         "ClaimWindowOpened", ev.ClaimWindowOpened, (T.ClaimWindowOpened,), wire.claim_window_opened
     ),
-    EventKind("ClaimMade", ev.ClaimMade, (T.ClaimMade,), wire.claim_made),
-    EventKind(
+    Kind("ClaimMade", ev.ClaimMade, (T.ClaimMade,), wire.claim_made),
+    Kind(
         "ClaimWindowClosed", ev.ClaimWindowClosed, (T.ClaimWindowClosed,), wire.claim_window_closed
     ),
-    EventKind("Claimed", ev.Claimed, (T.Claimed,), wire.claimed),
-    EventKind("CardAnnounced", ev.CardAnnounced, (T.CardAnnounced,), wire.card_announced),
-    EventKind("DeckRevealed", ev.DeckRevealed, (T.DeckRevealed,), wire.deck_revealed),
+    Kind("Claimed", ev.Claimed, (T.Claimed,), wire.claimed),
+    Kind("CardAnnounced", ev.CardAnnounced, (T.CardAnnounced,), wire.card_announced),
+    Kind("DeckRevealed", ev.DeckRevealed, (T.DeckRevealed,), wire.deck_revealed),
 )
-BY_NAME: dict[str, EventKind[Any]] = {k.name: k for k in KINDS}
-BY_CLASS: dict[type[ev.Event], EventKind[Any]] = {k.cls: k for k in KINDS}
+BY_NAME: dict[str, Kind[Any]] = {k.name: k for k in KINDS}
+BY_CLASS: dict[type[ev.Event], Kind[Any]] = {k.cls: k for k in KINDS}
 
 
 # --- on the wire ---------------------------------------------------------------
