@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import uuid
 from collections.abc import AsyncIterator, Callable
 from typing import Any, TypeVar, cast
@@ -325,11 +324,10 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
         del committed, _  # an idle stream keeps no game state alive
         # A seated player's stream is their presence at the table (a spectator has none).
         lease = self._presence.arrived(table_id, seat) if seat is not None else None
+        events = self._fanout.follow(table_id, request.after_seq, logged_to=logged_to)
         try:
-            events = self._fanout.follow(table_id, request.after_seq, logged_to=logged_to)
-            async with contextlib.aclosing(events):
-                async for logged in events:
-                    yield game_pb2.WatchResponse(event=table_event(logged, viewing))
+            async for logged in events:
+                yield game_pb2.WatchResponse(event=table_event(logged, viewing))
         except ResumeRequired as resume:
             await errors.abort(
                 context,
@@ -346,5 +344,8 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
                 "This table has finished and its record is no longer kept.",
             )
         finally:
+            # Its subscription ends however the watch does (`contextlib.aclosing` would
+            # hold an object and its dict for each idle stream).
+            await events.aclose()
             if lease is not None:
                 self._presence.left(lease)
