@@ -4,8 +4,9 @@ is stored and read back, and what it becomes on the wire.
 An engine event (`rules/events.py`) is logged as a row of `table_events`
 (`eventlog`): its kind's ``name`` and a payload, its fields as a JSON object
 written and read by the kind's `PayloadCodec`, made from the class's own field
-types. `table_event` turns a logged event into the `TableEvent` one viewer is
-sent, by the kind's ``wire`` function (`event_wire`).
+types (melds as the state stores them, `rules/records.py`). `table_event` turns
+a logged event into the `TableEvent` one viewer is sent, by the kind's ``wire``
+function (`event_wire`).
 
 To add a kind of event: its class in `rules/events.py`; its payload message in
 `proto/rummy/v1/table.proto` (a `TableEvent.payload` field and an `EventKind`
@@ -33,7 +34,7 @@ from . import event_wire as wire
 from .event_wire import Viewing
 from .rules import events as ev
 from .rules.melds import Meld
-from .rules.serial import meld_doc, meld_from_doc
+from .rules.records import meld_from_record, meld_record
 
 if TYPE_CHECKING:
     from .eventlog import LoggedEvent
@@ -44,9 +45,14 @@ E = TypeVar("E", bound=ev.Event)
 # --- the payload in the log ----------------------------------------------------
 
 
-def _meld_in(value: Any) -> Meld:
-    # The first event format wrapped each meld as {"meld": [...]}.
-    return meld_from_doc(value.get("meld", value))
+def _meld_out(meld: Meld) -> dict[str, Any]:
+    # Wrapped: replicas of the previous release, which may read it mid-upgrade,
+    # tell a meld from other values by this.
+    return {"meld": meld_record(meld)}
+
+
+def _meld_in(value: dict[str, Any]) -> Meld:
+    return meld_from_record(value["meld"])
 
 
 def _tuple_in(inner: Callable[[Any], Any] | None) -> Callable[[Any], Any]:
@@ -61,7 +67,7 @@ def _codec_of(hint: Any) -> tuple[Callable[[Any], Any] | None, Callable[[Any], A
     if hint in (int, bool, str):
         return None, None
     if hint is Meld:
-        return meld_doc, _meld_in
+        return _meld_out, _meld_in
     if isinstance(hint, type) and issubclass(hint, ev.EndReason):
         return None, hint
     origin, args = typing.get_origin(hint), typing.get_args(hint)

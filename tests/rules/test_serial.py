@@ -228,12 +228,6 @@ def test_serial_damaged_documents_raise_state_format_error_only(
     assert loads(dumps(state)) == state
 
 
-def _round(**fields: object) -> dict[str, object]:
-    """A named round result, with ``fields`` in place of a well-formed one's."""
-    well_formed = {"round_no": 1, "winner": 0, "reason": "went_out", "penalties": [0, 6]}
-    return {**well_formed, "totals": [0, 6], "doubled": False, "hands": [], **fields}
-
-
 @pytest.mark.parametrize(
     ("written", "key", "value"),
     [
@@ -256,16 +250,15 @@ def _round(**fields: object) -> dict[str, object]:
         ("named", "phase", []),
         ("named", "current", "1"),
         ("named", "moved", None),
-        ("named", "melds", [{"id": 1, "owner": 0}]),
+        ("named", "melds", [[1, 0]]),
         ("named", "deal_order", ["7S"]),
         ("named", "deal_salt", 7),
-        ("named", "results", [_round(totals=[0])]),
-        ("named", "results", [_round(totals=[0, "6"])]),
-        ("named", "results", [_round(penalties=[0, "6"])]),
-        ("named", "results", [_round(hands=[[1, 2]])]),
-        ("named", "results", [_round(hands=[[], ["2"]])]),
-        ("named", "results", [_round(hands=7)]),
-        ("named", "results", [{"round_no": 1}]),
+        ("named", "results", [[1, 0, "went_out", [0, 6], [0], False, []]]),
+        ("named", "results", [[1, 0, "went_out", [0, 6], [0, "6"], False, []]]),
+        ("named", "results", [[1, 0, "went_out", [0, 6], [0, 6], False, [[1, 2]]]]),
+        ("named", "results", [[1, 0, "went_out", [0, 6], [0, 6], False, [[], ["2"]]]]),
+        ("named", "results", [[1, 0, "went_out", [0, 6], [0, 6], False, 7]]),
+        ("named", "options", {"turn_timer_ms": 45_000}),
     ],
 )
 def test_serial_fields_of_the_wrong_shape_are_refused(

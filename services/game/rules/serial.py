@@ -1,13 +1,14 @@
 """A table's state as bytes (it lives in a PostgreSQL row) and back, losslessly.
 
 Compact JSON with a format version, readable in a database shell: every value
-under its `GameState` name, melds as `meld_doc` writes them (the event log
-writes its melds with the same codec). orjson writes a dealt four-seat state in
-a few microseconds and reads it in about twenty (the standard library's json
-takes several times longer), and every action writes one.
+under its `GameState` name, but the melds and the round results, which repeat,
+are lists in the order `records` gives (the event log stores its melds with the
+same codec). orjson writes a dealt four-seat state in a few microseconds and
+reads it in about twenty (the standard library's json takes several times
+longer), and every action writes one.
 
-States stored in the first format, which kept values by position, are read by
-`serial_v1`; a state is always written in the newest.
+States stored in the first format, which kept the turn's values and the options
+by position too, are read by `serial_v1`; a state is always written in the newest.
 """
 
 from __future__ import annotations
@@ -19,48 +20,17 @@ import orjson
 
 from . import serial_v1
 from .events import EndReason
-from .melds import Meld, MeldKind
+from .records import meld_from_record, meld_record, result_record, results_from_records
 from .ruleset import Contract, TableOptions, preset
-from .state import GameState, Phase, RoundResult, SeatStatus
+from .state import GameState, Phase, SeatStatus
 
 FORMAT_VERSION = 2
-"""2: every value by its name. 1 (read only): the turn's values, the options, the
-melds and the round results each as a list, by position."""
+"""2: the values by name, melds and round results as records. 1 (read only): the
+turn's values and the options as lists too, by position."""
 
 
 class StateFormatError(ValueError):
     """Bytes that are not a state this version of the engine can read."""
-
-
-# --- melds: one codec for the state and the event log --------------------------
-
-
-def meld_doc(meld: Meld) -> dict[str, Any]:
-    """A meld as a JSON object (orjson writes its tuples as arrays)."""
-    return {
-        "id": meld.id,
-        "owner": meld.owner,
-        "kind": int(meld.kind),
-        "cards": meld.cards,
-        "rank": meld.rank,
-        "suit": meld.suit,
-        "joker_suits": meld.joker_suits,
-    }
-
-
-def meld_from_doc(doc: Any) -> Meld:
-    """The meld ``meld_doc`` wrote, or the list the first format wrote."""
-    if isinstance(doc, list):
-        return serial_v1.meld(doc)
-    return Meld(
-        id=doc["id"],
-        owner=doc["owner"],
-        kind=MeldKind(doc["kind"]),
-        cards=tuple(doc["cards"]),
-        rank=doc["rank"],
-        suit=doc["suit"],
-        joker_suits=tuple((joker, suit) for joker, suit in doc["joker_suits"]),
-    )
 
 
 # --- writing -------------------------------------------------------------------
@@ -83,18 +53,6 @@ def _options_doc(options: TableOptions) -> dict[str, Any]:
     }
 
 
-def _result_doc(result: RoundResult) -> dict[str, Any]:
-    return {
-        "round_no": result.round_no,
-        "winner": result.winner,
-        "reason": result.reason,
-        "penalties": result.penalties,
-        "totals": result.totals,
-        "doubled": result.doubled,
-        "hands": result.hands,
-    }
-
-
 def dumps(state: GameState) -> bytes:
     return orjson.dumps(
         {
@@ -105,7 +63,7 @@ def dumps(state: GameState) -> bytes:
             "hands": state.hands,
             "stock": state.stock,
             "discard": state.discard,
-            "melds": [meld_doc(m) for m in state.melds],
+            "melds": [meld_record(m) for m in state.melds],
             "opened": state.opened,
             "totals": state.totals,
             "status": state.status,
@@ -121,7 +79,7 @@ def dumps(state: GameState) -> bytes:
             "reshuffles": state.reshuffles,
             "seed": state.seed,
             "winner": state.winner,
-            "results": [_result_doc(r) for r in state.results],
+            "results": [result_record(r) for r in state.results],
             "began_opened": state.began_opened,
             "moved": state.moved,
             "taken_used": state.taken_used,
@@ -159,18 +117,6 @@ def _options(doc: dict[str, Any]) -> TableOptions:
     return replace(plain, contracts=contracts)
 
 
-def _result(doc: dict[str, Any]) -> RoundResult:
-    return RoundResult(
-        round_no=doc["round_no"],
-        winner=doc["winner"],
-        reason=doc["reason"],
-        penalties=tuple(doc["penalties"]),
-        totals=tuple(doc["totals"]),
-        doubled=doc["doubled"],
-        hands=tuple(tuple(hand) for hand in doc["hands"]),
-    )
-
-
 def _state(doc: dict[str, Any]) -> GameState:
     return GameState(
         ruleset=preset(doc["ruleset"]).for_seats(doc["seats"]),
@@ -179,7 +125,7 @@ def _state(doc: dict[str, Any]) -> GameState:
         hands=doc["hands"],
         stock=doc["stock"],
         discard=doc["discard"],
-        melds=[meld_from_doc(m) for m in doc["melds"]],
+        melds=[meld_from_record(m) for m in doc["melds"]],
         opened=doc["opened"],
         totals=doc["totals"],
         status=[SeatStatus(s) for s in doc["status"]],
@@ -195,7 +141,7 @@ def _state(doc: dict[str, Any]) -> GameState:
         reshuffles=doc["reshuffles"],
         seed=doc["seed"],
         winner=doc["winner"],
-        results=[_result(r) for r in doc["results"]],
+        results=results_from_records(doc["results"]),
         began_opened=doc["began_opened"],
         moved=doc["moved"],
         taken_used=doc["taken_used"],
