@@ -189,9 +189,8 @@ class Fanout:
             self.unsubscribe(sub)
 
     def subscribe(self, table_id: uuid.UUID, position: int) -> Subscription:
-        """A watcher's live feed; give it back with `unsubscribe` however the watch ends.
-        (Two plain calls rather than a context manager: an idle stream holds no
-        generator for it.)"""
+        """A watcher's live feed (as `follow` takes one); give it back with
+        `unsubscribe` however the watch ends."""
         sub = Subscription(
             table_id, position, Inbox(self._queue_size), STOPPING if self.closing else None
         )

@@ -27,8 +27,8 @@ AT = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 def test_every_engine_event_kind_can_be_logged() -> None:
     # By name: a slotted dataclass leaves its pre-slots class among the subclasses.
     engine = {cls.__name__ for cls in ev.Event.__subclasses__()}
-    logged = {kind.cls.__name__ for kind in event_kinds.KINDS}
-    assert engine == logged, "an event the log cannot replay"
+    registered = {kind.cls.__name__ for kind in event_kinds.KINDS}
+    assert engine == registered, "an event the log cannot replay"
 
 
 def test_an_event_logged_by_a_newer_build_is_read_without_its_new_fields() -> None:
