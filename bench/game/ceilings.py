@@ -20,7 +20,7 @@ from bench.game.servers import Child
 from bench.game.settings import BARE_SERVICE, SEATS
 from services.common.db import Connection, database_name
 from services.game import eventlog, statements
-from services.game.fanout import CHANNEL
+from services.game.notices import CHANNEL
 from services.game.rules import serial
 from services.game.rules.actions import SYSTEM, Deal
 from services.game.rules.engine import apply

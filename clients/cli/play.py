@@ -27,7 +27,8 @@ from .deckcheck import DeckCheck
 from .discards import claim_text
 from .identity import Identity, LastMatch
 from .moves import MoveError, Request, hint_text, request_for, swap_plan, swap_refused
-from .narrate import Narrator
+from .narrate import answered
+from .narrator import Narrator
 from .reach import count_in_lines, sign_in
 from .refusals import Refused
 from .render import Clock, game_text, hand_line, my_turn, table_text, turn_status
@@ -35,10 +36,6 @@ from .terminal import Terminal
 
 TICK_S = 1.0
 """How often the countdown in the prompt moves."""
-OWN_MOVES = frozenset(
-    ("drew", "took_discard", "reposed", "melded", "laid_off", "joker_swapped", "claim_made")
-)
-"""Events of the player's own moves: the answer to the move already told them."""
 
 
 class Game:
@@ -170,9 +167,7 @@ class Game:
             return
         own = item.HasField("seat") and self.view.my_seat == item.seat
         kind = item.WhichOneof("payload")
-        quiet = own and kind in OWN_MOVES
-        if kind == "discarded" and own and not item.discarded.automatic:
-            quiet = True
+        quiet = own and answered(item)  # the answer to the move told them already
         if kind == "game_ended":
             self.finished = True
             self.term.set_prompt("")

@@ -14,7 +14,7 @@ from services.common.pb.rummy.v1 import table_pb2
 from .cards import Style, colour_wanted, symbols_wanted
 from .connection import Connection
 from .deckcheck import DeckCheck
-from .narrate import Narrator
+from .narrator import Narrator
 from .reach import count_in_lines, sign_in
 from .refusals import RETRYABLE, Refused
 from .render import Clock, game_text, table_text, turn_status

@@ -1,12 +1,11 @@
-"""Engine values to `rummy.v1` messages, for one viewer at a time."""
+"""Engine values to `rummy.v1` messages, for one viewer at a time: the table view,
+and the cards, melds and results that events carry too (`event_wire`)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
 from functools import lru_cache
 
-from google.protobuf.duration_pb2 import Duration
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from services.common.pb.rummy.v1 import cards_pb2, table_pb2
@@ -49,10 +48,6 @@ MELD_VIEWS_KEPT = 4096
 """Meld views remembered: a few busy tables' worth of melds on one replica."""
 COMMITMENTS_KEPT = 1024
 """Deck commitments remembered: one per deal, shown in every view of that deal."""
-_PASSED = {
-    "left": table_pb2.TURN_PASSED_REASON_LEFT,
-    "no_move": table_pb2.TURN_PASSED_REASON_NO_MOVE,
-}
 _KIND = {MeldKind.GROUP: table_pb2.MELD_KIND_GROUP, MeldKind.RUN: table_pb2.MELD_KIND_RUN}
 
 
@@ -116,11 +111,6 @@ def meld_view(meld: Meld, rules: Ruleset) -> table_pb2.MeldView:
 
 def contract_message(contract: Contract | None) -> table_pb2.Contract | None:
     return options.contract_message(contract) if contract is not None else None
-
-
-def _contract_of(contracts: tuple[Contract, ...], round_no: int) -> Contract | None:
-    """Deal ``round_no``'s contract: the list repeats (as `GameState.contract`)."""
-    return contracts[(max(round_no, 1) - 1) % len(contracts)] if contracts else None
 
 
 def round_result(
@@ -253,192 +243,6 @@ def rule_info(state: GameState) -> table_pb2.RuleInfo:
     if rules.max_reshuffles is not None:
         info.reshuffles_left = max(0, rules.max_reshuffles - state.reshuffles)
     return info
-
-
-def table_event(
-    seq: int,
-    version: int,
-    at: datetime,
-    event: ev.Event,
-    viewer: int | None,
-    rules: Ruleset,
-    contracts: tuple[Contract, ...] = (),
-) -> table_pb2.TableEvent:
-    """One logged event as ``viewer`` may see it. ``contracts``: the table's own
-    list of contracts, when its options chose one (else the rule set's)."""
-    seen = event.visible_to(viewer)
-    deck = rules.deck
-    out = table_pb2.TableEvent(seq=seq, version=version)
-    out.occurred_at.FromDatetime(at)
-    match seen:
-        case ev.RoundDealt():
-            hand = seen.hands[viewer] if viewer is not None and viewer < len(seen.hands) else ()
-            out.kind = table_pb2.EVENT_KIND_DEALT
-            out.dealt.CopyFrom(
-                table_pb2.Dealt(
-                    round=seen.round_no,
-                    dealer_seat=seen.dealer,
-                    hand=cards(deck, hand),
-                    hand_sizes=[len(h) for h in seen.hands],
-                    discard_top=card(deck, seen.discard_top),
-                    stock_size=seen.stock_size,
-                    contract_due=contract_message(
-                        _contract_of(contracts or rules.contracts, seen.round_no)
-                    ),
-                    deck_commitment=seen.commitment,
-                )
-            )
-        case ev.TurnBegan():
-            out.kind = table_pb2.EVENT_KIND_TURN_STARTED
-            out.seat = seen.seat
-            out.turn_started.CopyFrom(
-                table_pb2.TurnStarted(turn=seen.turn, deadline=timestamp_ms(seen.deadline_ms))
-            )
-        case ev.TurnResumed():
-            out.kind = table_pb2.EVENT_KIND_TURN_RESUMED
-            out.seat = seen.seat
-            out.turn_resumed.CopyFrom(
-                table_pb2.TurnResumed(
-                    turn=seen.turn,
-                    deadline=timestamp_ms(seen.deadline_ms),
-                    claim_deadline=(
-                        timestamp_ms(seen.claim_deadline_ms) if seen.claim_deadline_ms else None
-                    ),
-                    stopped_for=Duration(
-                        seconds=seen.stopped_ms // 1000, nanos=seen.stopped_ms % 1000 * 1_000_000
-                    ),
-                )
-            )
-        case ev.Drew(from_discard=True):
-            out.kind = table_pb2.EVENT_KIND_TOOK_DISCARD
-            out.seat = seen.seat
-            out.took_discard.CopyFrom(table_pb2.TookDiscard(card=card(deck, seen.card)))
-        case ev.Drew():
-            out.kind = table_pb2.EVENT_KIND_DREW
-            out.seat = seen.seat
-            out.drew.CopyFrom(
-                table_pb2.Drew(card=card(deck, seen.card), stock_size=seen.stock_size)
-            )
-        case ev.Reshuffled():
-            out.kind = table_pb2.EVENT_KIND_RESHUFFLED
-            top = card(deck, seen.discard_top)
-            out.reshuffled.CopyFrom(
-                table_pb2.Reshuffled(stock_size=seen.stock_size, discard_top=top, count=seen.count)
-            )
-        case ev.Melded():
-            out.kind = table_pb2.EVENT_KIND_MELDED
-            out.seat = seen.seat
-            out.melded.CopyFrom(table_pb2.Melded(melds=[meld_view(m, rules) for m in seen.melds]))
-            out.melded.opened, out.melded.opening_points = seen.opened, seen.opening_points
-        case ev.LaidOff():
-            out.kind = table_pb2.EVENT_KIND_LAID_OFF
-            out.seat = seen.seat
-            out.laid_off.CopyFrom(
-                table_pb2.LaidOff(cards=cards(deck, seen.cards), meld=meld_view(seen.meld, rules))
-            )
-        case ev.JokerSwapped():
-            out.kind = table_pb2.EVENT_KIND_JOKER_SWAPPED
-            out.seat = seen.seat
-            out.joker_swapped.CopyFrom(
-                table_pb2.JokerSwapped(
-                    joker=card(deck, seen.joker),
-                    replacements=cards(deck, [seen.replacement, seen.second]),
-                    meld=meld_view(seen.meld, rules),
-                    # On the table, so every viewer sees where the joker went.
-                    placed_in=meld_view(seen.placed_in, rules) if seen.placed_in else None,
-                )
-            )
-        case ev.Discarded():
-            out.kind = table_pb2.EVENT_KIND_DISCARDED
-            out.seat = seen.seat
-            out.discarded.CopyFrom(
-                table_pb2.Discarded(card=card(deck, seen.card), automatic=seen.automatic)
-            )
-        case ev.TurnPassed():
-            out.kind = table_pb2.EVENT_KIND_TURN_PASSED
-            out.seat = seen.seat
-            reason = _PASSED.get(seen.reason, table_pb2.TURN_PASSED_REASON_TIMED_OUT)
-            out.turn_passed.CopyFrom(table_pb2.TurnPassed(reason=reason))
-        case ev.PlayerLeft():
-            out.kind = table_pb2.EVENT_KIND_PLAYER_LEFT
-            out.seat = seen.seat
-            out.player_left.CopyFrom(table_pb2.PlayerLeft())
-        case ev.PlayerConnection():
-            out.kind = table_pb2.EVENT_KIND_PLAYER_CONNECTION
-            out.seat = seen.seat
-            out.player_connection.CopyFrom(table_pb2.PlayerConnection(connected=seen.connected))
-        case ev.PlayerEliminated():
-            out.kind = table_pb2.EVENT_KIND_PLAYER_ELIMINATED
-            out.seat = seen.seat
-            out.player_eliminated.CopyFrom(table_pb2.PlayerEliminated(total=seen.total))
-        case ev.BoughtBack():
-            out.kind = table_pb2.EVENT_KIND_BOUGHT_BACK
-            out.seat = seen.seat
-            out.bought_back.CopyFrom(table_pb2.BoughtBack(total=seen.total, used=seen.used))
-        case ev.RoundEnded():
-            out.kind = table_pb2.EVENT_KIND_ROUND_ENDED
-            out.round_ended.CopyFrom(
-                table_pb2.RoundEnded(
-                    result=round_result(
-                        round_no=seen.round_no,
-                        winner=seen.winner,
-                        reason=seen.reason,
-                        penalties=seen.penalties,
-                        totals=seen.totals,
-                        doubled=seen.doubled,
-                        hands=seen.hands,
-                        rules=rules,
-                    )
-                )
-            )
-        case ev.Reposed():
-            out.kind = table_pb2.EVENT_KIND_REPOSED
-            out.seat = seen.seat
-            out.reposed.CopyFrom(table_pb2.Reposed(card=card(deck, seen.card)))
-        case ev.ClaimWindowOpened():
-            out.kind = table_pb2.EVENT_KIND_CLAIM_WINDOW_OPENED
-            out.claim_window_opened.CopyFrom(
-                table_pb2.ClaimWindowOpened(
-                    card=card(deck, seen.card), closes_at=timestamp_ms(seen.closes_ms)
-                )
-            )
-        case ev.ClaimWindowClosed():
-            out.kind = table_pb2.EVENT_KIND_CLAIM_WINDOW_CLOSED
-            out.claim_window_closed.CopyFrom(
-                table_pb2.ClaimWindowClosed(card=card(deck, seen.card))
-            )
-        case ev.ClaimMade():
-            out.kind = table_pb2.EVENT_KIND_CLAIM_MADE
-            out.seat = seen.seat
-            out.claim_made.CopyFrom(table_pb2.ClaimMade())
-        case ev.Claimed():
-            out.kind = table_pb2.EVENT_KIND_CLAIMED
-            out.seat = seen.seat
-            # Whether a penalty card was taken is public, which one is its taker's: ask
-            # the logged event, since a hidden card and no card look alike once hidden.
-            taken = isinstance(event, ev.Claimed) and event.penalty >= 0
-            out.claimed.CopyFrom(
-                table_pb2.Claimed(
-                    card=card(deck, seen.card),
-                    penalty_count=1 if taken else 0,
-                    penalty_cards=cards(deck, [seen.penalty]),
-                )
-            )
-        case ev.CardAnnounced():
-            out.kind = table_pb2.EVENT_KIND_CARD_ANNOUNCED
-            out.seat = seen.seat
-            out.card_announced.CopyFrom(table_pb2.CardAnnounced())
-        case ev.DeckRevealed():
-            out.kind = table_pb2.EVENT_KIND_DECK_REVEALED
-            out.deck_revealed.CopyFrom(
-                table_pb2.DeckRevealed(
-                    round=seen.round_no, order=seen.order, seed=seen.seed, salt=seen.salt
-                )
-            )
-        case ev.GameEnded():
-            out.kind = table_pb2.EVENT_KIND_GAME_ENDED
-            out.game_ended.CopyFrom(game_ended(seen.winner, seen.reason, seen.totals))
-    return out
 
 
 def game_ended(

@@ -39,7 +39,8 @@ from services.common.db import Connection
 from services.common.errors import DB_ERRORS
 
 from . import eventlog
-from .fanout import Fanout, LoggedEvent
+from .eventlog import LoggedEvent
+from .fanout import Fanout
 from .rules.events import PlayerConnection
 from .store import timestamp
 

@@ -18,8 +18,10 @@ from services.common.identity import require_player, require_service
 from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc
 
 from . import convert, options
+from .event_kinds import table_event
+from .event_wire import Viewing
 from .failures import guard, refusal_of_failure
-from .fanout import Fanout, read_events
+from .fanout import Fanout
 from .moves import request_digest
 from .outcomes import Committed, Refusal
 from .presence import Presence
@@ -34,10 +36,10 @@ from .request_parsing import (
     table_id_of,
 )
 from .rules import actions as act
-from .rules.events import GameEnded
 from .rules.hints import hint
 from .rules.scoring import meld_points
 from .rules.state import Phase
+from .subscription import ResumeRequired, TableGone
 from .tables import Tables
 
 Resp = TypeVar("Resp", bound=Message)
@@ -48,8 +50,6 @@ when it is given no table id (UUID version 5)."""
 TABLES_PER_CALL = 32
 """CreateTables: the most tables one call makes (each holds a pool connection a
 moment). The largest such call still fits a request's size limit (checked by a test)."""
-READ_BATCH = 1000
-"""Events a watcher reads from the log at a time while it catches up."""
 
 
 class GameServicer(game_pb2_grpc.GameServiceServicer):
@@ -316,77 +316,36 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
                 "SEQ_AHEAD",
                 "That position is ahead of the table's events.",
             )
-        seat, rules = committed.seat, committed.state.ruleset
-        contracts = committed.state.options.contracts
-        logged = committed.last_seq  # the log held at least this much when the stream began
+        seat = committed.seat
+        viewing = Viewing(seat, committed.state.ruleset, committed.state.options.contracts)
+        logged_to = committed.last_seq  # the log held at least this much when the stream began
         if committed.state.phase == Phase.GAME_OVER and request.after_seq >= committed.last_seq:
             return  # a finished table has nothing more to say
         del committed, _  # an idle stream keeps no game state alive
-        position = request.after_seq
-        sub = self._fanout.subscribe(table_id, position)
         # A seated player's stream is their presence at the table (a spectator has none).
         lease = self._presence.arrived(table_id, seat) if seat is not None else None
+        events = self._fanout.follow(table_id, request.after_seq, logged_to=logged_to)
         try:
-            while True:
-                if sub.ended is not None:  # asked at every batch: a long catch-up too
-                    await errors.abort(
-                        context,
-                        grpc.StatusCode.UNAVAILABLE,
-                        "RESUME_REQUIRED",
-                        sub.ended,
-                        metadata={"after_seq": str(position)},
-                    )
-                try:
-                    batch = await read_events(self._pool, table_id, position, READ_BATCH)
-                except DB_ERRORS:
-                    await errors.abort(
-                        context,
-                        grpc.StatusCode.UNAVAILABLE,
-                        "RESUME_REQUIRED",
-                        "Reconnect and resume.",
-                        metadata={"after_seq": str(position)},
-                    )
-                for item in batch:
-                    yield game_pb2.WatchResponse(
-                        event=convert.table_event(
-                            item.seq, item.version, item.at, item.event, seat, rules, contracts
-                        )
-                    )
-                    position = sub.position = item.seq
-                    if isinstance(item.event, GameEnded):
-                        return
-                if len(batch) >= READ_BATCH:
-                    continue
-                del batch
-                if position < logged:
-                    # Only retention deletes events, with their (finished) table.
-                    await errors.abort(
-                        context,
-                        grpc.StatusCode.NOT_FOUND,
-                        "TABLE_NOT_FOUND",
-                        "This table has finished and its record is no longer kept.",
-                    )
-                if sub.ended is not None or not self._fanout.caught_up(sub):
-                    continue  # told to resume, or the table moved while the log was read
-                # Live: wait for the fan-out; anything it skipped is re-read above.
-                while sub.ended is None:
-                    if sub.queue.empty():
-                        await sub.queue.arrival()
-                        continue
-                    live = sub.queue.pop()
-                    if live is None or live.seq <= position:
-                        continue
-                    if live.seq > position + 1:
-                        break
-                    yield game_pb2.WatchResponse(
-                        event=convert.table_event(
-                            live.seq, live.version, live.at, live.event, seat, rules, contracts
-                        )
-                    )
-                    position = sub.position = live.seq
-                    if isinstance(live.event, GameEnded):
-                        return
+            async for logged in events:
+                yield game_pb2.WatchResponse(event=table_event(logged, viewing))
+        except ResumeRequired as resume:
+            await errors.abort(
+                context,
+                grpc.StatusCode.UNAVAILABLE,
+                "RESUME_REQUIRED",
+                resume.why,
+                metadata={"after_seq": str(resume.after_seq)},
+            )
+        except TableGone:
+            await errors.abort(
+                context,
+                grpc.StatusCode.NOT_FOUND,
+                "TABLE_NOT_FOUND",
+                "This table has finished and its record is no longer kept.",
+            )
         finally:
-            self._fanout.unsubscribe(sub)
+            # Its subscription ends however the watch does (`contextlib.aclosing` would
+            # hold an object and its dict for each idle stream).
+            await events.aclose()
             if lease is not None:
                 self._presence.left(lease)

@@ -1,5 +1,6 @@
 """One Watch stream's live feed from the fan-out: the events queued for it, and
-why (in a sentence for the player) it must resume from its last seq."""
+why (in a sentence for the player) it must resume from its last seq; and how
+`Fanout.follow` ends a watch early."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 if TYPE_CHECKING:
-    from .fanout import LoggedEvent
+    from .eventlog import LoggedEvent
 
 T = TypeVar("T")
 
@@ -17,6 +18,21 @@ STOPPING = "The server is restarting: resume from your last event."
 FELL_BEHIND = "You fell behind the table: resume from your last event."
 CUT_OFF = "The server lost touch with the game's records: resume from your last event."
 UNREADABLE = "The server cannot read this table's newest events: resume from your last event."
+READ_FAILED = "Reconnect and resume."
+
+
+class ResumeRequired(Exception):
+    """The watcher must resume from ``after_seq``, its last event, for the reason
+    ``why`` gives (a sentence for the player); wherever it reconnects to."""
+
+    def __init__(self, why: str, after_seq: int) -> None:
+        super().__init__(why)
+        self.why = why
+        self.after_seq = after_seq
+
+
+class TableGone(Exception):
+    """Retention deleted the (finished) table while its log was being read."""
 
 
 class Inbox(Generic[T]):

@@ -7,7 +7,8 @@ from pathlib import Path
 import grpc
 
 from clients.cli.cards import Style
-from clients.cli.narrate import Narrator, narrate
+from clients.cli.narrate import narrate
+from clients.cli.narrator import Narrator
 from clients.cli.render import Clock, turn_status
 from services.common.pb.rummy.v1 import table_pb2
 from services.game.rules.actions import Discard, DrawStock

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from clients.cli.cards import Style
-from clients.cli.narrate import Narrator, narrate
+from clients.cli.narrate import TELLINGS, answered, narrate
+from clients.cli.narrator import Narrator
 from clients.cli.render import END_REASON, game_text
 from services.common.pb.rummy.v1 import table_pb2
 
@@ -107,3 +108,20 @@ def test_the_final_result_is_the_servers_when_the_view_carries_it() -> None:
     said = game_text(view)
     assert said.startswith("Game over: Bob wins")
     assert END_REASON[table_pb2.END_REASON_OTHERS_LEFT].format(winner="Bob") in said
+
+
+def test_every_kind_of_event_has_its_telling() -> None:
+    """An event kind added to the protocol without its sentence fails here."""
+    payload = table_pb2.TableEvent.DESCRIPTOR.oneofs_by_name["payload"]
+    assert set(TELLINGS) == {f.name for f in payload.fields}
+
+
+def test_the_players_own_moves_are_not_told_again_but_a_discard_the_clock_made_is() -> None:
+    own_moves = {"drew", "took_discard", "reposed", "melded", "laid_off", "joker_swapped"}
+    for kind in TELLINGS:
+        event = table_pb2.TableEvent(seq=5, version=3, seat=0)
+        getattr(event, kind).SetInParent()
+        assert answered(event) == (kind in {*own_moves, "claim_made", "discarded"}), kind
+    automatic = table_pb2.TableEvent(seat=0, discarded=table_pb2.Discarded(automatic=True))
+    assert not answered(automatic)
+    assert not answered(table_pb2.TableEvent(seat=0)), "no payload: nothing was told"

@@ -14,7 +14,9 @@ import asyncpg
 from google.protobuf.message import Message
 
 from services.common.pb.rummy.v1 import cards_pb2, table_pb2
-from services.game import convert, eventlog
+from services.game import eventlog
+from services.game.event_kinds import table_event
+from services.game.event_wire import Viewing
 from services.game.rules import events as ev
 from services.game.rules import serial
 from services.game.rules.actions import (
@@ -78,9 +80,8 @@ class TableDb:
         logged = []
         for r in rows:
             event = eventlog.decode(r["kind"], r["payload"])
-            sent = convert.table_event(
-                r["seq"], r["version"], r["created_at"], event, None, preset(ruleset)
-            )
+            row = eventlog.LoggedEvent(r["seq"], r["version"], event, r["created_at"])
+            sent = table_event(row, Viewing(None, preset(ruleset)))
             logged.append(Logged(r["seq"], r["version"], event, sent.kind))
         return logged
 

@@ -8,14 +8,15 @@ import uuid
 from datetime import UTC, datetime
 
 from services.common.pb.rummy.v1 import table_pb2
-from services.game import convert, eventlog
+from services.game import convert, event_kinds, eventlog
+from services.game.event_wire import Viewing
 from services.game.outcomes import Committed
 from services.game.rules import Action, GameState, TableOptions
 from services.game.rules import events as ev
 from services.game.rules.bots import GreedyBot
 from services.game.rules.cards import NO_SUIT
 from services.game.rules.melds import Meld, MeldKind
-from services.game.rules.ruleset import CAFE, CLASSIC, CONTRACT, RAMI51
+from services.game.rules.ruleset import CAFE, CLASSIC, CONTRACT, RAMI51, Contract, Ruleset
 from services.game.rules.simulate import play_game
 
 from ..rules.test_event_details import three_deals_to_200
@@ -26,7 +27,8 @@ AT = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 def test_every_engine_event_kind_can_be_logged() -> None:
     # By name: a slotted dataclass leaves its pre-slots class among the subclasses.
     engine = {cls.__name__ for cls in ev.Event.__subclasses__()}
-    assert engine == set(eventlog._KINDS), "an event the log cannot replay"
+    registered = {kind.cls.__name__ for kind in event_kinds.KINDS}
+    assert engine == registered, "an event the log cannot replay"
 
 
 def test_an_event_logged_by_a_newer_build_is_read_without_its_new_fields() -> None:
@@ -44,7 +46,7 @@ def test_a_buy_back_survives_the_log_and_reaches_every_seat() -> None:
     stored = eventlog.decode(eventlog.kind_of(bought), eventlog.encode(bought))
     assert stored == bought
     for viewer in (0, 2, None):
-        sent = convert.table_event(7, 5, AT, stored, viewer, CLASSIC)
+        sent = table_event(7, 5, AT, stored, viewer, CLASSIC)
         assert sent.kind == table_pb2.EVENT_KIND_BOUGHT_BACK
         assert sent.seat == 2
         assert sent.WhichOneof("payload") == "bought_back"
@@ -56,11 +58,11 @@ def test_a_claim_shows_a_penalty_card_to_everyone_only_when_one_was_taken() -> N
     # The stock was empty and could not be rebuilt: the claimant took no penalty card.
     without = ev.Claimed(seat=1, card=card, penalty=-1)
     for viewer in (0, 1, 2, None):
-        sent = convert.table_event(9, 4, AT, logged(without), viewer, CONTRACT).claimed
+        sent = table_event(9, 4, AT, logged(without), viewer, CONTRACT).claimed
         assert (sent.card.id, sent.penalty_count, list(sent.penalty_cards)) == (card, 0, [])
     with_penalty = ev.Claimed(seat=1, card=card, penalty=penalty)
     for viewer in (0, 1, 2, None):
-        sent = convert.table_event(9, 4, AT, logged(with_penalty), viewer, CONTRACT).claimed
+        sent = table_event(9, 4, AT, logged(with_penalty), viewer, CONTRACT).claimed
         assert sent.penalty_count == 1
         # Which card it was is the claimant's alone.
         assert [c.id for c in sent.penalty_cards] == ([penalty] if viewer == 1 else [])
@@ -73,7 +75,7 @@ def test_a_joker_swap_names_every_card_put_in_its_place() -> None:
     joker = deck.ids_of("JK")[0]
     swapped = ev.JokerSwapped(seat=1, joker=joker, replacement=eight_d, meld=carre, second=eight_c)
     for viewer in (0, 1, None):
-        sent = convert.table_event(12, 6, AT, logged(swapped), viewer, CLASSIC).joker_swapped
+        sent = table_event(12, 6, AT, logged(swapped), viewer, CLASSIC).joker_swapped
         assert [c.id for c in sent.replacements] == [eight_d, eight_c]
         assert sent.joker.id == joker
     # One card, as every swap logged before the second card was recorded.
@@ -81,7 +83,7 @@ def test_a_joker_swap_names_every_card_put_in_its_place() -> None:
     del payload["second"]
     older = eventlog.decode("JokerSwapped", json.dumps(payload).encode())
     assert older == ev.JokerSwapped(seat=1, joker=joker, replacement=eight_d, meld=carre)
-    sent = convert.table_event(12, 6, AT, older, None, CLASSIC).joker_swapped
+    sent = table_event(12, 6, AT, older, None, CLASSIC).joker_swapped
     assert [c.id for c in sent.replacements] == [eight_d]
 
 
@@ -98,7 +100,7 @@ def test_a_joker_swap_says_where_the_joker_went_to_every_viewer() -> None:
             seat=1, joker=joker, replacement=ten_s, meld=run, placed_in=placed_in
         )
         for viewer in (0, 1, 2, None):
-            sent = convert.table_event(12, 6, AT, logged(swapped), viewer, CAFE).joker_swapped
+            sent = table_event(12, 6, AT, logged(swapped), viewer, CAFE).joker_swapped
             assert sent.HasField("placed_in"), f"viewer {viewer}"
             assert sent.placed_in == convert.meld_view(placed_in, CAFE)
             assert joker in [c.id for c in sent.placed_in.cards]
@@ -111,7 +113,7 @@ def test_a_joker_swap_says_where_the_joker_went_to_every_viewer() -> None:
     older = eventlog.decode("JokerSwapped", json.dumps(payload).encode())
     assert older == kept
     for event in (logged(kept), older):
-        sent = convert.table_event(12, 6, AT, event, 0, CLASSIC).joker_swapped
+        sent = table_event(12, 6, AT, event, 0, CLASSIC).joker_swapped
         assert not sent.HasField("placed_in")
 
 
@@ -127,7 +129,7 @@ def test_a_reshuffle_tells_every_viewer_how_many_the_round_has_had() -> None:
     top = RAMI51.deck.ids_of("9C")[0]
     reshuffled = ev.Reshuffled(stock_size=40, discard_top=top, count=2)
     for viewer in (0, 1, None):
-        sent = convert.table_event(3, 2, AT, logged(reshuffled), viewer, RAMI51).reshuffled
+        sent = table_event(3, 2, AT, logged(reshuffled), viewer, RAMI51).reshuffled
         assert (sent.stock_size, sent.discard_top.id, sent.count) == (40, top, 2)
     assert older(reshuffled, "count") == ev.Reshuffled(stock_size=40, discard_top=top)
 
@@ -141,9 +143,9 @@ def test_a_laying_tells_every_viewer_whether_it_opened_and_what_it_counted() -> 
     group = Meld(2, 1, MeldKind.GROUP, (nine_h, nine_c, nine_d), 9, NO_SUIT)
     opening = ev.Melded(seat=1, melds=(run, group), opened=True, opening_points=57)
     for viewer in (0, 1, None):
-        sent = convert.table_event(8, 4, AT, logged(opening), viewer, RAMI51).melded
+        sent = table_event(8, 4, AT, logged(opening), viewer, RAMI51).melded
         assert (sent.opened, sent.opening_points, len(sent.melds)) == (True, 57, 2)
-    later = convert.table_event(9, 5, AT, logged(ev.Melded(1, (group,))), 0, RAMI51).melded
+    later = table_event(9, 5, AT, logged(ev.Melded(1, (group,))), 0, RAMI51).melded
     assert (later.opened, later.opening_points) == (False, 0)
     assert older(opening, "opened", "opening_points") == ev.Melded(seat=1, melds=(run, group))
 
@@ -151,12 +153,12 @@ def test_a_laying_tells_every_viewer_whether_it_opened_and_what_it_counted() -> 
 def test_a_round_ended_says_to_every_viewer_whether_its_scores_were_doubled() -> None:
     doubled = ev.RoundEnded(1, 0, ev.EndReason.WENT_OUT, (138, 0), (138, 0), doubled=True)
     for viewer in (0, 1, None):
-        result = convert.table_event(20, 9, AT, logged(doubled), viewer, RAMI51).round_ended.result
+        result = table_event(20, 9, AT, logged(doubled), viewer, RAMI51).round_ended.result
         assert result.doubled
         assert [(s.points, s.total) for s in result.scores] == [(138, 138), (0, 0)]
     plain = older(doubled, "doubled")
     assert plain == ev.RoundEnded(1, 0, ev.EndReason.WENT_OUT, (138, 0), (138, 0))
-    assert not convert.table_event(20, 9, AT, plain, 0, RAMI51).round_ended.result.doubled
+    assert not table_event(20, 9, AT, plain, 0, RAMI51).round_ended.result.doubled
 
 
 def test_a_round_ended_lays_every_seats_cards_left_face_up_for_every_viewer() -> None:
@@ -167,14 +169,14 @@ def test_a_round_ended_lays_every_seats_cards_left_face_up_for_every_viewer() ->
     )
     assert logged(ended) == ended
     for viewer in (0, 1, None):
-        result = convert.table_event(30, 12, AT, logged(ended), viewer, CAFE).round_ended.result
+        result = table_event(30, 12, AT, logged(ended), viewer, CAFE).round_ended.result
         assert result.cards_left_shown
         left = [([c.code for c in s.cards_left], s.cards_left_points) for s in result.scores]
         assert left == [([], 0), (["KS", "QH", "7D"], 27)]
     # Logged before the hands were kept: said unknown, not empty.
     before = older(ended, "hands")
     assert before == ev.RoundEnded(1, 0, ev.EndReason.WENT_OUT, (0, 27), (0, 27))
-    result = convert.table_event(30, 12, AT, before, 1, CAFE).round_ended.result
+    result = table_event(30, 12, AT, before, 1, CAFE).round_ended.result
     assert not result.cards_left_shown
     assert [list(s.cards_left) for s in result.scores] == [[], []]
 
@@ -223,6 +225,20 @@ def test_the_view_gives_each_round_the_totals_after_it_as_its_round_ended_event_
 def test_the_view_tells_which_rounds_were_doubled() -> None:
     state = three_deals_to_200().state
     assert seen_rounds(state, 0) == [([188, 0], True), ([188, 188], True), ([376, 188], True)]
+
+
+def table_event(
+    seq: int,
+    version: int,
+    at: datetime,
+    event: ev.Event,
+    viewer: int | None,
+    rules: Ruleset,
+    contracts: tuple[Contract, ...] = (),
+) -> table_pb2.TableEvent:
+    """The event at ``seq`` as ``viewer`` is sent it."""
+    logged = eventlog.LoggedEvent(seq, version, event, at)
+    return event_kinds.table_event(logged, Viewing(viewer, rules, contracts))
 
 
 def logged(event: ev.Event) -> ev.Event:

@@ -17,11 +17,11 @@ import pytest
 from services.common.errors import error_info
 from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc, table_pb2
 from services.game import eventlog
+from services.game.eventlog import READ_BATCH
 from services.game.fanout import Fanout
 from services.game.retention import purge_finished
 from services.game.rules.events import TurnBegan
 from services.game.server import GameServer
-from services.game.servicer import READ_BATCH
 
 from .harness import (
     LONG_TURNS_MS,

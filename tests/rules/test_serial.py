@@ -7,7 +7,10 @@ import dataclasses
 import json
 import os
 import random
+from pathlib import Path
+from typing import Any
 
+import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -24,12 +27,15 @@ from services.game.rules import (
     Timeout,
     apply,
     new_game,
+    preset,
 )
 from services.game.rules.bots import GreedyBot, RandomPlayer
 from services.game.rules.events import EndReason, Event
+from services.game.rules.ruleset import Contract
 from services.game.rules.serial import FORMAT_VERSION, StateFormatError, dumps, loads
-from services.game.rules.simulate import Player, deal_action
+from services.game.rules.simulate import Player, deal_action, play_game
 
+from . import first_format
 from .helpers import CAFE, Table
 from .test_event_details import three_deals_to_200
 
@@ -115,13 +121,17 @@ def test_serial_keeps_why_the_game_ended_and_reads_states_stored_before_it_was_k
     )
     table.act(1, Leave())
     assert table.state.end_reason == EndReason.OTHERS_LEFT == loads(dumps(table.state)).end_reason
-    doc = json.loads(dumps(table.state))
+    doc = json.loads(first_format.dumps(table.state))
     doc["turn"] = doc["turn"][:18]  # as stored by an earlier version of the engine
     older = loads(json.dumps(doc).encode())
     assert older.end_reason == "" and older.winner == 0 and older.phase == table.state.phase
     doc["turn"].append("no such reason")
     with pytest.raises(StateFormatError):
         loads(json.dumps(doc).encode())
+    named = json.loads(dumps(table.state))
+    named["end_reason"] = "no such reason"
+    with pytest.raises(StateFormatError):
+        loads(json.dumps(named).encode())
 
 
 def test_serial_keeps_each_rounds_totals_and_doubling() -> None:
@@ -137,7 +147,7 @@ def test_serial_keeps_each_rounds_totals_and_doubling() -> None:
 
 def test_serial_reads_round_results_stored_before_their_totals_were_kept() -> None:
     state = three_deals_to_200().state
-    doc = json.loads(dumps(state))
+    doc = json.loads(first_format.dumps(state))
     # As stored by an earlier version: round, winner, reason and points only.
     doc["results"] = [entry[:4] for entry in doc["results"]]
     older = loads(json.dumps(doc).encode())
@@ -152,7 +162,7 @@ def test_serial_keeps_each_rounds_hands_left_and_reads_states_stored_before_them
     assert all(len(r.hands) == state.seats for r in state.results)
     assert any(any(r.hands) for r in state.results), "someone held cards at a round's end"
     assert loads(dumps(state)).results == state.results
-    doc = json.loads(dumps(state))
+    doc = json.loads(first_format.dumps(state))
     # As stored before the hands left were kept: six fields per round.
     doc["results"] = [entry[:6] for entry in doc["results"]]
     older = loads(json.dumps(doc).encode())
@@ -182,11 +192,25 @@ JSON = st.recursive(
 )
 
 
+WRITERS = {"first": first_format.dumps, "named": dumps}
+"""Each format the engine reads, by the writer of its documents."""
+DAMAGED = [
+    *(("first", key) for key in ("v", "ruleset", "options", "seats", "hands", "melds", "turn")),
+    *(
+        ("named", key)
+        for key in (
+            *("v", "ruleset", "options", "seats", "hands", "melds", "phase", "current"),
+            *("deadline_ms", "results", "end_reason", "deal_order", "deal_salt", "opened"),
+        )
+    ),
+]
+
+
 @settings(max_examples=STATES * 2, deadline=None)
-@given(
-    key=st.sampled_from(["v", "ruleset", "options", "seats", "hands", "melds", "turn"]), value=JSON
-)
-def test_serial_damaged_documents_raise_state_format_error_only(key: str, value: object) -> None:
+@given(damaged=st.sampled_from(DAMAGED), value=JSON)
+def test_serial_damaged_documents_raise_state_format_error_only(
+    damaged: tuple[str, str], value: object
+) -> None:
     """A damaged document is refused with StateFormatError (never another error),
     unless what it holds is a well-formed state (an empty list of melds, say):
     then that state goes back into a document and out again unchanged."""
@@ -194,7 +218,8 @@ def test_serial_damaged_documents_raise_state_format_error_only(key: str, value:
         ["7S 7H JK 4C 5C 6C AH 3C 5D 9D JC KH 2S", "AD 3D 5D 7D 9S JD KS 2C 4S 6C 8C TH QH"],
         "KD",
     )
-    doc = json.loads(dumps(table.state))
+    written, key = damaged
+    doc = json.loads(WRITERS[written](table.state))
     doc[key] = value
     try:
         state = loads(json.dumps(doc).encode())
@@ -204,28 +229,47 @@ def test_serial_damaged_documents_raise_state_format_error_only(key: str, value:
 
 
 @pytest.mark.parametrize(
-    ("key", "value"),
+    ("written", "key", "value"),
     [
-        ("hands", None),
-        ("seats", []),
-        ("hands", [["", None]]),
-        ("stock", [1, "2"]),
-        ("turn", []),
-        ("results", [[1, 0, "went_out", [0, 6], [0], False]]),
-        ("results", [[1, 0, "went_out", [0, 6], [0, "6"], False]]),
-        ("results", [[1, 0, "went_out", [0, 6, 1]]]),
-        ("results", [[1, 0, "went_out", [0, "6"]]]),
-        ("results", [[1, 0, "went_out", [0, 6], [0, 6], False, [[1, 2]]]]),
-        ("results", [[1, 0, "went_out", [0, 6], [0, 6], False, [[], ["2"]]]]),
-        ("results", [[1, 0, "went_out", [0, 6], [0, 6], False, 7]]),
+        ("first", "hands", None),
+        ("first", "seats", []),
+        ("first", "hands", [["", None]]),
+        ("first", "stock", [1, "2"]),
+        ("first", "turn", []),
+        ("first", "results", [[1, 0, "went_out", [0, 6], [0], False]]),
+        ("first", "results", [[1, 0, "went_out", [0, 6], [0, "6"], False]]),
+        ("first", "results", [[1, 0, "went_out", [0, 6, 1]]]),
+        ("first", "results", [[1, 0, "went_out", [0, "6"]]]),
+        ("first", "results", [[1, 0, "went_out", [0, 6], [0, 6], False, [[1, 2]]]]),
+        ("first", "results", [[1, 0, "went_out", [0, 6], [0, 6], False, [[], ["2"]]]]),
+        ("first", "results", [[1, 0, "went_out", [0, 6], [0, 6], False, 7]]),
+        ("named", "hands", None),
+        ("named", "seats", []),
+        ("named", "hands", [["", None]]),
+        ("named", "stock", [1, "2"]),
+        ("named", "phase", []),
+        ("named", "current", "1"),
+        ("named", "moved", None),
+        ("named", "melds", [[1, 0]]),
+        ("named", "deal_order", ["7S"]),
+        ("named", "deal_salt", 7),
+        ("named", "results", [[1, 0, "went_out", [0, 6], [0], False, []]]),
+        ("named", "results", [[1, 0, "went_out", [0, 6], [0, "6"], False, []]]),
+        ("named", "results", [[1, 0, "went_out", [0, 6], [0, 6], False, [[1, 2]]]]),
+        ("named", "results", [[1, 0, "went_out", [0, 6], [0, 6], False, [[], ["2"]]]]),
+        ("named", "results", [[1, 0, "went_out", [0, 6], [0, 6], False, 7]]),
+        ("named", "options", {"turn_timer_ms": 45_000}),
     ],
 )
-def test_serial_fields_of_the_wrong_shape_are_refused(key: str, value: object) -> None:
+def test_serial_fields_of_the_wrong_shape_are_refused(
+    written: str, key: str, value: object
+) -> None:
     table = Table(
         ["7S 7H JK 4C 5C 6C AH 3C 5D 9D JC KH 2S", "AD 3D 5D 7D 9S JD KS 2C 4S 6C 8C TH QH"],
         "KD",
     )
-    doc = json.loads(dumps(table.state))
+    doc = json.loads(WRITERS[written](table.state))
+    assert key in doc, "a field the format has"
     doc[key] = value
     with pytest.raises(StateFormatError):
         loads(json.dumps(doc).encode())
@@ -245,3 +289,50 @@ def test_copy_is_independent_and_complete() -> None:
             assert copied is not original, f"{field.name} is shared"
     copy.hands[0].append(copy.stock.pop())
     assert dumps(state) != dumps(copy) and len(state.hands[0]) == 13
+
+
+STORED = Path(__file__).parent / "golden" / "states_v1.jsonl"
+"""States as the first format's writer stored them, each with how to make it again:
+a greedy game (rule set, seats, seed, options) after so many actions, or the
+table of `test_serial_round_trip_keeps_melds_joker_suits_and_results`."""
+
+
+def _made_again(recipe: dict[str, Any]) -> GameState:
+    if recipe["made_by"] == "joker_suits":
+        table = Table(
+            ["7S 7H JK 4C 5C 6C AH 3C 5D 9D JC KH 2S", "AD 3D 5D 7D 9S JD KS 2C 4S 6C 8C TH QH"],
+            "KD",
+            "2D",
+            options=TableOptions(rounds=2, elimination_cap=0, turn_cap=50, turn_timer_ms=20_000),
+        )
+        table.draw(0)
+        joker = table.card(0, "JK")
+        table.act(0, Meld((MeldSpec(table.cards(0, "7S 7H JK"), ((joker, 2),)),)))
+        return table.state
+    chosen = recipe["options"]
+    options = TableOptions(
+        rounds=chosen["rounds"],
+        buy_backs=chosen["buy_backs"],
+        contracts=tuple(Contract(*c) for c in chosen["contracts"]),
+    )
+    states: list[GameState] = []
+
+    def keep(_: GameState, seat: int, a: Action, after: GameState, events: list[Event]) -> None:
+        states.append(after)
+
+    players = [GreedyBot() for _ in range(recipe["seats"])]
+    rng = random.Random(recipe["seed"])
+    play_game(preset(recipe["ruleset"]), players, rng, options=options, observe=keep)
+    return states[recipe["actions"] - 1]
+
+
+@pytest.mark.parametrize("line", STORED.read_text().splitlines())
+def test_serial_reads_the_states_the_first_format_stored_and_writes_them_named(line: str) -> None:
+    recipe = json.loads(line)
+    stored = orjson.dumps(recipe["state"])
+    state = _made_again(recipe)
+    assert first_format.dumps(state) == stored, "the first format's writer, as it ran"
+    assert loads(stored) == state
+    named = dumps(loads(stored))
+    assert json.loads(named)["v"] == FORMAT_VERSION == 2
+    assert loads(named) == state

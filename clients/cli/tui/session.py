@@ -23,7 +23,7 @@ from ..cards import Style
 from ..connection import Connection
 from ..deckcheck import DeckCheck
 from ..moves import Request
-from ..narrate import Narrator
+from ..narrator import Narrator
 from ..refusals import Refused
 from ..render import Clock
 

@@ -1,8 +1,14 @@
 """A table's state as bytes (it lives in a PostgreSQL row) and back, losslessly.
 
-Compact JSON with a format version, readable in a database shell. orjson
-writes a dealt four-seat state in about 5 us and reads it in 18 (the standard
-library's json: 32 and 43), and every action writes one.
+Compact JSON with a format version, readable in a database shell: every value
+under its `GameState` name, but the melds and the round results, which repeat,
+are lists in the order `records` gives (the event log stores its melds with the
+same codec). orjson writes a dealt four-seat state in a few microseconds and
+reads it in about twenty (the standard library's json takes several times
+longer), and every action writes one.
+
+States stored in the first format, which kept the turn's values and the options
+by position too, are read by `serial_v1`; a state is always written in the newest.
 """
 
 from __future__ import annotations
@@ -12,129 +18,148 @@ from typing import Any
 
 import orjson
 
+from . import serial_v1
 from .events import EndReason
-from .melds import Meld, MeldKind
+from .records import meld_from_record, meld_record, result_record, results_from_records
 from .ruleset import Contract, TableOptions, preset
-from .state import GameState, Phase, RoundResult, SeatStatus
+from .state import GameState, Phase, SeatStatus
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+"""2: the values by name, melds and round results as records. 1 (read only): the
+turn's values and the options as lists too, by position."""
 
 
 class StateFormatError(ValueError):
     """Bytes that are not a state this version of the engine can read."""
 
 
-def _meld_to(m: Meld) -> list[Any]:
-    return [
-        m.id,
-        m.owner,
-        int(m.kind),
-        list(m.cards),
-        m.rank,
-        m.suit,
-        [list(js) for js in m.joker_suits],
-    ]
+# --- writing -------------------------------------------------------------------
 
 
-def _meld_from(d: list[Any]) -> Meld:
-    return Meld(d[0], d[1], MeldKind(d[2]), tuple(d[3]), d[4], d[5], tuple((j, s) for j, s in d[6]))
-
-
-def _options(values: list[Any]) -> TableOptions:
-    *plain, contracts = values
-    listed = tuple(Contract(g, r, bool(f)) for g, r, f in contracts)
-    return replace(TableOptions(*plain), contracts=listed)
+def _options_doc(options: TableOptions) -> dict[str, Any]:
+    return {
+        "turn_timer_ms": options.turn_timer_ms,
+        "turn_cap": options.turn_cap,
+        "rounds": options.rounds,
+        "elimination_cap": options.elimination_cap,
+        "opening_threshold": options.opening_threshold,
+        "target_score": options.target_score,
+        "buy_backs": options.buy_backs,
+        "claim_window_ms": options.claim_window_ms,
+        "contracts": [
+            {"groups": c.groups, "runs": c.runs, "no_final_discard": c.no_final_discard}
+            for c in options.contracts
+        ],
+    }
 
 
 def dumps(state: GameState) -> bytes:
-    o = state.options
-    doc = {
-        "v": FORMAT_VERSION,
-        "ruleset": state.ruleset.name,
-        "options": [
-            o.turn_timer_ms,
-            o.turn_cap,
-            o.rounds,
-            o.elimination_cap,
-            o.opening_threshold,
-            o.target_score,
-            o.buy_backs,
-            o.claim_window_ms,
-            [[c.groups, c.runs, c.no_final_discard] for c in o.contracts],
-        ],
-        "seats": state.seats,
-        "hands": state.hands,
-        "stock": state.stock,
-        "discard": state.discard,
-        "melds": [_meld_to(m) for m in state.melds],
-        "opened": state.opened,
-        "totals": state.totals,
-        "status": [int(s) for s in state.status],
-        "turn": [
-            int(state.phase),
-            state.round_no,
-            state.dealer,
-            state.current,
-            state.turn,
-            state.deadline_ms,
-            state.taken_discard,
-            state.drawn,
-            state.next_meld_id,
-            state.reshuffles,
-            state.seed,
-            state.winner,
-            state.began_opened,
-            state.moved,
-            state.taken_used,
-            state.reposed,
-            state.claim_card,
-            state.claim_deadline_ms,
-            state.end_reason,
-            state.resumed_ms,
-            state.top_discarder,
-        ],
-        "claimants": state.claimants,
-        "buy_backs": state.buy_backs,
-        "deal": [list(state.deal_order), state.deal_salt],
-        "results": [
-            [
-                r.round_no,
-                r.winner,
-                r.reason,
-                list(r.penalties),
-                list(r.totals),
-                r.doubled,
-                [list(h) for h in r.hands],
-            ]
-            for r in state.results
-        ],
-    }
-    return orjson.dumps(doc)
+    return orjson.dumps(
+        {
+            "v": FORMAT_VERSION,
+            "ruleset": state.ruleset.name,
+            "options": _options_doc(state.options),
+            "seats": state.seats,
+            "hands": state.hands,
+            "stock": state.stock,
+            "discard": state.discard,
+            "melds": [meld_record(m) for m in state.melds],
+            "opened": state.opened,
+            "totals": state.totals,
+            "status": state.status,
+            "phase": state.phase,
+            "round_no": state.round_no,
+            "dealer": state.dealer,
+            "current": state.current,
+            "turn": state.turn,
+            "deadline_ms": state.deadline_ms,
+            "taken_discard": state.taken_discard,
+            "drawn": state.drawn,
+            "next_meld_id": state.next_meld_id,
+            "reshuffles": state.reshuffles,
+            "seed": state.seed,
+            "winner": state.winner,
+            "results": [result_record(r) for r in state.results],
+            "began_opened": state.began_opened,
+            "moved": state.moved,
+            "taken_used": state.taken_used,
+            "reposed": state.reposed,
+            "claim_card": state.claim_card,
+            "claim_deadline_ms": state.claim_deadline_ms,
+            "claimants": state.claimants,
+            "top_discarder": state.top_discarder,
+            "buy_backs": state.buy_backs,
+            "deal_order": state.deal_order,
+            "deal_salt": state.deal_salt,
+            "end_reason": state.end_reason,
+            "resumed_ms": state.resumed_ms,
+        }
+    )
+
+
+# --- reading -------------------------------------------------------------------
+
+
+def _options(doc: dict[str, Any]) -> TableOptions:
+    contracts = tuple(
+        Contract(c["groups"], c["runs"], bool(c["no_final_discard"])) for c in doc["contracts"]
+    )
+    plain = TableOptions(
+        turn_timer_ms=doc["turn_timer_ms"],
+        turn_cap=doc["turn_cap"],
+        rounds=doc["rounds"],
+        elimination_cap=doc["elimination_cap"],
+        opening_threshold=doc["opening_threshold"],
+        target_score=doc["target_score"],
+        buy_backs=doc["buy_backs"],
+        claim_window_ms=doc["claim_window_ms"],
+    )
+    return replace(plain, contracts=contracts)
+
+
+def _state(doc: dict[str, Any]) -> GameState:
+    return GameState(
+        ruleset=preset(doc["ruleset"]).for_seats(doc["seats"]),
+        options=_options(doc["options"]),
+        seats=doc["seats"],
+        hands=doc["hands"],
+        stock=doc["stock"],
+        discard=doc["discard"],
+        melds=[meld_from_record(m) for m in doc["melds"]],
+        opened=doc["opened"],
+        totals=doc["totals"],
+        status=[SeatStatus(s) for s in doc["status"]],
+        phase=Phase(doc["phase"]),
+        round_no=doc["round_no"],
+        dealer=doc["dealer"],
+        current=doc["current"],
+        turn=doc["turn"],
+        deadline_ms=doc["deadline_ms"],
+        taken_discard=doc["taken_discard"],
+        drawn=doc["drawn"],
+        next_meld_id=doc["next_meld_id"],
+        reshuffles=doc["reshuffles"],
+        seed=doc["seed"],
+        winner=doc["winner"],
+        results=results_from_records(doc["results"]),
+        began_opened=doc["began_opened"],
+        moved=doc["moved"],
+        taken_used=doc["taken_used"],
+        reposed=doc["reposed"],
+        claim_card=doc["claim_card"],
+        claim_deadline_ms=doc["claim_deadline_ms"],
+        claimants=doc["claimants"],
+        top_discarder=doc["top_discarder"],
+        buy_backs=doc["buy_backs"],
+        deal_order=tuple(doc["deal_order"]),
+        deal_salt=doc["deal_salt"],
+        end_reason=EndReason(doc["end_reason"]).value if doc["end_reason"] else "",
+        resumed_ms=doc["resumed_ms"],
+    )
 
 
 def _ints(value: object) -> bool:
     return isinstance(value, list) and all(isinstance(x, int) for x in value)
-
-
-def _results(entries: list[list[Any]]) -> list[RoundResult]:
-    """The rounds played, from their documents: ``[round, winner, reason, penalties,
-    totals, doubled, hands]``. States stored before the totals and the doubling were
-    kept hold only the first four: each round's totals are then the penalties summed
-    up to it (exact unless a `classic` buy-back reset a total since the game began),
-    and the round counts as not doubled (the stored points were right either way).
-    States stored before the hands left were kept hold six: those are unknown (())."""
-    results = []
-    running: list[int] = []
-    for entry in entries:
-        penalties = tuple(entry[3])
-        running = [t + p for t, p in zip(running or [0] * len(penalties), penalties, strict=True)]
-        older = len(entry) == 4
-        totals = tuple(running) if older else tuple(entry[4])
-        running = list(totals)
-        doubled = False if older else entry[5]
-        hands = tuple(tuple(h) for h in entry[6]) if len(entry) > 6 else ()
-        results.append(RoundResult(entry[0], entry[1], entry[2], penalties, totals, doubled, hands))
-    return results
 
 
 def _checked(state: GameState) -> GameState:
@@ -161,6 +186,8 @@ def _checked(state: GameState) -> GameState:
         and len(state.opened) == len(state.totals) == len(state.status) == n
         and all(isinstance(v, int) for v in (*scalars, *flags))
         and all(isinstance(c, int) for m in state.melds for c in m.cards)
+        and all(isinstance(c, int) for c in state.deal_order)
+        and isinstance(state.deal_salt, str)
         and all(
             len(r.penalties) == len(r.totals) == n
             and all(isinstance(v, int) for v in (*r.penalties, *r.totals, r.doubled))
@@ -179,52 +206,12 @@ def loads(data: bytes) -> GameState:
         doc = orjson.loads(data)
         if not isinstance(doc, dict):
             raise StateFormatError("not a table state: not a JSON object")
-        if doc.get("v") != FORMAT_VERSION:
-            raise StateFormatError(f"state format {doc.get('v')} is not {FORMAT_VERSION}")
-        t = doc["turn"]
-        return _checked(
-            GameState(
-                ruleset=preset(doc["ruleset"]).for_seats(doc["seats"]),
-                options=_options(doc["options"]),
-                seats=doc["seats"],
-                hands=doc["hands"],
-                stock=doc["stock"],
-                discard=doc["discard"],
-                melds=[_meld_from(m) for m in doc["melds"]],
-                opened=doc["opened"],
-                totals=doc["totals"],
-                status=[SeatStatus(s) for s in doc["status"]],
-                phase=Phase(t[0]),
-                round_no=t[1],
-                dealer=t[2],
-                current=t[3],
-                turn=t[4],
-                deadline_ms=t[5],
-                taken_discard=t[6],
-                drawn=t[7],
-                next_meld_id=t[8],
-                reshuffles=t[9],
-                seed=t[10],
-                winner=t[11],
-                results=_results(doc["results"]),
-                began_opened=t[12],
-                moved=t[13],
-                taken_used=t[14],
-                reposed=t[15],
-                claim_card=t[16],
-                claim_deadline_ms=t[17],
-                # States stored before the reason was kept have none.
-                end_reason=EndReason(t[18]).value if len(t) > 18 and t[18] else "",
-                # Nor had they a clock that ever stopped.
-                resumed_ms=t[19] if len(t) > 19 else 0,
-                # Nor who discarded the top card: anyone may claim it.
-                top_discarder=t[20] if len(t) > 20 else -1,
-                claimants=doc["claimants"],
-                buy_backs=doc["buy_backs"],
-                deal_order=tuple(doc["deal"][0]),
-                deal_salt=doc["deal"][1],
-            )
-        )
+        version = doc.get("v")
+        if version == FORMAT_VERSION:
+            return _checked(_state(doc))
+        if version == serial_v1.VERSION:
+            return _checked(serial_v1.state(doc))
+        raise StateFormatError(f"state format {version} is not one this engine reads")
     except (KeyError, IndexError, TypeError, ValueError, AttributeError) as error:
         if isinstance(error, StateFormatError):
             raise
