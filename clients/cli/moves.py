@@ -20,12 +20,12 @@ from services.game.rules.errors import RuleError
 from services.game.rules.finder import find_melds
 from services.game.rules.guards import require_may_swap, require_turn
 from services.game.rules.melds import (
-    Meld,
     Side,
+    TableMeld,
     complete_group,
     fits,
     joker_targets,
-    swap_joker,
+    replace_joker,
 )
 from services.game.rules.ruleset import PRESETS, Ruleset
 from services.game.rules.state import Phase
@@ -224,7 +224,7 @@ def request_for(view: table_pb2.TableView, command: C.Command) -> Request:
     raise MoveError(f"{command} is not a move.")
 
 
-def _targets(meld: Meld, joker: int, rules: Ruleset) -> list[str]:
+def _targets(meld: TableMeld, joker: int, rules: Ruleset) -> list[str]:
     """The codes of the cards a joker of a table meld stands for (the engine's reading)."""
     return [RANKS[rank - 1] + SUITS[suit] for rank, suit in joker_targets(meld, joker, rules)]
 
@@ -281,7 +281,7 @@ def swap_plan(view: table_pb2.TableView, command: C.SwapCommand) -> SwapPlan:
     if plan.may_keep and 0 <= seat < len(view.seats) and not view.seats[seat].has_opened:
         plan.keep_only = True  # `classic` before the opening: nothing else is laid
         return plan
-    melds: list[Meld] = [meld_from_view(m, rules) for m in view.melds]
+    melds: list[TableMeld] = [meld_from_view(m, rules) for m in view.melds]
     try:
         melds = [
             _swapped(m, joker, replacements, rules) if m.id == command.meld else m for m in melds
@@ -300,12 +300,12 @@ def swap_plan(view: table_pb2.TableView, command: C.SwapCommand) -> SwapPlan:
     return plan
 
 
-def _swapped(meld: Meld, joker: int, replacements: list[int], rules: Ruleset) -> Meld:
+def _swapped(meld: TableMeld, joker: int, replacements: list[int], rules: Ruleset) -> TableMeld:
     """The meld once the joker is out: one card in its place, or (`classic`) a brelan
     completed into a carré by two."""
     if len(replacements) == 2:
         return complete_group(meld, joker, (replacements[0], replacements[1]), rules)
-    return swap_joker(meld, joker, replacements[0], rules)
+    return replace_joker(meld, joker, replacements[0], rules)
 
 
 def action_request(table_id: str, version: int, action: act.Action) -> Request:

@@ -24,14 +24,14 @@ UNKNOWN = -1
 """A card this seat cannot see (another hand, the stock)."""
 
 
-def meld_from_view(view: table_pb2.MeldView, rules: Ruleset) -> M.Meld:
+def meld_from_view(view: table_pb2.MeldView, rules: Ruleset) -> M.TableMeld:
     """The engine's meld for a table meld as the server shows it."""
     deck = rules.deck
     ids = tuple(c.id for c in view.cards)
     naturals = [c for c in ids if deck.rank[c] != JOKER]
     if view.kind == table_pb2.MELD_KIND_GROUP:
         named = tuple((j.joker_card_id, j.suit - 1) for j in view.jokers if j.suit)
-        return M.Meld(
+        return M.TableMeld(
             view.id,
             view.owner_seat,
             M.MeldKind.GROUP,
@@ -41,7 +41,7 @@ def meld_from_view(view: table_pb2.MeldView, rules: Ruleset) -> M.Meld:
             named,
         )
     start = M.run_starts(ids, deck)[0]
-    return M.Meld(view.id, view.owner_seat, M.MeldKind.RUN, ids, start, deck.suit[naturals[0]])
+    return M.TableMeld(view.id, view.owner_seat, M.MeldKind.RUN, ids, start, deck.suit[naturals[0]])
 
 
 def rules_of(view: table_pb2.TableView) -> Ruleset:

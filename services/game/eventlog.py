@@ -12,7 +12,7 @@ from typing import Any
 import orjson
 
 from .rules import events as ev
-from .rules.melds import Meld, MeldKind
+from .rules.melds import MeldKind, TableMeld
 
 _KINDS: dict[str, type[ev.Event]] = {
     cls.__name__: cls
@@ -55,7 +55,7 @@ def eliminated(events: list[ev.Event]) -> list[int]:
 
 
 def _out(value: Any) -> Any:
-    if isinstance(value, Meld):
+    if isinstance(value, TableMeld):
         return {
             "meld": [
                 value.id,
@@ -77,7 +77,7 @@ def _out(value: Any) -> Any:
 def _in(value: Any) -> Any:
     if isinstance(value, dict) and "meld" in value:
         m = value["meld"]
-        return Meld(
+        return TableMeld(
             m[0], m[1], MeldKind(m[2]), tuple(m[3]), m[4], m[5], tuple((j, s) for j, s in m[6])
         )
     if isinstance(value, list):

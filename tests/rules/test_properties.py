@@ -48,8 +48,7 @@ from services.game.rules import (
 from services.game.rules.bots import GreedyBot, RandomPlayer
 from services.game.rules.events import HIDDEN, DeckRevealed, EndReason, Event, RoundEnded
 from services.game.rules.fairness import commitment, verify
-from services.game.rules.melds import Meld as TableMeld
-from services.game.rules.melds import check_meld, joker_targets
+from services.game.rules.melds import TableMeld, check_meld, joker_targets
 from services.game.rules.serial import dumps
 from services.game.rules.simulate import Player, deal_action
 

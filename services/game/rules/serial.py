@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 
 from .events import EndReason
-from .melds import Meld, MeldKind
+from .melds import MeldKind, TableMeld
 from .ruleset import Contract, TableOptions, preset
 from .state import GameState, Phase, RoundResult, SeatStatus
 
@@ -24,7 +24,7 @@ class StateFormatError(ValueError):
     """Bytes that are not a state this version of the engine can read."""
 
 
-def _meld_to(m: Meld) -> list[Any]:
+def _meld_to(m: TableMeld) -> list[Any]:
     return [
         m.id,
         m.owner,
@@ -36,8 +36,10 @@ def _meld_to(m: Meld) -> list[Any]:
     ]
 
 
-def _meld_from(d: list[Any]) -> Meld:
-    return Meld(d[0], d[1], MeldKind(d[2]), tuple(d[3]), d[4], d[5], tuple((j, s) for j, s in d[6]))
+def _meld_from(d: list[Any]) -> TableMeld:
+    return TableMeld(
+        d[0], d[1], MeldKind(d[2]), tuple(d[3]), d[4], d[5], tuple((j, s) for j, s in d[6])
+    )
 
 
 def _options(values: list[Any]) -> TableOptions:
