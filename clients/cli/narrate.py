@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from services.common.pb.rummy.v1 import cards_pb2, table_pb2
-from services.game.rules.ruleset import PRESETS
+from services.game.rules import PRESETS
 
 from .cards import Style
 from .discards import (

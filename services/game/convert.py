@@ -10,9 +10,9 @@ from google.protobuf.duration_pb2 import Duration
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from services.common.pb.rummy.v1 import cards_pb2, table_pb2
+from services.common.wire import options
+from services.common.wire.bot_levels import level_message
 
-from . import options
-from .bot_levels import level_message
 from .outcomes import Committed
 from .rules import events as ev
 from .rules.cards import Deck, rank_name
