@@ -17,20 +17,26 @@ from dataclasses import dataclass, field
 import grpc
 
 from services.common.pb.rummy.v1 import game_pb2, table_pb2
-from services.game.rules.actions import Action, Discard, DrawStock
-from services.game.rules.bots import GreedyBot
-from services.game.rules.legal import discardable
-from services.game.rules.scoring import card_penalty
+from services.common.wire.reasons import ServiceReason
+from services.common.wire.refusals import Refusal
+from services.game.rules import (
+    Action,
+    Discard,
+    DrawStock,
+    GreedyBot,
+    Reason,
+    card_penalty,
+    discardable,
+)
 
 from . import matchmaking, waiting
 from .connection import Connection
 from .identity import MemoryIdentity
 from .moves import action_request
-from .refusals import Refused
 from .render import my_turn
 from .viewstate import state_from_view
 
-EXPECTED = ("NOT_YOUR_TURN", "GAME_OVER", "SEAT_LEFT", "CONFLICT")
+EXPECTED = (Reason.NOT_YOUR_TURN, Reason.GAME_OVER, Reason.SEAT_LEFT, ServiceReason.CONFLICT)
 """Refusals a bot can meet without anyone being wrong: its turn timed out first."""
 MAX_ERRORS_KEPT = 20
 
@@ -128,13 +134,13 @@ class BotPlayer:
                 self.stats.games.add(match.table_id)
                 self.table_id = ""
                 played += 1
-        except Refused as refused:
+        except Refusal as refused:
             self.stats.error(f"{self.conn.name}: {refused}")
 
     async def leave(self) -> None:
         """Resign from an unfinished table (the end of a load run), then sign out."""
         if self.table_id:
-            with contextlib.suppress(Refused, TimeoutError):
+            with contextlib.suppress(Refusal, TimeoutError):
                 await asyncio.wait_for(
                     self.conn.act("Leave", game_pb2.LeaveRequest(table_id=self.table_id)), 5
                 )
@@ -172,10 +178,14 @@ class BotPlayer:
                 "Claim",
                 game_pb2.ClaimRequest(table_id=view.table_id, card_id=view.claim_window.card.id),
             )
-        except Refused as refused:
+        except Refusal as refused:
             # The window may close (a discard, the clock) or move on to another
             # discard before the claim lands.
-            lost_race = ("CLAIM_NOT_ALLOWED", "CLAIM_CARD_CHANGED", "CLAIM_WINDOW_CLOSED")
+            lost_race = (
+                Reason.CLAIM_NOT_ALLOWED,
+                Reason.CLAIM_CARD_CHANGED,
+                Reason.CLAIM_WINDOW_CLOSED,
+            )
             if refused.reason not in lost_race:
                 self.stats.error(f"{self.conn.name}: Claim refused: {refused}")
             return
@@ -196,7 +206,7 @@ class BotPlayer:
             started = time.monotonic()
             try:
                 reply = await self.conn.act(request.method, request.message)
-            except Refused as refused:
+            except Refusal as refused:
                 if refused.reason in EXPECTED or refused.code == grpc.StatusCode.ABORTED:
                     self.stats.stale += 1
                 else:

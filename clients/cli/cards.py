@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from typing import TextIO
 
 from services.common.pb.rummy.v1 import cards_pb2
-from services.game.rules.cards import RANKS, SUITS, CardParseError, parse_code
+from services.game.rules import RANKS, SUITS, CardParseError, parse_code
 
 SYMBOL = {"S": "♠", "H": "♥", "D": "♦", "C": "♣"}
 HAND_SUITS = "SHCD"

@@ -36,16 +36,15 @@ from services.common.pb.rummy.v1 import (
     matchmaker_pb2_grpc,
     table_pb2,
 )
+from services.common.wire.reasons import ServiceReason
+from services.common.wire.refusals import Refusal
 
 from .refusals import (
     RETRYABLE,
-    SERVER_FULL,
     STREAM_RETRYABLE,
-    Refused,
     closed_at_once,
     plaintext_failure,
     rate_limited_for,
-    refusal,
     tls_failure,
 )
 from .resume import Resume
@@ -214,7 +213,7 @@ class Connection:
                 )
             except grpc.aio.AioRpcError as error:
                 if error.code() == grpc.StatusCode.UNAUTHENTICATED:
-                    with contextlib.suppress(Refused, grpc.aio.AioRpcError):
+                    with contextlib.suppress(Refusal, grpc.aio.AioRpcError):
                         await self.sign_in_again(used)
                 continue
             if self.token == used:  # not replaced by a sign-in meanwhile
@@ -224,7 +223,7 @@ class Connection:
         for task in (self._refresher, self._signing_in):
             if task is not None and not task.done():
                 task.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Refused, grpc.aio.AioRpcError):
+                with contextlib.suppress(asyncio.CancelledError, Refusal, grpc.aio.AioRpcError):
                     await task
         if self._owns_channels:
             for channel in self._channels.values():
@@ -233,7 +232,7 @@ class Connection:
 
     # --- calls ------------------------------------------------------------------
 
-    async def waited_out(self, refused: Refused, since: float) -> bool:
+    async def waited_out(self, refused: Refusal, since: float) -> bool:
         """For a RATE_LIMITED or SERVER_FULL refusal: sleep as long as the server
         asked, and True, while calls have been turned away for less than
         `give_up_after` (since ``since``). False at once for any other refusal,
@@ -242,7 +241,9 @@ class Connection:
         if pause is None or time.monotonic() + pause - since > self.give_up_after:
             return False
         self.on_rate_limited()
-        if refused.reason == SERVER_FULL:  # a wait of seconds: say why nothing happens
+        if (
+            refused.reason == ServiceReason.SERVER_FULL
+        ):  # a wait of seconds: say why nothing happens
             self.notify("The game is very busy right now: trying again in a few seconds…")
         await asyncio.sleep(pause)  # not an outage: no warning
         return True
@@ -259,7 +260,7 @@ class Connection:
             try:
                 reply = await attempt()
             except grpc.aio.AioRpcError as error:
-                refused = refusal(error)
+                refused = Refusal.of_call(error)
                 # A server that answered before is away; one never reached may not
                 # speak TLS, or speak only TLS (closing plaintext connections at once).
                 if self.tls and target not in self._reached:
@@ -352,11 +353,14 @@ class Connection:
                     yield reply.event
                 return
             except grpc.aio.AioRpcError as error:
-                refused = refusal(error)
+                refused = Refusal.of_call(error)
             finally:
                 call.cancel()
                 resume.closed()
-            if refused.code == grpc.StatusCode.OUT_OF_RANGE and refused.reason == "SEQ_AHEAD":
+            if (
+                refused.code == grpc.StatusCode.OUT_OF_RANGE
+                and refused.reason == ServiceReason.SEQ_AHEAD
+            ):
                 view = await self.view(table_id)
                 position = view.last_seq
                 yield view
@@ -375,7 +379,7 @@ class Connection:
                     timeout=CALL_TIMEOUT_S,
                 )
             except grpc.aio.AioRpcError as error:
-                again = refusal(error)
+                again = Refusal.of_call(error)
                 if again.code == grpc.StatusCode.UNAUTHENTICATED:
                     # The servers came back with another secret: a new sign-in, then
                     # the stream (as the stream's own refusal would).

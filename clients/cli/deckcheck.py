@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from services.common.pb.rummy.v1 import table_pb2
-from services.game.rules.fairness import verify
+from services.game.rules import verify_deck
 
 
 class DeckCheck:
@@ -27,6 +27,6 @@ class DeckCheck:
         expected = self._commitments.get(revealed.round)
         if expected is None:
             return None  # joined after the deal: nothing to compare with
-        if verify(revealed.order, revealed.seed, revealed.salt, expected):
+        if verify_deck(revealed.order, revealed.seed, revealed.salt, expected):
             return f"Round {revealed.round}: deck verified, it was fixed before the first card."
         return f"Round {revealed.round}: WARNING, the revealed deck does not match the deal!"

@@ -5,7 +5,7 @@ Reposer, or a turn that ran out before the card was used)."""
 from __future__ import annotations
 
 from services.common.pb.rummy.v1 import table_pb2
-from services.game.rules.ruleset import PRESETS, TakenDiscard
+from services.game.rules import PRESETS, TakenDiscard
 
 from .cards import Style
 from .render import Clock, is_mine, seat_name, seconds

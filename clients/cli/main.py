@@ -38,7 +38,8 @@ from dataclasses import replace
 from importlib import metadata
 from pathlib import Path
 
-from services.game.rules.ruleset import PRESETS, QUICK_MATCH_SIZES
+from services.common.wire.refusals import Refusal
+from services.game.rules import PRESETS, QUICK_MATCH_SIZES
 
 from . import load, matchmaking, rules_cmd, waiting
 from .cards import Style, colour_wanted, symbols_wanted
@@ -55,7 +56,6 @@ from .options import (
     whole,
 )
 from .play import Seek, play
-from .refusals import Refused
 from .watch import watch
 
 CARD_FORMAT = (
@@ -347,7 +347,7 @@ def _full_screen_app(
 async def _closing(conn: Connection, work: Callable[[], Awaitable[int]]) -> int:
     try:
         return await work()
-    except Refused as refused:
+    except Refusal as refused:
         print(f"Error: {refused}", file=sys.stderr)
         return 1
     finally:

@@ -20,12 +20,14 @@ import grpc
 
 from services.common.pb.rummy.v1 import matchmaker_pb2 as mm
 from services.common.pb.rummy.v1 import table_pb2
+from services.common.wire.reasons import ServiceReason
+from services.common.wire.refusals import Refusal
 
 from .connection import Connection
 from .identity import Identity, LastMatch, default_config_dir
 from .invocation import command_line
 from .options import describe
-from .refusals import PLAINTEXT_FAILED, RETRYABLE, TLS_FAILED, Refused
+from .refusals import RETRYABLE, ClientReason
 from .render import game_text
 
 DEFAULT_GAME_PORT = 50051
@@ -34,11 +36,6 @@ LOOK_GIVE_UP_S = 10.0
 """How long a game address that is only a guess (a remembered or default one) is
 tried before the next one: a stale address must not hold the player for a minute."""
 
-GAME_SERVICE_NOT_FOUND = "GAME_SERVICE_NOT_FOUND"
-"""The client's own reason: no game service it could reach serves the player's table."""
-ALREADY_SEATED = "ALREADY_SEATED"
-"""The matchmaker's reason (the client's too): the player keeps a seat at a table
-still in play, so no other table can be found for them."""
 
 Say = Callable[[str], None]
 
@@ -92,16 +89,16 @@ async def _look(conn: Connection, table_id: str, target: str) -> table_pb2.Table
     with _briefly(conn):
         try:
             return await conn.view(table_id)
-        except Refused as refused:
+        except Refusal as refused:
             if refused.code == grpc.StatusCode.UNIMPLEMENTED:
                 return f"{where} is not a game service"
             if refused.code in RETRYABLE:
                 return f"no game service answers at {where}"
             if refused.code in (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.INVALID_ARGUMENT):
                 return f"the game service at {where} has no such table"
-            if refused.reason == TLS_FAILED:
+            if refused.reason == ClientReason.TLS_HANDSHAKE_FAILED:
                 return f"the game service at {where} did not answer TLS"
-            if refused.reason == PLAINTEXT_FAILED:
+            if refused.reason == ClientReason.PLAINTEXT_REFUSED:
                 return f"the game service at {where} answers only TLS"
             raise
 
@@ -130,7 +127,7 @@ async def kept_table(
             reply = await conn.call_matchmaker(
                 "GetTicket", mm.GetTicketRequest(ticket_id=last.ticket_id)
             )
-        except Refused:
+        except Refusal:
             reply = None
         if reply is None or reply.ticket.state != mm.TICKET_STATE_MATCHED:
             identity.forget_match()
@@ -177,7 +174,7 @@ async def resume(
     return found
 
 
-def seat_kept(conn: Connection, identity: Identity, table_id: str, instead: str) -> Refused:
+def seat_kept(conn: Connection, identity: Identity, table_id: str, instead: str) -> Refusal:
     """The refusal of `host` or `join` (``instead``: what was asked, "host a new
     table") while the player keeps a seat at a table still in play: the matchmaker
     seats nobody twice, and going back there unasked is not what they wanted."""
@@ -189,9 +186,9 @@ def seat_kept(conn: Connection, identity: Identity, table_id: str, instead: str)
         game=conn.game_override,
         config_dir=config_dir,
     )
-    return Refused(
+    return Refusal(
         grpc.StatusCode.FAILED_PRECONDITION,
-        ALREADY_SEATED,
+        ServiceReason.ALREADY_SEATED,
         f"You already have a seat at table {table_id}, and its game is still in play:"
         f" finish it, or leave it, before you {instead}.\n"
         f"  Go back to it with `{back}`, and type q there to leave it for good.",
@@ -211,7 +208,7 @@ async def open_table(
         conn.use_game(match.game_target)
         try:
             return await conn.view(match.table_id)
-        except Refused as refused:
+        except Refusal as refused:
             if refused.code == grpc.StatusCode.UNIMPLEMENTED:
                 why = f"{conn.game_target} is not a game service"
             elif refused.code in RETRYABLE:
@@ -222,9 +219,9 @@ async def open_table(
     else:
         found = await _find(conn, identity, match.table_id, match.game_target, say)
     if isinstance(found, list):
-        raise Refused(
+        raise Refusal(
             grpc.StatusCode.FAILED_PRECONDITION,
-            GAME_SERVICE_NOT_FOUND,
+            ClientReason.GAME_SERVICE_NOT_FOUND,
             f"You are seated at table {match.table_id}, but {'; '.join(found)}. "
             "Pass the game service's address with --game HOST:PORT.",
         )

@@ -14,21 +14,30 @@ from typing import Any
 from google.protobuf.message import Message
 
 from services.common.pb.rummy.v1 import cards_pb2, game_pb2, table_pb2
-from services.game.rules import actions as act
-from services.game.rules.cards import RANKS, SUITS
-from services.game.rules.errors import RuleError
-from services.game.rules.finder import find_melds
-from services.game.rules.guards import require_may_swap, require_turn
-from services.game.rules.melds import (
+from services.game.rules import (
+    PRESETS,
+    RANKS,
+    SUITS,
+    Action,
+    Claim,
+    Discard,
+    DrawStock,
+    LayOff,
     Meld,
+    Reposer,
+    RuleError,
+    Ruleset,
     Side,
+    SwapJoker,
+    TableMeld,
+    TakeDiscard,
     complete_group,
+    find_melds,
     fits,
     joker_targets,
-    swap_joker,
+    replace_joker,
+    swap_refusal,
 )
-from services.game.rules.ruleset import PRESETS, Ruleset
-from services.game.rules.state import Phase
 
 from . import commands as C
 from .cards import CardError, Style, normalize, pick
@@ -224,7 +233,7 @@ def request_for(view: table_pb2.TableView, command: C.Command) -> Request:
     raise MoveError(f"{command} is not a move.")
 
 
-def _targets(meld: Meld, joker: int, rules: Ruleset) -> list[str]:
+def _targets(meld: TableMeld, joker: int, rules: Ruleset) -> list[str]:
     """The codes of the cards a joker of a table meld stands for (the engine's reading)."""
     return [RANKS[rank - 1] + SUITS[suit] for rank, suit in joker_targets(meld, joker, rules)]
 
@@ -245,13 +254,7 @@ def swap_refused(view: table_pb2.TableView) -> RuleError | None:
     own words and order: not this seat's turn, nothing drawn yet, not opened. None
     when a swap may be tried: checked before the player is asked where the joker goes."""
     seat = view.my_seat if view.HasField("my_seat") else -1
-    state = state_from_view(view)
-    try:
-        require_turn(state, seat, Phase.PLAY)
-        require_may_swap(state, seat)
-    except RuleError as error:
-        return error
-    return None
+    return swap_refusal(state_from_view(view), seat)
 
 
 def swap_plan(view: table_pb2.TableView, command: C.SwapCommand) -> SwapPlan:
@@ -281,7 +284,7 @@ def swap_plan(view: table_pb2.TableView, command: C.SwapCommand) -> SwapPlan:
     if plan.may_keep and 0 <= seat < len(view.seats) and not view.seats[seat].has_opened:
         plan.keep_only = True  # `classic` before the opening: nothing else is laid
         return plan
-    melds: list[Meld] = [meld_from_view(m, rules) for m in view.melds]
+    melds: list[TableMeld] = [meld_from_view(m, rules) for m in view.melds]
     try:
         melds = [
             _swapped(m, joker, replacements, rules) if m.id == command.meld else m for m in melds
@@ -300,26 +303,26 @@ def swap_plan(view: table_pb2.TableView, command: C.SwapCommand) -> SwapPlan:
     return plan
 
 
-def _swapped(meld: Meld, joker: int, replacements: list[int], rules: Ruleset) -> Meld:
+def _swapped(meld: TableMeld, joker: int, replacements: list[int], rules: Ruleset) -> TableMeld:
     """The meld once the joker is out: one card in its place, or (`classic`) a brelan
     completed into a carré by two."""
     if len(replacements) == 2:
         return complete_group(meld, joker, (replacements[0], replacements[1]), rules)
-    return swap_joker(meld, joker, replacements[0], rules)
+    return replace_joker(meld, joker, replacements[0], rules)
 
 
-def action_request(table_id: str, version: int, action: act.Action) -> Request:
+def action_request(table_id: str, version: int, action: Action) -> Request:
     """The request carrying one engine action (the bots' moves)."""
     common: dict[str, Any] = {"table_id": table_id, "expected_version": version}
     match action:
-        case act.DrawStock():
+        case DrawStock():
             return Request("DrawStock", game_pb2.DrawStockRequest(**common))
-        case act.TakeDiscard():
+        case TakeDiscard():
             return Request("TakeDiscard", game_pb2.TakeDiscardRequest(**common))
-        case act.Meld():
+        case Meld():
             specs = [game_pb2.MeldSpec(card_ids=m.cards) for m in action.melds]
             return Request("Meld", game_pb2.MeldRequest(melds=specs, **common))
-        case act.LayOff():
+        case LayOff():
             return Request(
                 "LayOff",
                 game_pb2.LayOffRequest(
@@ -329,7 +332,7 @@ def action_request(table_id: str, version: int, action: act.Action) -> Request:
                     **common,
                 ),
             )
-        case act.SwapJoker():
+        case SwapJoker():
             request = game_pb2.SwapJokerRequest(
                 meld_id=action.meld_id,
                 joker_card_id=action.joker,
@@ -348,11 +351,11 @@ def action_request(table_id: str, version: int, action: act.Action) -> Request:
             elif action.new_meld is not None:
                 request.new_meld.CopyFrom(game_pb2.MeldSpec(card_ids=action.new_meld.cards))
             return Request("SwapJoker", request)
-        case act.Discard():
+        case Discard():
             return Request("Discard", game_pb2.DiscardRequest(card_id=action.card, **common))
-        case act.Reposer():
+        case Reposer():
             return Request("Reposer", game_pb2.ReposerRequest(**common))
-        case act.Claim():
+        case Claim():
             return Request("Claim", game_pb2.ClaimRequest(table_id=table_id, card_id=action.card))
     raise MoveError(f"{action} is not sent by a player.")
 

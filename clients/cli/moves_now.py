@@ -1,7 +1,7 @@
 """The moves open to the viewer now, as the keys that make them.
 
-The list comes from the engine's own legal moves, run on the state this seat can
-see (`viewstate`), so the client offers what the server would accept and
+The list comes from the engine's own moves (`move_kinds`), asked of the state this
+seat can see (`viewstate`), so the client offers what the server would accept and
 nothing else. A meld is offered when the hand can lay one the engine takes now,
 alone or (an opening of several) together.
 """
@@ -11,9 +11,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from services.common.pb.rummy.v1 import table_pb2
-from services.game.rules import actions as act
-from services.game.rules.legal import legal_actions
-from services.game.rules.plans import melds_to_lay
+from services.game.rules import (
+    Action,
+    Claim,
+    Discard,
+    DrawStock,
+    LayOff,
+    Meld,
+    Reposer,
+    SwapJoker,
+    TakeDiscard,
+    move_kinds,
+)
 
 from .viewstate import state_from_view
 
@@ -37,15 +46,15 @@ CLAIM = Choice("c", "claim")
 ORDER = (DRAW, TAKE, REPOSER, MELD, LAY_OFF, SWAP, DISCARD, CLAIM)
 """The order the moves are listed in: the order of a turn."""
 
-_KIND: dict[type, Choice] = {
-    act.DrawStock: DRAW,
-    act.TakeDiscard: TAKE,
-    act.Reposer: REPOSER,
-    act.Meld: MELD,
-    act.LayOff: LAY_OFF,
-    act.SwapJoker: SWAP,
-    act.Discard: DISCARD,
-    act.Claim: CLAIM,
+_KIND: dict[type[Action], Choice] = {
+    DrawStock: DRAW,
+    TakeDiscard: TAKE,
+    Reposer: REPOSER,
+    Meld: MELD,
+    LayOff: LAY_OFF,
+    SwapJoker: SWAP,
+    Discard: DISCARD,
+    Claim: CLAIM,
 }
 
 _CACHE: dict[tuple[object, ...], tuple[Choice, ...]] = {}
@@ -72,10 +81,5 @@ def choices(view: table_pb2.TableView) -> tuple[Choice, ...]:
 
 
 def _choices(view: table_pb2.TableView) -> tuple[Choice, ...]:
-    seat = view.my_seat
-    state = state_from_view(view)
-    found = {_KIND[type(a)] for a in legal_actions(state, seat) if type(a) in _KIND}
-    playing = state.current == seat and view.phase == table_pb2.PHASE_PLAY
-    if playing and MELD not in found and melds_to_lay(state, seat, state.hands[seat]):
-        found.add(MELD)
+    found = {_KIND[k] for k in move_kinds(state_from_view(view), view.my_seat) if k in _KIND}
     return tuple(c for c in ORDER if c in found)

@@ -13,8 +13,8 @@ import math
 from collections.abc import Callable
 
 from services.common.pb.rummy.v1 import table_pb2
-from services.game.options import effective
-from services.game.rules.ruleset import MAX_ELIMINATION_CAP, MAX_ROUNDS, PRESETS, preset
+from services.common.wire.options import effective
+from services.game.rules import MAX_ELIMINATION_CAP, MAX_ROUNDS, PRESETS, preset
 
 MIN_TURN_S, MAX_TURN_S = 0.1, 3600.0
 """The server accepts a turn of 100 ms to one hour."""

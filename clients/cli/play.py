@@ -18,6 +18,7 @@ from typing import Any
 import grpc
 
 from services.common.pb.rummy.v1 import game_pb2, table_pb2
+from services.common.wire.refusals import Refusal
 
 from . import commands as C
 from . import matchmaking
@@ -30,7 +31,6 @@ from .moves import MoveError, Request, hint_text, request_for, swap_plan, swap_r
 from .narrate import answered
 from .narrator import Narrator
 from .reach import count_in_lines, sign_in
-from .refusals import Refused
 from .render import Clock, game_text, hand_line, my_turn, table_text, turn_status
 from .terminal import Terminal
 
@@ -130,7 +130,7 @@ class Game:
             async for item in self.conn.watch(self.view.table_id, self.view.last_seq):
                 self.inbox.put_nowait(("event", item))
             self.inbox.put_nowait(("end", None))
-        except Refused as refused:
+        except Refusal as refused:
             self.inbox.put_nowait(("error", refused))
 
     async def _tick(self) -> None:
@@ -236,7 +236,7 @@ class Game:
         offer = self.view.claim_window.card.code if self.view.HasField("claim_window") else ""
         try:
             reply = await self.conn.act(request.method, request.message)
-        except Refused as refused:
+        except Refusal as refused:
             self.say(f"Refused: {refused}")
             if refused.code == grpc.StatusCode.ABORTED:
                 await self.refresh()
@@ -264,7 +264,7 @@ class Game:
             reply = await self.conn.call(
                 "GetHint", game_pb2.GetHintRequest(table_id=self.view.table_id)
             )
-        except Refused as refused:
+        except Refusal as refused:
             self.say(f"No hint: {refused}")
             return
         self.say(hint_text(self.view, reply, self.style))
@@ -309,7 +309,7 @@ class Game:
             return False
         try:
             reply = await self.conn.act("Leave", game_pb2.LeaveRequest(table_id=self.view.table_id))
-        except Refused as refused:
+        except Refusal as refused:
             self.say(f"Could not leave: {refused}")
             return False
         self.update(reply.view)
@@ -390,7 +390,7 @@ async def play(conn: Connection, identity: Identity, seek: Seek) -> int:
     else:
         _, view = found
     code = await Game(conn, view, style).run()
-    with contextlib.suppress(Refused):
+    with contextlib.suppress(Refusal):
         final = await conn.view(view.table_id)
         if not matchmaking.still_playing(final):
             identity.forget_match()

@@ -11,8 +11,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 
+from services.common.wire.refusals import Refusal
+
 from .connection import Connection
-from .refusals import RETRYABLE, Refused
+from .refusals import RETRYABLE
 
 SAY_AFTER_S = 3.5
 """A sign-in still unanswered after this long is told to the player."""
@@ -47,7 +49,7 @@ async def sign_in(
                 told = True
             await attempt
             return
-        except Refused as refused:
+        except Refusal as refused:
             if refused.code not in RETRYABLE:
                 raise
         finally:

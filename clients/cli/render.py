@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from services.common.pb.rummy.v1 import cards_pb2, table_pb2
-from services.game.rules.ruleset import PRESETS, Scoring
+from services.game.rules import PRESETS, Scoring
 
 from .cards import Style, group_hand
 from .moves_now import TAKE, choices

@@ -21,8 +21,9 @@ from typing import TYPE_CHECKING
 import grpc
 
 from services.common.pb.rummy.v1 import table_pb2
+from services.common.wire.refusals import Refusal
 
-from .refusals import STREAM_RETRYABLE, Refused, rate_limited_for
+from .refusals import STREAM_RETRYABLE, rate_limited_for
 
 if TYPE_CHECKING:
     from .connection import Connection
@@ -101,7 +102,7 @@ class Resume:
             self.notify(self.followed.back.format(position=self.resumed_from))
         self.lost_at, self.relogged, self.answered, self.shown_seq = None, False, False, None
 
-    def failed(self, refused: Refused, notice: str) -> None:
+    def failed(self, refused: Refusal, notice: str) -> None:
         """A stream ended by ``refused`` before it was healthy: the first failure of
         an outage tells the player ``notice``; one past `give_up_after` raises."""
         if self.lost_at is None:
@@ -112,7 +113,7 @@ class Resume:
 
     async def handled(
         self,
-        refused: Refused,
+        refused: Refusal,
         conn: Connection,
         *,
         refreshed: bool,
@@ -143,7 +144,7 @@ class Resume:
 
     async def sign_in_again(
         self,
-        refused: Refused,
+        refused: Refusal,
         *,
         refreshed: bool,
         login: Callable[[], Awaitable[None]],
@@ -173,7 +174,7 @@ class Resume:
         self.shown_seq = view.last_seq
         return True
 
-    def given_up(self, refused: Refused) -> Refused:
+    def given_up(self, refused: Refusal) -> Refusal:
         waited = f"{self.give_up_after:g} s"
         server = f"The {self.followed.service} at {self.target}"
         if refused.code == grpc.StatusCode.UNAUTHENTICATED and self.signer == self.target:
@@ -196,4 +197,4 @@ class Resume:
                 f"{server} has not answered for over {waited} ({refused.message}):"
                 f" {self.followed.stopped}."
             )
-        return Refused(refused.code, refused.reason, why, refused.metadata)
+        return Refusal(refused.code, refused.reason, why, refused.metadata)

@@ -11,31 +11,30 @@ without new text here (only a new scoring or joker policy needs a sentence).
 from __future__ import annotations
 
 from services.game.rules import (
-    CardParseError,
-    RuleError,
-    Ruleset,
-    TableOptions,
-    hand_penalty,
-    parse_cards,
-    preset,
-    validate_meld,
-)
-from services.game.rules.cards import SUITS
-from services.game.rules.melds import MeldKind, describe_joker
-from services.game.rules.ruleset import (
     LARGE_TABLE,
     MAX_CONTRACT_DEALS,
     MAX_ELIMINATION_CAP,
     MAX_ROUNDS,
     MAX_TARGET_SCORE,
     QUICK_MATCH_SIZES,
+    SUITS,
+    CardParseError,
     JokerDiscard,
+    MeldKind,
     Reshuffle,
+    RuleError,
+    Ruleset,
     Scoring,
+    TableOptions,
     TakenDiscard,
+    describe_joker,
     effective_options,
+    hand_penalty,
+    meld_points,
+    parse_cards,
+    preset,
+    validate_meld,
 )
-from services.game.rules.scoring import meld_points
 
 from .cards import Style
 

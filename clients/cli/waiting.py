@@ -24,21 +24,20 @@ from typing import Any
 import grpc
 
 from services.common.pb.rummy.v1 import matchmaker_pb2 as mm
+from services.common.wire.reasons import ServiceReason
+from services.common.wire.refusals import Refusal
 
 from .connection import CALL_TIMEOUT_S, Backoff, Connection
 from .identity import Identity, LastMatch
 from .invocation import command_line
-from .matchmaking import ALREADY_SEATED, QueueChoice, Say, remember, seat_kept
-from .refusals import Refused, refusal
+from .matchmaking import QueueChoice, Say, remember, seat_kept
+from .refusals import ClientReason
 from .resume import Followed, Resume
 
 BOTS_AFTER_MS = 300
 """With --bots, how long to wait for people before bots take the empty seats."""
 MATCHING_WAIT_S = 1.0
 """How long to let a ticket being seated finish before queueing again."""
-TICKET_MATCHING = "TICKET_MATCHING"
-PRIVATE_TABLE_OPEN = "PRIVATE_TABLE_OPEN"
-"""The client's own reason: this player already waits at a private table."""
 HOSTING = "host a new table"
 """What `rummy host` asks for, as a seat kept elsewhere refuses it (`seat_kept`)."""
 LOST = "Lost the matchmaker: reconnecting…"
@@ -61,9 +60,9 @@ async def _not_a_private_table(conn: Connection, ticket_id: str) -> None:
     reply = await conn.call_matchmaker("GetTicket", mm.GetTicketRequest(ticket_id=ticket_id))
     code = reply.ticket.invite_code
     if code and reply.ticket.state == mm.TICKET_STATE_QUEUED:
-        raise Refused(
+        raise Refusal(
             grpc.StatusCode.FAILED_PRECONDITION,
-            PRIVATE_TABLE_OPEN,
+            ClientReason.PRIVATE_TABLE_OPEN,
             f"You are already waiting at private table {code} on another client. Friends join"
             " it from their own device (or another --config-dir); stop that client first"
             " to queue here.",
@@ -115,9 +114,9 @@ async def _wait(conn: Connection, identity: Identity, wait: _Wait, say: Say) -> 
                         ticket_id = update.ticket.ticket_id
                         identity.remember_match(LastMatch(conn.server, "", -1, "", ticket_id))
                 elif which == "ticket" and update.ticket.state != mm.TICKET_STATE_MATCHED:
-                    raise Refused(
+                    raise Refusal(
                         grpc.StatusCode.ABORTED,
-                        "TICKET_ENDED",
+                        ClientReason.TICKET_ENDED,
                         update.ticket.end_message or "The matchmaker gave up on this ticket.",
                     )
                 elif which == "progress":
@@ -128,13 +127,13 @@ async def _wait(conn: Connection, identity: Identity, wait: _Wait, say: Say) -> 
                         say(wait.progress_text(told))
                 elif which == "match":
                     return remember(identity, conn, update.match, ticket_id)
-            refused = Refused(grpc.StatusCode.UNKNOWN, "", "the stream ended without a table")
+            refused = Refusal(grpc.StatusCode.UNKNOWN, "", "the stream ended without a table")
         except grpc.aio.AioRpcError as error:
-            refused = refusal(error)
+            refused = Refusal.of_call(error)
         finally:
             call.cancel()
             resume.closed()
-        if refused.reason == ALREADY_SEATED and refused.metadata.get("table_id"):
+        if refused.reason == ServiceReason.ALREADY_SEATED and refused.metadata.get("table_id"):
             table = refused.metadata["table_id"]
             # Seated by this wait's own ticket, matched while its stream was down?
             match = await _matched(conn, ticket_id, resume)
@@ -147,7 +146,7 @@ async def _wait(conn: Connection, identity: Identity, wait: _Wait, say: Say) -> 
             return LastMatch(conn.server, table, -1, known, "")
         live = refused.metadata.get("ticket_id", "")
         own = bool(ticket_id) and live == ticket_id
-        if refused.reason == "TICKET_EXISTS" and (own or not replaced):
+        if refused.reason == ServiceReason.TICKET_EXISTS and (own or not replaced):
             # This wait's own ticket, its dropped stream not seen closed yet; or one
             # left by a client stopped a moment ago: this wait replaces it. Not
             # another's private table's: friends may be joining it, from this
@@ -156,14 +155,14 @@ async def _wait(conn: Connection, identity: Identity, wait: _Wait, say: Say) -> 
                 await _not_a_private_table(conn, live)
             try:
                 await conn.call_matchmaker("Cancel", mm.CancelRequest(ticket_id=live))
-            except Refused as late:
-                if late.reason != TICKET_MATCHING:
+            except Refusal as late:
+                if late.reason != ServiceReason.TICKET_MATCHING:
                     raise
                 await _being_seated(say)
                 continue
             replaced = replaced or not own
             continue
-        if refused.reason == TICKET_MATCHING:  # the ticket a new one would replace
+        if refused.reason == ServiceReason.TICKET_MATCHING:  # the ticket a new one would replace
             await _being_seated(say)
             continue
         if await resume.handled(
@@ -176,9 +175,9 @@ async def _wait(conn: Connection, identity: Identity, wait: _Wait, say: Say) -> 
             return remember(identity, conn, match, ticket_id)
         if ticket_id and not wait.again:
             identity.forget_match()
-            raise Refused(
+            raise Refusal(
                 grpc.StatusCode.UNAVAILABLE,
-                "TABLE_CLOSED",
+                ClientReason.TABLE_CLOSED,
                 "Lost the matchmaker, and with it the private table: host a new one.",
             )
         resume.failed(refused, LOST)

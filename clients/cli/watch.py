@@ -10,13 +10,14 @@ from __future__ import annotations
 import grpc
 
 from services.common.pb.rummy.v1 import table_pb2
+from services.common.wire.refusals import Refusal
 
 from .cards import Style, colour_wanted, symbols_wanted
 from .connection import Connection
 from .deckcheck import DeckCheck
 from .narrator import Narrator
 from .reach import count_in_lines, sign_in
-from .refusals import RETRYABLE, Refused
+from .refusals import RETRYABLE
 from .render import Clock, game_text, table_text, turn_status
 
 
@@ -24,7 +25,7 @@ async def open_table(conn: Connection, table_id: str) -> table_pb2.TableView | t
     """The table as this player may see it, or why not: (exit status, sentence)."""
     try:
         return await conn.view(table_id)
-    except Refused as refused:
+    except Refusal as refused:
         if refused.code == grpc.StatusCode.UNIMPLEMENTED:
             return 2, (
                 f"{conn.game_target} serves no games: pass the game service's address "

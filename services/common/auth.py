@@ -26,6 +26,8 @@ from typing import Any, ClassVar
 
 import jwt
 
+from services.common.wire.reasons import ServiceReason
+
 SECRET_ENV = "RUMMY_TOKEN_SECRET"
 MIN_SECRET_BYTES = 32
 """HS256 keys shorter than the hash output (256 bits) weaken the signature."""
@@ -66,22 +68,22 @@ class Claims:
 class TokenError(Exception):
     """A token was refused. ``reason`` is the stable code sent to clients."""
 
-    reason: ClassVar[str] = "TOKEN_INVALID"
+    reason: ClassVar[ServiceReason] = ServiceReason.TOKEN_INVALID
 
 
 class TokenMissing(TokenError):
-    reason = "TOKEN_MISSING"
+    reason = ServiceReason.TOKEN_MISSING
 
 
 class TokenExpired(TokenError):
-    reason = "TOKEN_EXPIRED"
+    reason = ServiceReason.TOKEN_EXPIRED
 
 
 class TokenInvalid(TokenError):
     """Forged, malformed, signed with another secret or algorithm, or with
     claims this service does not issue."""
 
-    reason = "TOKEN_INVALID"
+    reason = ServiceReason.TOKEN_INVALID
 
 
 class SecretError(ValueError):

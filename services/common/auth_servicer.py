@@ -15,6 +15,7 @@ from services.common.auth import PLAYER_TTL_S, TokenError, issue_token, verify_t
 from services.common.errors import DB_ERRORS
 from services.common.identity import current_claims
 from services.common.pb.rummy.v1 import auth_pb2, auth_pb2_grpc
+from services.common.wire.reasons import ServiceReason
 
 MAX_NAME = 32
 
@@ -45,7 +46,7 @@ class AuthServicer(auth_pb2_grpc.AuthServiceServicer):
             await errors.abort(
                 context,
                 grpc.StatusCode.INVALID_ARGUMENT,
-                "DEVICE_ID_INVALID",
+                ServiceReason.DEVICE_ID_INVALID,
                 "This device could not be identified: its id must be 8 to 128 visible"
                 " ASCII characters, with no spaces.",
             )
@@ -53,7 +54,7 @@ class AuthServicer(auth_pb2_grpc.AuthServiceServicer):
             await errors.abort(
                 context,
                 grpc.StatusCode.INVALID_ARGUMENT,
-                "NAME_INVALID",
+                ServiceReason.NAME_INVALID,
                 f"Choose a name of 1 to {MAX_NAME} characters.",
             )
         try:
@@ -69,7 +70,7 @@ class AuthServicer(auth_pb2_grpc.AuthServiceServicer):
             await errors.abort(
                 context,
                 grpc.StatusCode.UNAVAILABLE,
-                "DATABASE_UNAVAILABLE",
+                ServiceReason.DATABASE_UNAVAILABLE,
                 "Sign-in is briefly unavailable: try again in a moment.",
             )
         now = time.time()
@@ -91,7 +92,7 @@ class AuthServicer(auth_pb2_grpc.AuthServiceServicer):
             await errors.abort(
                 context,
                 grpc.StatusCode.UNAUTHENTICATED,
-                "TOKEN_INVALID",
+                ServiceReason.TOKEN_INVALID,
                 "Your sign-in is not valid. Please sign in again.",
             )
         token = issue_token(claims.subject, secret=self._secret, ttl_s=self._ttl_s, now=now)

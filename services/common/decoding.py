@@ -14,8 +14,6 @@ MAX_REQUEST_BYTES = 64 * 1024
 CreateTables (32 tables): anything bigger is refused unparsed. gRPC reads a little
 more (`serving.MAX_RECEIVE_BYTES`), so that such a request gets a reason."""
 
-MALFORMED_REQUEST = "MALFORMED_REQUEST"
-REQUEST_TOO_LARGE = "REQUEST_TOO_LARGE"
 MALFORMED = object()
 """What an undecodable request becomes, so it is refused as INVALID_ARGUMENT
 rather than failing inside gRPC with UNKNOWN."""

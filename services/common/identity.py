@@ -22,6 +22,7 @@ import structlog
 
 from services.common import errors
 from services.common.auth import Claims, TokenInvalid
+from services.common.wire.reasons import ServiceReason
 
 
 class Caller(Protocol):
@@ -49,13 +50,13 @@ CURRENT_CALL: ContextVar[Caller | None] = ContextVar("rummy_call", default=None)
 """The call a task serves: one context variable for identity and log context."""
 
 TOKEN_MESSAGES = {
-    "TOKEN_MISSING": "Please sign in.",
-    "TOKEN_EXPIRED": "Your sign-in has expired. Please sign in again.",
-    "TOKEN_INVALID": "Your sign-in is not valid. Please sign in again.",
+    ServiceReason.TOKEN_MISSING: "Please sign in.",
+    ServiceReason.TOKEN_EXPIRED: "Your sign-in has expired. Please sign in again.",
+    ServiceReason.TOKEN_INVALID: "Your sign-in is not valid. Please sign in again.",
 }
 
 
-async def refuse_token(context: grpc.aio.ServicerContext, reason: str) -> NoReturn:
+async def refuse_token(context: grpc.aio.ServicerContext, reason: ServiceReason) -> NoReturn:
     """End the call with UNAUTHENTICATED: ``reason`` is a token refusal's code."""
     await errors.abort(context, grpc.StatusCode.UNAUTHENTICATED, reason, TOKEN_MESSAGES[reason])
 
@@ -100,7 +101,7 @@ async def require_service(context: grpc.aio.ServicerContext) -> Claims:
         await errors.abort(
             context,
             grpc.StatusCode.PERMISSION_DENIED,
-            "SERVICE_CREDENTIAL_REQUIRED",
+            ServiceReason.SERVICE_CREDENTIAL_REQUIRED,
             "This call is reserved for the game's own services.",
         )
     return claims
@@ -113,7 +114,7 @@ async def require_player(context: grpc.aio.ServicerContext) -> str:
         await errors.abort(
             context,
             grpc.StatusCode.PERMISSION_DENIED,
-            "PLAYER_CREDENTIAL_REQUIRED",
+            ServiceReason.PLAYER_CREDENTIAL_REQUIRED,
             "This call needs a player's sign-in.",
         )
     return claims.subject

@@ -47,9 +47,7 @@ from services.common import errors
 from services.common.auth import Claims, TokenError, TokenExpired, TokenInvalid, TokenVerifier
 from services.common.decoding import (
     MALFORMED,
-    MALFORMED_REQUEST,
     MAX_REQUEST_BYTES,
-    REQUEST_TOO_LARGE,
     TOO_LARGE,
     tolerant_decoder,
 )
@@ -62,6 +60,7 @@ from services.common.identity import (
 )
 from services.common.limits import Limits, Quotas
 from services.common.metrics import RPC_DURATION, RPC_REQUESTS
+from services.common.wire.reasons import ServiceReason
 
 EXPIRING_STREAMS = frozenset({("GameService", "Watch")})
 """(service, method) of the streams an expired token ends. Not the matchmaker's:
@@ -99,7 +98,7 @@ async def _internal(context: grpc.aio.ServicerContext, error: Exception) -> NoRe
     await errors.abort(
         context,
         grpc.StatusCode.INTERNAL,
-        "INTERNAL",
+        ServiceReason.INTERNAL,
         errors.INTERNAL_MESSAGE,
     )
 
@@ -178,7 +177,7 @@ class _Call:
             await errors.abort(
                 context,
                 grpc.StatusCode.INVALID_ARGUMENT,
-                REQUEST_TOO_LARGE,
+                ServiceReason.REQUEST_TOO_LARGE,
                 "The request is too large for the game to read. Please update the app.",
                 metadata={"max_bytes": str(MAX_REQUEST_BYTES)},
             )
@@ -186,7 +185,7 @@ class _Call:
             await errors.abort(
                 context,
                 grpc.StatusCode.INVALID_ARGUMENT,
-                MALFORMED_REQUEST,
+                ServiceReason.MALFORMED_REQUEST,
                 "The request could not be read. Please update the app.",
             )
         if self.denial is not None:
@@ -367,7 +366,7 @@ class Gate(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         await errors.abort(
             context,
             grpc.StatusCode.UNAVAILABLE,
-            "SERVER_STOPPING",
+            ServiceReason.SERVER_STOPPING,
             "The server is restarting: connect again.",
         )
 

@@ -35,10 +35,8 @@ import grpc
 
 from services.common import errors
 from services.common.config import Env
+from services.common.wire.reasons import ServiceReason
 
-RATE_LIMITED = "RATE_LIMITED"
-TOO_MANY_STREAMS = "TOO_MANY_STREAMS"
-SERVER_FULL = "SERVER_FULL"
 FULL_RETRY_MS = 5_000
 """What a stream turned away from a full replica is told to wait (another
 replica, or a place given back here, may take it by then)."""
@@ -137,10 +135,10 @@ class StreamCounts:
     def open(self, player: str) -> str | None:
         """Count one more stream of ``player``; else the reason it may not open."""
         if self.total_ceiling > 0 and self.total >= self.total_ceiling:
-            return SERVER_FULL
+            return ServiceReason.SERVER_FULL
         count = self._open.get(player, 0)
         if self.ceiling > 0 and count >= self.ceiling:
-            return TOO_MANY_STREAMS
+            return ServiceReason.TOO_MANY_STREAMS
         self._open[player] = count + 1
         self.total += 1
         return None
@@ -181,7 +179,7 @@ class Quotas:
             await errors.abort(
                 context,
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
-                RATE_LIMITED,
+                ServiceReason.RATE_LIMITED,
                 "You are going too fast. Please wait a moment and try again.",
                 metadata={"retry_after_ms": str(retry_ms)},
             )
@@ -189,19 +187,19 @@ class Quotas:
     async def open_stream(self, context: grpc.aio.ServicerContext, player: str) -> None:
         """Count one more open stream of ``player``, or abort; `close_stream` gives it back."""
         refused = self.streams.open(player)
-        if refused == TOO_MANY_STREAMS:
+        if refused == ServiceReason.TOO_MANY_STREAMS:
             await errors.abort(
                 context,
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
-                TOO_MANY_STREAMS,
+                ServiceReason.TOO_MANY_STREAMS,
                 "You have too many live connections open. Close one and try again.",
                 metadata={"limit": str(self.streams.ceiling)},
             )
-        if refused == SERVER_FULL:
+        if refused == ServiceReason.SERVER_FULL:
             await errors.abort(
                 context,
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
-                SERVER_FULL,
+                ServiceReason.SERVER_FULL,
                 "The game is very busy right now. Please try again in a few seconds.",
                 metadata={"retry_after_ms": str(FULL_RETRY_MS)},
             )

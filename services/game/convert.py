@@ -9,15 +9,15 @@ from functools import lru_cache
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from services.common.pb.rummy.v1 import cards_pb2, table_pb2
+from services.common.wire import options
+from services.common.wire.bot_levels import level_message
 
-from . import options
-from .bot_levels import level_message
 from .outcomes import Committed
 from .rules import events as ev
 from .rules.cards import Deck, rank_name
 from .rules.events import HIDDEN
 from .rules.fairness import commitment
-from .rules.melds import Meld, MeldKind, joker_targets
+from .rules.melds import MeldKind, TableMeld, joker_targets
 from .rules.ruleset import Contract, Ruleset
 from .rules.scoring import hand_penalty
 from .rules.state import GameState, Phase, SeatStatus
@@ -83,7 +83,7 @@ def cards(deck: Deck, ids: tuple[int, ...] | list[int]) -> list[cards_pb2.Card]:
 
 
 @lru_cache(maxsize=MELD_VIEWS_KEPT)
-def meld_view(meld: Meld, rules: Ruleset) -> table_pb2.MeldView:
+def meld_view(meld: TableMeld, rules: Ruleset) -> table_pb2.MeldView:
     """A meld as every viewer sees it. Kept: a meld lies on the table, unchanged,
     through every view and event of the round. Callers copy it (a message field
     or a repeated field assigned from it) and never change it."""

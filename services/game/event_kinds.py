@@ -33,7 +33,7 @@ from services.common.pb.rummy.v1 import table_pb2
 from . import event_wire as wire
 from .event_wire import Viewing
 from .rules import events as ev
-from .rules.melds import Meld
+from .rules.melds import TableMeld
 from .rules.records import meld_from_record, meld_record
 
 if TYPE_CHECKING:
@@ -45,13 +45,13 @@ E = TypeVar("E", bound=ev.Event)
 # --- the payload in the log ----------------------------------------------------
 
 
-def _meld_out(meld: Meld) -> dict[str, Any]:
+def _meld_out(meld: TableMeld) -> dict[str, Any]:
     # Wrapped: replicas of the previous release, which may read it mid-upgrade,
     # tell a meld from other values by this.
     return {"meld": meld_record(meld)}
 
 
-def _meld_in(value: dict[str, Any]) -> Meld:
+def _meld_in(value: dict[str, Any]) -> TableMeld:
     return meld_from_record(value["meld"])
 
 
@@ -66,7 +66,7 @@ def _codec_of(hint: Any) -> tuple[Callable[[Any], Any] | None, Callable[[Any], A
     orjson's value will do (it writes tuples as arrays and enums as their values)."""
     if hint in (int, bool, str):
         return None, None
-    if hint is Meld:
+    if hint is TableMeld:
         return _meld_out, _meld_in
     if isinstance(hint, type) and issubclass(hint, ev.EndReason):
         return None, hint

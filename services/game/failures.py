@@ -12,8 +12,8 @@ from google.protobuf.message import Message
 
 from services.common import errors
 from services.common.errors import DB_ERRORS
-
-from .outcomes import Refusal
+from services.common.wire.reasons import ServiceReason
+from services.common.wire.refusals import Refusal
 
 Resp = TypeVar("Resp", bound=Message)
 
@@ -27,7 +27,7 @@ def refusal_of_failure(error: Exception) -> Refusal | None:
         # above caught: the request is at fault, not the server.
         return Refusal(
             grpc.StatusCode.INVALID_ARGUMENT,
-            "MALFORMED_REQUEST",
+            ServiceReason.MALFORMED_REQUEST,
             "The request holds a value the game cannot store.",
         )
     if isinstance(
@@ -38,12 +38,14 @@ def refusal_of_failure(error: Exception) -> Refusal | None:
         | asyncpg.UniqueViolationError,
     ):
         return Refusal(
-            grpc.StatusCode.ABORTED, "CONFLICT", "Another move got there first: try again."
+            grpc.StatusCode.ABORTED,
+            ServiceReason.CONFLICT,
+            "Another move got there first: try again.",
         )
     if isinstance(error, DB_ERRORS):
         return Refusal(
             grpc.StatusCode.UNAVAILABLE,
-            "DATABASE_UNAVAILABLE",
+            ServiceReason.DATABASE_UNAVAILABLE,
             "The game is briefly unavailable: try again in a moment.",
         )
     return None

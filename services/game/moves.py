@@ -35,14 +35,16 @@ from google.protobuf.message import Message
 
 from services.common import metrics
 from services.common.db import Connection
+from services.common.wire.reasons import ServiceReason
+from services.common.wire.refusals import Refusal
 
 from . import eventlog, statements
-from .outcomes import Committed, Refusal, Responder, refusal_of
+from .outcomes import Committed, Responder, refusal_of
 from .parsed import Known
 from .rules import serial
 from .rules.actions import SYSTEM, Action, Leave
 from .rules.engine import apply
-from .rules.errors import RuleError
+from .rules.errors import Reason, RuleError
 from .rules.events import Event
 from .rules.levels import BotLevel
 from .rules.state import GameState, Phase
@@ -97,7 +99,7 @@ def request_digest(request: Message) -> bytes:
 def _reused() -> Refusal:
     return Refusal(
         grpc.StatusCode.INVALID_ARGUMENT,
-        "REQUEST_ID_REUSED",
+        ServiceReason.REQUEST_ID_REUSED,
         "This request id was already used for another move: send each move with a new one.",
     )
 
@@ -105,7 +107,7 @@ def _reused() -> Refusal:
 def _stale() -> Refusal:
     return Refusal(
         grpc.StatusCode.ABORTED,
-        "VERSION_STALE",
+        ServiceReason.VERSION_STALE,
         "The table has moved on since you looked: refresh and try again.",
     )
 
@@ -160,7 +162,9 @@ class TableMoves(TableStore):
                     self._published(outcome[1])
                 return outcome
         raise Refusal(
-            grpc.StatusCode.ABORTED, "CONFLICT", "Another move got there first: try again."
+            grpc.StatusCode.ABORTED,
+            ServiceReason.CONFLICT,
+            "Another move got there first: try again.",
         )
 
     async def _from_known(
@@ -211,7 +215,9 @@ class TableMoves(TableStore):
             f"{type(move.action).__name__}:{request_id}" if request_id else "",
         )
         if row is None:
-            raise Refusal(grpc.StatusCode.NOT_FOUND, "TABLE_NOT_FOUND", "There is no such table.")
+            raise Refusal(
+                grpc.StatusCode.NOT_FOUND, ServiceReason.TABLE_NOT_FOUND, "There is no such table."
+            )
         if row["response"] is not None or row["error"] is not None:
             # A row kept under the older form of the id was kept for this very call,
             # with a digest of another formula: the id alone makes it this request's.
@@ -225,7 +231,9 @@ class TableMoves(TableStore):
         seat = next((s for s, p in enumerate(seats) if p.player_id == player_id), None)
         if seat is None:
             raise Refusal(
-                grpc.StatusCode.PERMISSION_DENIED, "NOT_SEATED", "You have no seat at this table."
+                grpc.StatusCode.PERMISSION_DENIED,
+                Reason.NOT_SEATED,
+                "You have no seat at this table.",
             )
         try:
             if move.expected_version not in (None, row["version"]):

@@ -3,7 +3,6 @@ a sentence for the player), or what its transaction `Committed`."""
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -11,29 +10,12 @@ from dataclasses import dataclass
 import grpc
 from google.protobuf.message import Message
 
+from services.common.wire.refusals import Refusal
+
 from .rules.errors import Reason, RuleError
 from .rules.events import Event
 from .rules.state import GameState
 from .seating import SeatPlayer
-
-
-class Refusal(Exception):
-    """A refused call: the gRPC code, a stable reason and a sentence for the player."""
-
-    def __init__(self, code: grpc.StatusCode, reason: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.reason = reason
-        self.message = message
-
-    def to_json(self) -> str:
-        return json.dumps({"code": self.code.name, "reason": self.reason, "message": self.message})
-
-    @classmethod
-    def from_json(cls, text: str) -> Refusal:
-        doc = json.loads(text)
-        return cls(grpc.StatusCode[doc["code"]], doc["reason"], doc["message"])
-
 
 _CODES = {
     Reason.NOT_SEATED: grpc.StatusCode.PERMISSION_DENIED,

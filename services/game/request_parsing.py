@@ -12,11 +12,13 @@ import grpc
 
 from services.common.auth_servicer import MAX_NAME
 from services.common.pb.rummy.v1 import game_pb2, table_pb2
+from services.common.wire.bot_levels import level_asked
+from services.common.wire.reasons import ServiceReason
+from services.common.wire.refusals import Refusal
 
-from .bot_levels import UNKNOWN_MESSAGE, UNKNOWN_REASON, UnknownBotLevel, level_asked
-from .outcomes import Refusal
 from .rules import actions as act
 from .rules.cards import SUITS
+from .rules.errors import Reason
 from .rules.levels import BotLevel
 from .rules.melds import MeldKind, Side
 from .seating import SeatPlayer
@@ -46,13 +48,14 @@ def table_id_of(text: str) -> uuid.UUID:
     try:
         return uuid.UUID(text)
     except ValueError:
-        raise Malformed("TABLE_ID_INVALID", "That is not a table id.") from None
+        raise Malformed(ServiceReason.TABLE_ID_INVALID, "That is not a table id.") from None
 
 
 def check_request_id(request_id: str) -> None:
     if len(request_id) > MAX_REQUEST_ID or not request_id.isprintable():
         raise Malformed(
-            "REQUEST_ID_INVALID", "The request id must be at most 64 printable characters."
+            ServiceReason.REQUEST_ID_INVALID,
+            "The request id must be at most 64 printable characters.",
         )
 
 
@@ -60,21 +63,22 @@ def seat_players(seated: Iterable[game_pb2.SeatedPlayer]) -> list[SeatPlayer]:
     """The players of a new table, in seat order."""
     players = [SeatPlayer(p.player_id, p.display_name, p.is_bot) for p in seated]
     if any(not p.player_id or len(p.player_id) > MAX_PLAYER_ID for p in players):
-        raise Malformed("PLAYER_ID_INVALID", "Every seat needs a player id.")
+        raise Malformed(ServiceReason.PLAYER_ID_INVALID, "Every seat needs a player id.")
     if any(len(p.display_name) > MAX_NAME for p in players):
-        raise Malformed("PLAYER_NAME_INVALID", f"A player's name is at most {MAX_NAME} characters.")
+        raise Malformed(
+            ServiceReason.PLAYER_NAME_INVALID, f"A player's name is at most {MAX_NAME} characters."
+        )
     if not all(p.player_id.isprintable() and p.display_name.isprintable() for p in players):
-        raise Malformed("PLAYER_ID_INVALID", "Player ids and names hold printable text only.")
+        raise Malformed(
+            ServiceReason.PLAYER_ID_INVALID, "Player ids and names hold printable text only."
+        )
     return players
 
 
 def bot_level_of(value: int, players: Sequence[SeatPlayer]) -> BotLevel:
     """The level a new table's bots play at: as asked, or normal where a person
     plays and strong at a table of bots alone (as bots played before levels)."""
-    try:
-        level = level_asked(value)
-    except UnknownBotLevel:
-        raise Malformed(UNKNOWN_REASON, UNKNOWN_MESSAGE) from None
+    level = level_asked(value)
     if level is not None:
         return level
     return BotLevel.NORMAL if any(not p.is_bot for p in players) else BotLevel.STRONG
@@ -83,16 +87,18 @@ def bot_level_of(value: int, players: Sequence[SeatPlayer]) -> BotLevel:
 def _ids(values: Any) -> tuple[int, ...]:
     ids = tuple(int(v) for v in values)
     if len(ids) > MAX_CARDS:
-        raise Malformed("TOO_MANY_CARDS", "Too many cards in one request.")
+        raise Malformed(ServiceReason.TOO_MANY_CARDS, "Too many cards in one request.")
     return ids
 
 
 def meld_spec(spec: game_pb2.MeldSpec) -> act.MeldSpec:
     suits = tuple((js.card_id, js.suit - 1) for js in spec.joker_suits)
     if any(not 0 <= s < len(SUITS) for _, s in suits):
-        raise Malformed("SUIT_INVALID", "Name a suit for the joker, or none.")
+        raise Malformed(ServiceReason.SUIT_INVALID, "Name a suit for the joker, or none.")
     if spec.kind not in _KINDS:
-        raise Malformed("MELD_KIND_INVALID", "Name the meld a group or a run, or neither.")
+        raise Malformed(
+            ServiceReason.MELD_KIND_INVALID, "Name the meld a group or a run, or neither."
+        )
     return act.MeldSpec(_ids(spec.card_ids), suits, _KINDS[spec.kind])
 
 
@@ -103,7 +109,9 @@ def meld_of(request: game_pb2.MeldRequest) -> act.Meld:
 def lay_off_of(placement: game_pb2.LayOffRequest | game_pb2.LayOffPlacement) -> act.LayOff:
     side = _SIDES.get(placement.side)
     if side is None:
-        raise Malformed("SIDE_INVALID", "Lay the cards at the low end, the high end, or either.")
+        raise Malformed(
+            ServiceReason.SIDE_INVALID, "Lay the cards at the low end, the high end, or either."
+        )
     return act.LayOff(placement.meld_id, _ids(placement.card_ids), side)
 
 
@@ -111,7 +119,7 @@ def swap_joker_of(request: game_pb2.SwapJokerRequest) -> act.SwapJoker:
     put_in = _ids(request.replacement_card_ids)
     if not 1 <= len(put_in) <= 2:
         raise Malformed(
-            "SWAP_INVALID",
+            Reason.SWAP_INVALID,
             "Name the card that takes the joker's place (both missing cards of a brelan"
             " in classic).",
         )

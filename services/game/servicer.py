@@ -16,14 +16,17 @@ from services.common import errors
 from services.common.errors import DB_ERRORS
 from services.common.identity import require_player, require_service
 from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc
+from services.common.wire import options
+from services.common.wire.reasons import ServiceReason
+from services.common.wire.refusals import Refusal
 
-from . import convert, options
+from . import convert
 from .event_kinds import table_event
 from .event_wire import Viewing
 from .failures import guard, refusal_of_failure
 from .fanout import Fanout
 from .moves import request_digest
-from .outcomes import Committed, Refusal
+from .outcomes import Committed
 from .presence import Presence
 from .request_parsing import (
     Malformed,
@@ -36,6 +39,7 @@ from .request_parsing import (
     table_id_of,
 )
 from .rules import actions as act
+from .rules.errors import Reason
 from .rules.hints import hint
 from .rules.scoring import meld_points
 from .rules.state import Phase
@@ -77,7 +81,7 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
             await errors.abort(
                 context,
                 grpc.StatusCode.INVALID_ARGUMENT,
-                "TABLES_PER_CALL",
+                ServiceReason.TABLES_PER_CALL,
                 f"Create 1 to {TABLES_PER_CALL} tables per call.",
             )
         results = await asyncio.gather(
@@ -95,7 +99,9 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
             if refusal is None:
                 # A fault of this table's alone: the other tables' answers still go back.
                 log.error("create_table_failed", exc_info=error)
-                refusal = Refusal(grpc.StatusCode.INTERNAL, "INTERNAL", errors.INTERNAL_MESSAGE)
+                refusal = Refusal(
+                    grpc.StatusCode.INTERNAL, ServiceReason.INTERNAL, errors.INTERNAL_MESSAGE
+                )
             return game_pb2.CreateTableResult(
                 refused=game_pb2.TableRefusal(
                     code=refusal.code.value[0], reason=refusal.reason, message=refusal.message
@@ -108,7 +114,7 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
         try:
             table_options = options.from_message(request.options)
         except ValueError as error:
-            raise Malformed("OPTIONS_INVALID", str(error)) from None
+            raise Malformed(ServiceReason.OPTIONS_INVALID, str(error)) from None
         players = seat_players(request.players)
         bot_level = bot_level_of(request.bot_level, players)
         check_request_id(request.request_id)
@@ -156,7 +162,9 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
         committed, _ = await self._tables.load(table_id_of(request.table_id), player)
         if committed.seat is None:
             raise Refusal(
-                grpc.StatusCode.PERMISSION_DENIED, "NOT_SEATED", "You have no seat at this table."
+                grpc.StatusCode.PERMISSION_DENIED,
+                Reason.NOT_SEATED,
+                "You have no seat at this table.",
             )
         state = committed.state
         proposed = hint(state, committed.seat)
@@ -306,14 +314,14 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
             await errors.abort(
                 context,
                 grpc.StatusCode.UNAVAILABLE,
-                "DATABASE_UNAVAILABLE",
+                ServiceReason.DATABASE_UNAVAILABLE,
                 "The game is briefly unavailable: try again in a moment.",
             )
         if request.after_seq > committed.last_seq:
             await errors.abort(
                 context,
                 grpc.StatusCode.OUT_OF_RANGE,
-                "SEQ_AHEAD",
+                ServiceReason.SEQ_AHEAD,
                 "That position is ahead of the table's events.",
             )
         seat = committed.seat
@@ -332,7 +340,7 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
             await errors.abort(
                 context,
                 grpc.StatusCode.UNAVAILABLE,
-                "RESUME_REQUIRED",
+                ServiceReason.RESUME_REQUIRED,
                 resume.why,
                 metadata={"after_seq": str(resume.after_seq)},
             )
@@ -340,7 +348,7 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
             await errors.abort(
                 context,
                 grpc.StatusCode.NOT_FOUND,
-                "TABLE_NOT_FOUND",
+                ServiceReason.TABLE_NOT_FOUND,
                 "This table has finished and its record is no longer kept.",
             )
         finally:

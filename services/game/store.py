@@ -17,6 +17,8 @@ import grpc
 
 from services.common import metrics, rating
 from services.common.db import Connection, Pool
+from services.common.wire.reasons import ServiceReason
+from services.common.wire.refusals import Refusal
 
 from . import eventlog, statements
 from .autoplay import abandoned, bot_claims
@@ -24,7 +26,7 @@ from .clockstop import CLOCK_STOP_S
 from .dbclock import DbClock
 from .dealrng import DealRandom
 from .fanout import Fanout, LoggedEvent
-from .outcomes import Committed, Refusal
+from .outcomes import Committed
 from .pacing import BotPace
 from .parsed import ParsedStates
 from .rules import serial
@@ -230,7 +232,9 @@ class TableStore:
             row = await self._clocked(con, statements.LOAD, table_id)
             if row is None:
                 raise Refusal(
-                    grpc.StatusCode.NOT_FOUND, "TABLE_NOT_FOUND", "There is no such table."
+                    grpc.StatusCode.NOT_FOUND,
+                    ServiceReason.TABLE_NOT_FOUND,
+                    "There is no such table.",
                 )
             seats = await self.seats(con, table_id)
         seat = next((s for s, p in seats.items() if p.player_id == player_id), None)

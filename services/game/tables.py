@@ -20,10 +20,12 @@ import asyncpg
 import grpc
 
 from services.common.db import Connection
+from services.common.wire.reasons import ServiceReason
+from services.common.wire.refusals import Refusal
 
 from . import eventlog, statements
 from .moves import TableMoves
-from .outcomes import Committed, Refusal, refusal_of
+from .outcomes import Committed, refusal_of
 from .rules import serial
 from .rules.actions import SYSTEM
 from .rules.engine import apply
@@ -61,29 +63,31 @@ class Tables(TableMoves, TableSweeper):
             ruleset = self._rulesets(ruleset_name)
         except KeyError as error:
             raise Refusal(
-                grpc.StatusCode.INVALID_ARGUMENT, "RULESET_UNKNOWN", str(error.args[0])
+                grpc.StatusCode.INVALID_ARGUMENT, ServiceReason.RULESET_UNKNOWN, str(error.args[0])
             ) from None
         if not ruleset.min_players <= len(players) <= ruleset.max_players:
             raise Refusal(
                 grpc.StatusCode.INVALID_ARGUMENT,
-                "SEATS_INVALID",
+                ServiceReason.SEATS_INVALID,
                 f"A {ruleset.name} table seats {ruleset.min_players} to"
                 f" {ruleset.max_players} players.",
             )
         if len({p.player_id for p in players}) != len(players):
             raise Refusal(
                 grpc.StatusCode.INVALID_ARGUMENT,
-                "SEATS_INVALID",
+                ServiceReason.SEATS_INVALID,
                 "A player can only take one seat.",
             )
         try:
             options = effective_options(ruleset, options)
         except ValueError as error:
-            raise Refusal(grpc.StatusCode.INVALID_ARGUMENT, "OPTIONS_INVALID", str(error)) from None
+            raise Refusal(
+                grpc.StatusCode.INVALID_ARGUMENT, ServiceReason.OPTIONS_INVALID, str(error)
+            ) from None
         if deck_order and not self._allow_test_decks:
             raise Refusal(
                 grpc.StatusCode.PERMISSION_DENIED,
-                "TEST_DECK_REFUSED",
+                ServiceReason.TEST_DECK_REFUSED,
                 "This server does not accept an explicit deck order.",
             )
         table_id = table_id or uuid.uuid4()
@@ -156,7 +160,7 @@ class Tables(TableMoves, TableSweeper):
             ):
                 raise Refusal(
                     grpc.StatusCode.ALREADY_EXISTS,
-                    "TABLE_EXISTS",
+                    ServiceReason.TABLE_EXISTS,
                     "A different table already has this id.",
                 )
             return Committed(table_id, 1, made["first_seq"] or 0, state, None, 0, ())

@@ -39,8 +39,8 @@ from services.common import metrics, tracing
 from services.common.db import Connection, Pool
 from services.common.errors import DB_ERRORS
 from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc
-from services.game.bot_levels import level_message
-from services.game.rules.levels import BotLevel
+from services.common.wire.bot_levels import level_message
+from services.game.rules import BotLevel
 
 from . import endings, settling, standing
 from .aftercommit import transaction

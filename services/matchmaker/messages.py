@@ -8,9 +8,9 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from services.common.pb.rummy.v1 import matchmaker_pb2 as mm
 from services.common.pb.rummy.v1 import table_pb2
-from services.game.bot_levels import level_message
-from services.game.options import TARGET_200
-from services.game.rules.levels import BotLevel
+from services.common.wire.bot_levels import level_message
+from services.common.wire.options import TARGET_200
+from services.game.rules import BotLevel
 
 from .tickets import TicketRow
 

@@ -10,23 +10,11 @@ import grpc
 
 from services.common.pb.rummy.v1 import matchmaker_pb2 as mm
 from services.common.pb.rummy.v1 import table_pb2
-from services.game import options as table_options
-from services.game.bot_levels import UNKNOWN_MESSAGE, UNKNOWN_REASON, UnknownBotLevel, level_asked
-from services.game.rules.levels import BotLevel
-from services.game.rules.ruleset import PRESETS, QUICK_MATCH_SIZES, Ruleset, preset
-
-
-class Refused(Exception):
-    def __init__(
-        self,
-        code: grpc.StatusCode,
-        reason: str,
-        message: str,
-        metadata: dict[str, str] | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.code, self.reason, self.message = code, reason, message
-        self.metadata = metadata or {}
+from services.common.wire import options as table_options
+from services.common.wire.bot_levels import level_asked
+from services.common.wire.reasons import ServiceReason
+from services.common.wire.refusals import Refusal
+from services.game.rules import PRESETS, QUICK_MATCH_SIZES, BotLevel, Ruleset, preset
 
 
 def effective_options(ruleset: str, message: table_pb2.TableOptions) -> dict[str, int]:
@@ -34,7 +22,9 @@ def effective_options(ruleset: str, message: table_pb2.TableOptions) -> dict[str
     try:
         options = table_options.effective(preset(ruleset), message)
     except ValueError as error:
-        raise Refused(grpc.StatusCode.INVALID_ARGUMENT, "OPTIONS_INVALID", str(error)) from None
+        raise Refusal(
+            grpc.StatusCode.INVALID_ARGUMENT, ServiceReason.OPTIONS_INVALID, str(error)
+        ) from None
     return dataclasses.asdict(options)
 
 
@@ -44,9 +34,9 @@ def table_wanted(
     """The rule set and effective options a queueing request asks for, checked."""
     ruleset = request.ruleset or "cafe"
     if ruleset not in PRESETS:
-        raise Refused(
+        raise Refusal(
             grpc.StatusCode.INVALID_ARGUMENT,
-            "RULESET_UNKNOWN",
+            ServiceReason.RULESET_UNKNOWN,
             f"There is no rule set called '{ruleset}'.",
         )
     _check_size(request, PRESETS[ruleset])
@@ -56,10 +46,7 @@ def table_wanted(
 def bot_level_wanted(value: int) -> BotLevel:
     """The level of the bots a queueing request asks for, checked: unspecified is
     normal (a person's table)."""
-    try:
-        return level_asked(value) or BotLevel.NORMAL
-    except UnknownBotLevel:
-        raise Refused(grpc.StatusCode.INVALID_ARGUMENT, UNKNOWN_REASON, UNKNOWN_MESSAGE) from None
+    return level_asked(value) or BotLevel.NORMAL
 
 
 def _check_size(request: mm.EnqueueRequest | mm.CreatePrivateTableRequest, rules: Ruleset) -> None:
@@ -86,21 +73,21 @@ def _check_size(request: mm.EnqueueRequest | mm.CreatePrivateTableRequest, rules
         )
     else:
         sentence = "A table seats 2, 3 or 4 players."
-    raise Refused(grpc.StatusCode.INVALID_ARGUMENT, "TABLE_SIZE_INVALID", sentence)
+    raise Refusal(grpc.StatusCode.INVALID_ARGUMENT, ServiceReason.TABLE_SIZE_INVALID, sentence)
 
 
-def invite_not_found() -> Refused:
-    return Refused(
+def invite_not_found() -> Refusal:
+    return Refusal(
         grpc.StatusCode.NOT_FOUND,
-        "INVITE_NOT_FOUND",
+        ServiceReason.INVITE_NOT_FOUND,
         "No private table is waiting with that code.",
     )
 
 
-def table_full() -> Refused:
-    return Refused(
+def table_full() -> Refusal:
+    return Refusal(
         grpc.StatusCode.FAILED_PRECONDITION,
-        "TABLE_FULL",
+        ServiceReason.TABLE_FULL,
         "That table is already full.",
     )
 
@@ -117,9 +104,9 @@ def wait_wanted(field: str, wait_ms: int, *, ttl_s: float) -> int:
     wait as long would never end (0, never, is always fine)."""
     lifetime_ms = round(ttl_s * 1000)
     if wait_ms >= lifetime_ms:
-        raise Refused(
+        raise Refusal(
             grpc.StatusCode.INVALID_ARGUMENT,
-            "WAIT_TOO_LONG",
+            ServiceReason.WAIT_TOO_LONG,
             f"A ticket waits at most {ttl_s:g} seconds in the queue:"
             f" {_WAITS[field]} must be shorter than that.",
             {"field": field, "ticket_lifetime_ms": str(lifetime_ms)},

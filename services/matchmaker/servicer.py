@@ -17,13 +17,14 @@ from services.common.errors import DB_ERRORS
 from services.common.identity import require_player
 from services.common.pb.rummy.v1 import matchmaker_pb2 as mm
 from services.common.pb.rummy.v1 import matchmaker_pb2_grpc
+from services.common.wire.reasons import ServiceReason
+from services.common.wire.refusals import Refusal
 
 from . import endings, queueing, tickets
 from .aftercommit import transaction
 from .messages import ticket_message
 from .queueing import AlreadyQueued, AlreadySeated, BeingSeated
 from .request_checks import (
-    Refused,
     bot_level_wanted,
     invite_not_found,
     table_full,
@@ -58,7 +59,7 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
     async def _guarded(self, context: grpc.aio.ServicerContext, work: Any) -> Any:
         try:
             return await work
-        except Refused as refused:
+        except Refusal as refused:
             await errors.abort(
                 context, refused.code, refused.reason, refused.message, metadata=refused.metadata
             )
@@ -67,14 +68,14 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
             await errors.abort(
                 context,
                 grpc.StatusCode.INVALID_ARGUMENT,
-                "MALFORMED_REQUEST",
+                ServiceReason.MALFORMED_REQUEST,
                 "The request holds a value matchmaking cannot store.",
             )
         except DB_ERRORS:
             await errors.abort(
                 context,
                 grpc.StatusCode.UNAVAILABLE,
-                "DATABASE_UNAVAILABLE",
+                ServiceReason.DATABASE_UNAVAILABLE,
                 "Matchmaking is briefly unavailable: try again in a moment.",
             )
 
@@ -130,7 +131,7 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
                 return await self._insert(con, player, ticket_id, **wanted)
 
     @staticmethod
-    async def _no_table(db: Connection | Pool, invite_code: str) -> Refused:
+    async def _no_table(db: Connection | Pool, invite_code: str) -> Refusal:
         """Why no table waits with this code: it just started (a friend arriving as
         it filled), or there is none (unknown, closed, expired, or long gone)."""
         if invite_code.isalnum() and await queueing.started_private(db, invite_code):
@@ -192,24 +193,24 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
         except AlreadySeated as seated_now:
             raise self._seated(seated_now.table_id) from None
         except BeingSeated as live:
-            raise Refused(
+            raise Refusal(
                 grpc.StatusCode.FAILED_PRECONDITION,
-                "TICKET_MATCHING",
+                ServiceReason.TICKET_MATCHING,
                 "You are being seated at a table: wait a moment.",
                 {"ticket_id": live.ticket_id},
             ) from None
         except AlreadyQueued as live:
-            raise Refused(
+            raise Refusal(
                 grpc.StatusCode.ALREADY_EXISTS,
-                "TICKET_EXISTS",
+                ServiceReason.TICKET_EXISTS,
                 "You are already waiting for a table.",
                 {"ticket_id": live.ticket_id},
             ) from None
 
-    def _seated(self, table_id: uuid.UUID) -> Refused:
-        return Refused(
+    def _seated(self, table_id: uuid.UUID) -> Refusal:
+        return Refusal(
             grpc.StatusCode.FAILED_PRECONDITION,
-            "ALREADY_SEATED",
+            ServiceReason.ALREADY_SEATED,
             "You are already playing at a table: leave it to queue again.",
             {"table_id": str(table_id), "game_target": self._game_target},
         )
@@ -274,9 +275,9 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
                 except asyncpg.UniqueViolationError as error:
                     if error.constraint_name != queueing.LIVE_INVITE_INDEX:
                         raise
-            raise Refused(
+            raise Refusal(
                 grpc.StatusCode.UNAVAILABLE,
-                "INVITE_CODES_EXHAUSTED",
+                ServiceReason.INVITE_CODES_EXHAUSTED,
                 "No invite code is free right now: try again in a moment.",
             )
 
@@ -321,11 +322,17 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
         try:
             row = await tickets.get(self._pool, uuid.UUID(ticket_id))
         except ValueError:
-            raise Refused(
-                grpc.StatusCode.INVALID_ARGUMENT, "TICKET_ID_INVALID", "That is not a ticket id."
+            raise Refusal(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                ServiceReason.TICKET_ID_INVALID,
+                "That is not a ticket id.",
             ) from None
         if row is None or row.player_id != player:
-            raise Refused(grpc.StatusCode.NOT_FOUND, "TICKET_NOT_FOUND", "There is no such ticket.")
+            raise Refusal(
+                grpc.StatusCode.NOT_FOUND,
+                ServiceReason.TICKET_NOT_FOUND,
+                "There is no such ticket.",
+            )
         return row
 
     async def GetTicket(
@@ -362,9 +369,9 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
             # A host whose table a claim took since the ticket was read leaves as
             # any other ticket does (too late, once its table is being set up).
             if not closed and await endings.cancel(self._pool, row.id, endings.LEFT) is None:
-                raise Refused(
+                raise Refusal(
                     grpc.StatusCode.FAILED_PRECONDITION,
-                    "TICKET_MATCHING",
+                    ServiceReason.TICKET_MATCHING,
                     "Your table is being set up: it is too late to leave the queue."
                     " You can leave the table once you are seated.",
                 )

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from services.common import metrics
 from services.common.db import Connection, Pool
-from services.game.rules.ruleset import PRESETS, QUICK_MATCH_SIZES
+from services.game.rules import PRESETS, QUICK_MATCH_SIZES
 
 
 @dataclass(frozen=True, slots=True)

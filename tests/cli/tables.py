@@ -13,11 +13,11 @@ from clients.cli import tui
 from clients.cli.cards import Style
 from clients.cli.connection import Connection
 from clients.cli.moves import Request
-from clients.cli.refusals import Refused
 from clients.cli.render import Clock
 from clients.cli.tui.session import RoundOver, TableSession
 from clients.cli.tui.table_screen import TableScreen
 from services.common.pb.rummy.v1 import cards_pb2, table_pb2
+from services.common.wire.refusals import Refusal
 from services.game.rules.ruleset import preset
 
 NOW_MS = 1_780_000_000_000
@@ -223,7 +223,7 @@ class Frozen(TableSession):
         self.clock = Clock(now=lambda: NOW_MS / 1000)
         self.clock.sync(self.view)
 
-    async def send(self, request: Request) -> Refused | None:
+    async def send(self, request: Request) -> Refusal | None:
         self.sent.append(request)
         return None
 

@@ -13,10 +13,10 @@ import pytest
 from clients.cli.bots import BotPlayer, Stats
 from clients.cli.connection import Connection, open_channel
 from clients.cli.matchmaking import QueueChoice
-from clients.cli.refusals import Refused
 from services.common.auth import issue_token
 from services.common.limits import Limits
 from services.common.pb.rummy.v1 import table_pb2
+from services.common.wire.refusals import Refusal
 from services.game.server import GameConfig, GameServer
 from tests.faults.proxy import Proxy
 from tests.game.harness import (
@@ -125,7 +125,7 @@ async def test_an_unreachable_server_is_named_while_the_client_tries_again() -> 
     conn.give_up_after = 1.0
     notes: list[str] = []
     conn.notify = notes.append
-    with pytest.raises(Refused) as refused:
+    with pytest.raises(Refusal) as refused:
         await conn.login()
     await conn.close()
     assert refused.value.code == grpc.StatusCode.UNAVAILABLE
@@ -245,7 +245,7 @@ async def test_a_watch_that_keeps_failing_while_the_table_answers_is_given_up(
         await server.stop(0)
 
     assert asked[WATCH] <= MOST_WATCHES, f"still trying after {asked[WATCH]} attempts"
-    assert isinstance(error, Refused), error
+    assert isinstance(error, Refusal), error
     assert error.code == grpc.StatusCode.INTERNAL
     assert f"The game service at {through} answers, but its stream" in str(error), str(error)
     assert asked[WATCH] >= 2, "tried again before giving up"
@@ -278,7 +278,7 @@ async def test_a_token_refused_even_fresh_is_given_up_with_the_reason(fresh_dsn:
         await signer.stop(0)
 
     assert asked[WATCH] <= MOST_WATCHES, f"still trying after {asked[WATCH]} attempts"
-    assert isinstance(error, Refused), error
+    assert isinstance(error, Refusal), error
     assert (error.code, error.reason) == (grpc.StatusCode.UNAUTHENTICATED, "TOKEN_INVALID")
     assert "keeps refusing the sign-in" in str(error) and "signing key" in str(error), str(error)
     assert asked[WATCH] >= 3, "signed in again after each refusal"

@@ -16,8 +16,8 @@ from clients.cli import matchmaking, waiting
 from clients.cli.connection import Connection
 from clients.cli.identity import Identity, LastMatch
 from clients.cli.matchmaking import QueueChoice
-from clients.cli.refusals import Refused
 from services.common.pb.rummy.v1.table_pb2 import TableView
+from services.common.wire.refusals import Refusal
 
 from .harness import Servers, Terminal, connected, seat_with_a_bot, servers
 
@@ -122,7 +122,7 @@ async def test_a_table_nobody_serves_is_forgotten_and_ends_with_the_way_forward(
             # Still seated: the matchmaker sends the player back; nowhere serves the table.
             match = await waiting.queue(conn, identity, QueueChoice(), said.append)
             assert match.table_id == table_id
-            with pytest.raises(Refused) as refused:
+            with pytest.raises(Refusal) as refused:
                 await matchmaking.open_table(conn, identity, match, said.append)
         finally:
             await conn.close()

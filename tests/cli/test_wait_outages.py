@@ -17,7 +17,7 @@ import grpc
 from clients.cli import waiting
 from clients.cli.identity import Identity, LastMatch
 from clients.cli.matchmaking import QueueChoice
-from clients.cli.refusals import Refused
+from services.common.wire.refusals import Refusal
 from services.matchmaker.server import MatchmakerConfig, MatchmakerServer
 from tests.game.harness import SECRET
 
@@ -69,7 +69,7 @@ async def test_a_wait_stream_that_keeps_failing_while_the_matchmaker_answers_is_
         last = await _last_ticket(fresh_dsn, conn.player_id)
 
     assert asked[ENQUEUE] <= MOST_WAITS, f"still trying after {asked[ENQUEUE]} streams"
-    assert isinstance(error, Refused), error
+    assert isinstance(error, Refusal), error
     assert error.code == grpc.StatusCode.INTERNAL
     message = str(error)
     assert f"The matchmaker at {through} answers, but the stream of this wait" in message, message
@@ -112,7 +112,7 @@ async def test_a_matchmaker_refusing_even_fresh_sign_ins_is_given_up_with_the_re
             await other.stop(0)
 
     assert asked[ENQUEUE] <= MOST_WAITS, f"still trying after {asked[ENQUEUE]} streams"
-    assert isinstance(error, Refused), error
+    assert isinstance(error, Refusal), error
     assert (error.code, error.reason) == (grpc.StatusCode.UNAUTHENTICATED, "TOKEN_INVALID")
     message = str(error)
     assert f"The matchmaker at {through} keeps refusing the sign-in" in message, message

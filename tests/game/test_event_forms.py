@@ -15,7 +15,7 @@ from services.game.rules import Action, GameState, TableOptions
 from services.game.rules import events as ev
 from services.game.rules.bots import GreedyBot
 from services.game.rules.cards import NO_SUIT
-from services.game.rules.melds import Meld, MeldKind
+from services.game.rules.melds import MeldKind, TableMeld
 from services.game.rules.ruleset import CAFE, CLASSIC, CONTRACT, RAMI51, Contract, Ruleset
 from services.game.rules.simulate import play_game
 
@@ -71,7 +71,7 @@ def test_a_claim_shows_a_penalty_card_to_everyone_only_when_one_was_taken() -> N
 def test_a_joker_swap_names_every_card_put_in_its_place() -> None:
     deck = CLASSIC.deck
     eight_s, eight_h, eight_d, eight_c = (deck.ids_of(c)[0] for c in ("8S", "8H", "8D", "8C"))
-    carre = Meld(1, 0, MeldKind.GROUP, (eight_s, eight_h, eight_d, eight_c), 8, NO_SUIT)
+    carre = TableMeld(1, 0, MeldKind.GROUP, (eight_s, eight_h, eight_d, eight_c), 8, NO_SUIT)
     joker = deck.ids_of("JK")[0]
     swapped = ev.JokerSwapped(seat=1, joker=joker, replacement=eight_d, meld=carre, second=eight_c)
     for viewer in (0, 1, None):
@@ -92,9 +92,9 @@ def test_a_joker_swap_says_where_the_joker_went_to_every_viewer() -> None:
     eight_s, nine_s, ten_s, q_h, q_c = (deck.ids_of(c)[0] for c in ("8S", "9S", "TS", "QH", "QC"))
     four_d, five_d, six_d = (deck.ids_of(c)[0] for c in ("4D", "5D", "6D"))
     joker = deck.ids_of("JK")[0]
-    run = Meld(1, 0, MeldKind.RUN, (eight_s, nine_s, ten_s), 8, 0)
-    new_meld = Meld(3, 1, MeldKind.GROUP, (q_h, q_c, joker), 12, NO_SUIT)
-    laid_on = Meld(2, 1, MeldKind.RUN, (four_d, five_d, six_d, joker), 4, 2)
+    run = TableMeld(1, 0, MeldKind.RUN, (eight_s, nine_s, ten_s), 8, 0)
+    new_meld = TableMeld(3, 1, MeldKind.GROUP, (q_h, q_c, joker), 12, NO_SUIT)
+    laid_on = TableMeld(2, 1, MeldKind.RUN, (four_d, five_d, six_d, joker), 4, 2)
     for placed_in in (new_meld, laid_on):
         swapped = ev.JokerSwapped(
             seat=1, joker=joker, replacement=ten_s, meld=run, placed_in=placed_in
@@ -139,8 +139,8 @@ def test_a_laying_tells_every_viewer_whether_it_opened_and_what_it_counted() -> 
     ten, jack, queen, nine_h, nine_c, nine_d = (
         deck.ids_of(c)[0] for c in ("TS", "JS", "QS", "9H", "9C", "9D")
     )
-    run = Meld(1, 1, MeldKind.RUN, (ten, jack, queen), 10, 0)
-    group = Meld(2, 1, MeldKind.GROUP, (nine_h, nine_c, nine_d), 9, NO_SUIT)
+    run = TableMeld(1, 1, MeldKind.RUN, (ten, jack, queen), 10, 0)
+    group = TableMeld(2, 1, MeldKind.GROUP, (nine_h, nine_c, nine_d), 9, NO_SUIT)
     opening = ev.Melded(seat=1, melds=(run, group), opened=True, opening_points=57)
     for viewer in (0, 1, None):
         sent = table_event(8, 4, AT, logged(opening), viewer, RAMI51).melded

@@ -5,7 +5,7 @@ from __future__ import annotations
 import grpc
 
 from services.common.pb.rummy.v1 import table_pb2
-from services.game.rules.fairness import verify
+from services.game.rules.fairness import verify_deck
 
 from .decks import shuffled_deck
 from .harness import create_table, login, play_to_end
@@ -27,8 +27,8 @@ async def test_the_revealed_deck_matches_the_commitment_of_the_deal(
     r = revealed.deck_revealed
     assert list(r.order) == deck
     assert len(bytes.fromhex(r.salt)) >= 16, "a production-strength salt"
-    assert verify(r.order, r.seed, r.salt, shown)
-    assert not verify([*r.order[1:], r.order[0]], r.seed, r.salt, shown)
+    assert verify_deck(r.order, r.seed, r.salt, shown)
+    assert not verify_deck([*r.order[1:], r.order[0]], r.seed, r.salt, shown)
     kinds = [e.kind for e in events]
     assert kinds.index(table_pb2.EVENT_KIND_DECK_REVEALED) > kinds.index(
         table_pb2.EVENT_KIND_ROUND_ENDED

@@ -9,7 +9,7 @@ import random
 import grpc
 
 from services.common.pb.rummy.v1 import game_pb2, table_pb2
-from services.game.rules.fairness import verify
+from services.game.rules.fairness import verify_deck
 from services.game.rules.ruleset import CONTRACT
 
 from .harness import LONG_TURNS_MS, create_table, kind_is, login, play_to_end
@@ -40,7 +40,7 @@ async def test_a_six_seat_contract_table_deals_158_cards_and_reveals_each_deck(
     assert [r.round for r in revealed] == list(range(1, 8))
     for r in revealed:
         assert sorted(r.order) == list(range(158))
-        assert verify(r.order, r.seed, r.salt, commitments[r.round])
+        assert verify_deck(r.order, r.seed, r.salt, commitments[r.round])
     assert list(revealed[0].order) == deck
 
 

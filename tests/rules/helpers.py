@@ -36,7 +36,7 @@ from services.game.rules import (
     preset,
 )
 from services.game.rules.events import Drew, Event
-from services.game.rules.melds import Meld as TableMeld
+from services.game.rules.melds import TableMeld
 from services.game.rules.serial import dumps
 from services.game.rules.state import SeatStatus
 

@@ -1,7 +1,7 @@
 """The melds a seat lays to open (`plans.melds_to_lay`, the hints and the bots on
 top of it): where the finder's melds (least penalty left) miss the opening
 threshold or leave out a discard taken this turn, another set of melds may
-still do it (`openings.find_opening`). A joker costs the same penalty anywhere
+still do it (`opening_finder.find_opening`). A joker costs the same penalty anywhere
 but counts as the card it stands for; an ace low in a run counts 1."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from services.game.rules.bots import GreedyBot
 from services.game.rules.finder import find_melds
 from services.game.rules.hints import hint
 from services.game.rules.melds import MeldKind, check_meld
-from services.game.rules.openings import find_opening
+from services.game.rules.opening_finder import find_opening
 from services.game.rules.plans import melds_to_lay
 from services.game.rules.ruleset import Ruleset
 from services.game.rules.scoring import meld_points

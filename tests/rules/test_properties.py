@@ -47,9 +47,8 @@ from services.game.rules import (
 )
 from services.game.rules.bots import GreedyBot, RandomPlayer
 from services.game.rules.events import HIDDEN, DeckRevealed, EndReason, Event, RoundEnded
-from services.game.rules.fairness import commitment, verify
-from services.game.rules.melds import Meld as TableMeld
-from services.game.rules.melds import check_meld, joker_targets
+from services.game.rules.fairness import commitment, verify_deck
+from services.game.rules.melds import TableMeld, check_meld, joker_targets
 from services.game.rules.serial import dumps
 from services.game.rules.simulate import Player, deal_action
 
@@ -155,7 +154,7 @@ def check_events(before: GameState, action: Action, after: GameState, events: li
             if isinstance(event, DeckRevealed):
                 # Shown to all once the round is over, to check the deal's commitment.
                 assert after.phase in (Phase.DEAL, Phase.GAME_OVER)
-                assert verify(event.order, event.seed, event.salt, dealt_commitment(before))
+                assert verify_deck(event.order, event.seed, event.salt, dealt_commitment(before))
                 continue
             leaked = cards_shown(hands_left_checked(seen, after)) & hidden
             assert not leaked, f"{type(event).__name__} shows {sorted(leaked)} to {viewer}"

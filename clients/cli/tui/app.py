@@ -21,6 +21,7 @@ from textual.screen import Screen
 from textual.widgets import RichLog, Static
 
 from services.common.pb.rummy.v1 import table_pb2
+from services.common.wire.refusals import Refusal
 
 from .. import matchmaking
 from ..cards import Style
@@ -28,7 +29,6 @@ from ..connection import Connection
 from ..identity import Identity, LastMatch
 from ..play import Seek
 from ..reach import sign_in
-from ..refusals import Refused
 from ..render import game_text
 from ..watch import open_table
 from .dialogs import Ask, Notice
@@ -130,7 +130,7 @@ class RummyApp(App[int]):
     async def trip(self) -> None:
         try:
             code, message = await self.journey_steps()
-        except Refused as refused:
+        except Refusal as refused:
             code, message = 1, f"Error: {refused}"
         self.exit(code, message=message)
 
@@ -221,7 +221,7 @@ class RummyApp(App[int]):
             if finding.done():
                 return finding.result()
             finding.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Refused):
+            with contextlib.suppress(asyncio.CancelledError, Refusal):
                 await finding
             wait.say("Filling the empty seats with bots…")
             return await journey.with_bots.find(journey.conn, journey.identity, wait.say)

@@ -18,13 +18,13 @@ from dataclasses import dataclass
 import grpc
 
 from services.common.pb.rummy.v1 import game_pb2, table_pb2
+from services.common.wire.refusals import Refusal
 
 from ..cards import Style
 from ..connection import Connection
 from ..deckcheck import DeckCheck
 from ..moves import Request
 from ..narrator import Narrator
-from ..refusals import Refused
 from ..render import Clock
 
 LOG_LINES = 200
@@ -110,11 +110,11 @@ class TableSession:
                     self.adopt(item)
                 else:
                     self.on_event(item)
-        except Refused as refused:
+        except Refusal as refused:
             self.say(f"Stopped following the table: {refused}")
         # The stream ends with the game (or was given up): the last word is the view's.
         if not self.over:
-            with contextlib.suppress(Refused):
+            with contextlib.suppress(Refusal):
                 self.adopt(await self.conn.view(self.view.table_id))
         self.ended.set()
 
@@ -124,7 +124,7 @@ class TableSession:
             await self._stale.wait()
             await asyncio.sleep(0)  # let the rest of the burst in
             self._stale.clear()
-            with contextlib.suppress(Refused):
+            with contextlib.suppress(Refusal):
                 self.adopt(await self.conn.view(self.view.table_id))
 
     def on_event(self, event: table_pb2.TableEvent) -> None:
@@ -148,28 +148,28 @@ class TableSession:
 
     # --- the player's moves ----------------------------------------------------------
 
-    async def send(self, request: Request) -> Refused | None:
+    async def send(self, request: Request) -> Refusal | None:
         """Send a move; the view after it, or the refusal (the view is fetched again
         when the refusal says the table moved on)."""
         try:
             reply = await self.conn.act(request.method, request.message)
-        except Refused as refused:
+        except Refusal as refused:
             if refused.code == grpc.StatusCode.ABORTED:
-                with contextlib.suppress(Refused):
+                with contextlib.suppress(Refusal):
                     self.adopt(await self.conn.view(self.view.table_id))
             return refused
         self.adopt(reply.view)
         return None
 
-    async def hint(self) -> game_pb2.GetHintResponse | Refused:
+    async def hint(self) -> game_pb2.GetHintResponse | Refusal:
         try:
             reply: game_pb2.GetHintResponse = await self.conn.call(
                 "GetHint", game_pb2.GetHintRequest(table_id=self.view.table_id)
             )
-        except Refused as refused:
+        except Refusal as refused:
             return refused
         return reply
 
-    async def leave(self) -> Refused | None:
+    async def leave(self) -> Refusal | None:
         request = Request("Leave", game_pb2.LeaveRequest(table_id=self.view.table_id))
         return await self.send(request)

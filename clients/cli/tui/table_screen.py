@@ -20,15 +20,12 @@ from textual.screen import Screen
 from textual.widgets import RichLog, Static
 
 from services.common.pb.rummy.v1 import game_pb2, table_pb2
-from services.game.rules.errors import Reason, RuleError
-from services.game.rules.melds import check_meld
-from services.game.rules.opening import laying_refusal
-from services.game.rules.ruleset import preset
+from services.common.wire.refusals import Refusal
+from services.game.rules import Reason, RuleError, check_meld, laying_refusal, preset
 
 from .. import commands as C
 from ..cards import Style
 from ..moves import MoveError, Request, hint_text, request_for, swap_plan, swap_refused
-from ..refusals import Refused
 from ..render import meld_line
 from ..viewstate import state_from_view
 from . import model
@@ -413,7 +410,7 @@ class TableScreen(Screen[str]):
     @work(exclusive=True, group="ask")
     async def action_hint(self) -> None:
         reply = await self.session.hint()
-        if isinstance(reply, Refused):
+        if isinstance(reply, Refusal):
             self.tell(f"No hint: {reply}")
             return
         text = hint_text(self.session.view, reply, self.style)

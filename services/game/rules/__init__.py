@@ -1,6 +1,10 @@
 """The rules engine: pure functions over plain values, no I/O, no clock, no OS RNG.
 
-The public face for client developers and tools:
+The public face, for client developers and tools: the terminal client and the
+matchmaker import this package only, never its modules (the import contracts in
+pyproject.toml hold them to it). A client reads a seat's view back into a state
+(`seen_state`) to ask the engine the moves open now (`move_kinds`), a bot's move
+or why a laying would be refused (`laying_refusal`).
 
 >>> from services.game.rules import parse_card, preset, validate_meld, hand_penalty
 >>> cafe = preset("cafe")
@@ -16,6 +20,7 @@ from .actions import (
     SYSTEM,
     Abandon,
     Action,
+    Claim,
     Deal,
     Discard,
     DrawStock,
@@ -23,19 +28,56 @@ from .actions import (
     Leave,
     Meld,
     MeldSpec,
+    Reposer,
     Resume,
     SwapJoker,
     TakeDiscard,
     Timeout,
 )
-from .cards import CardParseError, Deck, parse_code
+from .bots import GreedyBot
+from .cards import JOKER, NO_SUIT, RANKS, SUITS, CardParseError, Deck, parse_code
 from .engine import apply
 from .errors import Reason, RuleError
+from .fairness import verify_deck
 from .finder import Found, find_melds
-from .legal import legal_actions
-from .melds import Shape, Side, check_meld
-from .ruleset import PRESETS, Ruleset, TableOptions, preset
-from .scoring import hand_penalty
+from .guards import swap_refusal
+from .legal import discardable, legal_actions, move_kinds
+from .levels import BotLevel
+from .melds import (
+    MeldKind,
+    Shape,
+    Side,
+    TableMeld,
+    check_meld,
+    complete_group,
+    describe_joker,
+    fits,
+    joker_targets,
+    replace_joker,
+)
+from .opening import laying_refusal
+from .ruleset import (
+    CONTRACT_GROUP,
+    CONTRACT_RUN,
+    LARGE_TABLE,
+    MAX_CONTRACT_DEALS,
+    MAX_ELIMINATION_CAP,
+    MAX_ROUNDS,
+    MAX_TARGET_SCORE,
+    PRESETS,
+    QUICK_MATCH_SIZES,
+    Contract,
+    JokerDiscard,
+    Reshuffle,
+    Ruleset,
+    Scoring,
+    TableOptions,
+    TakenDiscard,
+    effective_options,
+    preset,
+)
+from .scoring import card_penalty, hand_penalty, meld_points
+from .seen import UNKNOWN, SeenTable, seen_state, table_meld
 from .state import GameState, Phase, SeatStatus, new_game
 from .view import SeatView, view
 
@@ -72,43 +114,84 @@ def validate_meld(cards: Sequence[int], ruleset: Ruleset) -> Shape:
 
 
 __all__ = [
+    "CONTRACT_GROUP",
+    "CONTRACT_RUN",
+    "JOKER",
+    "LARGE_TABLE",
+    "MAX_CONTRACT_DEALS",
+    "MAX_ELIMINATION_CAP",
+    "MAX_ROUNDS",
+    "MAX_TARGET_SCORE",
+    "NO_SUIT",
     "PRESETS",
+    "QUICK_MATCH_SIZES",
+    "RANKS",
+    "SUITS",
     "SYSTEM",
+    "UNKNOWN",
     "Abandon",
     "Action",
+    "BotLevel",
     "CardParseError",
+    "Claim",
+    "Contract",
     "Deal",
     "Deck",
     "Discard",
     "DrawStock",
     "Found",
     "GameState",
+    "GreedyBot",
+    "JokerDiscard",
     "LayOff",
     "Leave",
     "Meld",
+    "MeldKind",
     "MeldSpec",
     "Phase",
     "Reason",
+    "Reposer",
+    "Reshuffle",
     "Resume",
     "RuleError",
     "Ruleset",
+    "Scoring",
     "SeatStatus",
     "SeatView",
+    "SeenTable",
     "Shape",
     "Side",
     "SwapJoker",
+    "TableMeld",
     "TableOptions",
     "TakeDiscard",
+    "TakenDiscard",
     "Timeout",
     "apply",
+    "card_penalty",
+    "check_meld",
+    "complete_group",
+    "describe_joker",
+    "discardable",
+    "effective_options",
     "find_melds",
+    "fits",
     "hand_penalty",
+    "joker_targets",
+    "laying_refusal",
     "legal_actions",
+    "meld_points",
+    "move_kinds",
     "new_game",
     "parse_card",
     "parse_cards",
     "parse_code",
     "preset",
+    "replace_joker",
+    "seen_state",
+    "swap_refusal",
+    "table_meld",
     "validate_meld",
+    "verify_deck",
     "view",
 ]

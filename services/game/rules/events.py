@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
-from .melds import Meld
+from .melds import TableMeld
 
 HIDDEN = -1
 """Stands in for a card the viewer may not see."""
@@ -81,7 +81,7 @@ class Reshuffled(Event):
 @dataclass(frozen=True, slots=True)
 class Melded(Event):
     seat: int
-    melds: tuple[Meld, ...]
+    melds: tuple[TableMeld, ...]
     opened: bool = False
     """This action was the seat's opening (its first laying of the round)."""
     opening_points: int = 0
@@ -94,7 +94,7 @@ class Melded(Event):
 class LaidOff(Event):
     seat: int
     cards: tuple[int, ...]
-    meld: Meld
+    meld: TableMeld
     """The meld after the lay-off."""
 
 
@@ -103,11 +103,11 @@ class JokerSwapped(Event):
     seat: int
     joker: int
     replacement: int
-    meld: Meld
+    meld: TableMeld
     """The meld after the swap; where the joker went follows as its own event."""
     second: int = -1
     """`classic`: the second card put in, when a brelan became a carré (-1: none)."""
-    placed_in: Meld | None = None
+    placed_in: TableMeld | None = None
     """Where the joker went: the new meld, or the meld it was laid off on (after the
     lay-off); None when it stayed in the hand."""
 

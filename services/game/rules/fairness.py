@@ -21,7 +21,7 @@ def commitment(order: Sequence[int], seed: int, salt: bytes) -> str:
     return hashlib.sha256(DOMAIN + b"|" + text.encode() + salt).hexdigest()
 
 
-def verify(order: Sequence[int], seed: int, salt_hex: str, expected: str) -> bool:
+def verify_deck(order: Sequence[int], seed: int, salt_hex: str, expected: str) -> bool:
     """True when the revealed deck matches the commitment shown at the deal."""
     try:
         salt = bytes.fromhex(salt_hex)

@@ -4,7 +4,7 @@ It powers hints, the bots and the automatic play. Cards that print alike (the
 two 7S) are one *key* with a count. Candidates are enumerated directly, long
 runs included, since splitting a long run can break the joker limit; each is a
 multiset of keys plus a number of jokers. A memoised search then picks, key by
-key, which candidates to lay and which cards to keep. (openings.py searches the
+key, which candidates to lay and which cards to keep. (opening_finder.py searches the
 same candidates for the melds that open.)
 """
 
@@ -52,7 +52,7 @@ class Found:
     """Penalty of the cards left."""
     enumerated: Enumerated | None = field(default=None, repr=False, compare=False)
     """The hand's candidates as the search enumerated them, for another search of
-    the same hand (`openings.find_opening`) to start from. Never changed."""
+    the same hand (`opening_finder.find_opening`) to start from. Never changed."""
 
 
 class KeyedHand:

@@ -45,6 +45,18 @@ def require_may_swap(state: GameState, seat: int) -> None:
         require_opened(state, seat, "swap a joker")
 
 
+def swap_refusal(state: GameState, seat: int) -> RuleError | None:
+    """Why ``seat`` may not swap any joker now, in the order a swap is checked: not
+    its turn, nothing drawn yet, not opened (where that counts). None when a swap
+    may be tried."""
+    try:
+        require_turn(state, seat, Phase.PLAY)
+        require_may_swap(state, seat)
+    except RuleError as error:
+        return error
+    return None
+
+
 def take_from_hand(hand: list[int], cards: Sequence[int], state: GameState) -> list[int]:
     """The hand without ``cards``; refuses unknown, missing or repeated cards."""
     deck = state.ruleset.deck

@@ -20,7 +20,7 @@ from .cards import JOKER
 from .claims import may_claim
 from .finder import candidates
 from .melds import MeldKind, fits, joker_targets
-from .plans import contract_plan, opening_ok
+from .plans import contract_plan, melds_to_lay, opening_ok
 from .ruleset import JokerDiscard, Reshuffle
 from .state import GameState, Phase, SeatStatus
 from .taking import can_take, swaps, taken_card_use
@@ -142,3 +142,14 @@ def legal_actions(state: GameState, seat: int) -> list[Action]:
             moves.append(Reposer())
     moves.extend(Discard(c) for c in discardable(state, hand))
     return moves
+
+
+def move_kinds(state: GameState, seat: int) -> set[type[Action]]:
+    """The kinds of move ``seat`` may make now: those of `legal_actions`, and a
+    `Meld` too where the hand holds melds the engine takes only together (an
+    opening of several)."""
+    kinds = {type(a) for a in legal_actions(state, seat)}
+    playing = state.current == seat and state.phase == Phase.PLAY
+    if playing and Meld not in kinds and melds_to_lay(state, seat, state.hands[seat]):
+        kinds.add(Meld)
+    return kinds

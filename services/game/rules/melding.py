@@ -56,7 +56,7 @@ def meld(state: GameState, seat: int, action: Meld, now: int, events: Events) ->
     _after_play(state, seat, cards, now, events)
 
 
-def _place(state: GameState, seat: int, shape: M.Shape) -> M.Meld:
+def _place(state: GameState, seat: int, shape: M.Shape) -> M.TableMeld:
     meld = shape.place(state.next_meld_id, seat)
     state.next_meld_id += 1
     state.melds.append(meld)
@@ -75,7 +75,7 @@ def lay_off(state: GameState, seat: int, action: LayOff, now: int, events: Event
     require_opened(state, seat, "lay off")
     index = _table_meld(state, action.meld_id)
     left = take_from_hand(state.hands[seat], action.cards, state)
-    meld = M.lay_off(state.melds[index], action.cards, action.side, state.ruleset)
+    meld = M.extend_meld(state.melds[index], action.cards, action.side, state.ruleset)
     _keep_one(state, left)
     state.melds[index] = meld
     state.hands[seat] = left
@@ -83,7 +83,7 @@ def lay_off(state: GameState, seat: int, action: LayOff, now: int, events: Event
     _after_play(state, seat, action.cards, now, events)
 
 
-def _swapped(state: GameState, action: SwapJoker) -> M.Meld:
+def _swapped(state: GameState, action: SwapJoker) -> M.TableMeld:
     """The meld after the swap."""
     rules = state.ruleset
     meld = state.melds[_table_meld(state, action.meld_id)]
@@ -96,7 +96,7 @@ def _swapped(state: GameState, action: SwapJoker) -> M.Meld:
         return M.complete_group(meld, action.joker, (action.replacement, action.second), rules)
     if action.second >= 0:
         raise RuleError(Reason.SWAP_INVALID, "One card takes a joker's place here.")
-    return M.swap_joker(meld, action.joker, action.replacement, rules)
+    return M.replace_joker(meld, action.joker, action.replacement, rules)
 
 
 def _check_unopened_swap(state: GameState, seat: int, action: SwapJoker) -> None:
@@ -147,13 +147,13 @@ def swap_joker(state: GameState, seat: int, action: SwapJoker, now: int, events:
         _keep_one(state, left)
     state.melds[index] = swapped
     after: Event | None = None
-    placed_in: M.Meld | None = None
+    placed_in: M.TableMeld | None = None
     if action.new_meld is not None:
         placed_in = _place(state, seat, _shape(action.new_meld, state))
         after = Melded(seat, (placed_in,))
     elif action.lay_off is not None:
         target = _table_meld(state, action.lay_off.meld_id)
-        placed_in = M.lay_off(state.melds[target], placement, action.lay_off.side, rules)
+        placed_in = M.extend_meld(state.melds[target], placement, action.lay_off.side, rules)
         state.melds[target] = placed_in
         after = LaidOff(seat, placement, placed_in)
     else:

@@ -31,7 +31,7 @@ class Side(IntEnum):
 
 
 @dataclass(frozen=True, slots=True)
-class Meld:
+class TableMeld:
     id: int
     owner: int
     kind: MeldKind
@@ -55,8 +55,10 @@ class Shape:
     suit: int = NO_SUIT
     joker_suits: tuple[tuple[int, int], ...] = ()
 
-    def place(self, meld_id: int, owner: int) -> Meld:
-        return Meld(meld_id, owner, self.kind, self.cards, self.rank, self.suit, self.joker_suits)
+    def place(self, meld_id: int, owner: int) -> TableMeld:
+        return TableMeld(
+            meld_id, owner, self.kind, self.cards, self.rank, self.suit, self.joker_suits
+        )
 
 
 def _refuse(message: str, reason: Reason = Reason.MELD_INVALID) -> RuleError:
@@ -252,14 +254,14 @@ def _check_as(
     return check_run(cards, rules)
 
 
-def lay_off(meld: Meld, cards: Sequence[int], side: Side, rules: Ruleset) -> Meld:
+def extend_meld(meld: TableMeld, cards: Sequence[int], side: Side, rules: Ruleset) -> TableMeld:
     """The meld with ``cards`` added, or a refusal; ``meld`` itself is unchanged."""
     if not cards:
         raise _refuse("Name at least one card to lay off.", Reason.LAY_OFF_INVALID)
     try:
         if meld.kind == MeldKind.GROUP:
             shape = check_group(meld.cards + tuple(cards), meld.joker_suits, rules)
-            return Meld(
+            return TableMeld(
                 meld.id, meld.owner, meld.kind, shape.cards, shape.rank, NO_SUIT, meld.joker_suits
             )
         return _lay_off_run(meld, tuple(cards), side, rules)
@@ -271,11 +273,11 @@ def lay_off(meld: Meld, cards: Sequence[int], side: Side, rules: Ruleset) -> Mel
         ) from None
 
 
-def _lay_off_run(meld: Meld, cards: tuple[int, ...], side: Side, rules: Ruleset) -> Meld:
+def _lay_off_run(meld: TableMeld, cards: tuple[int, ...], side: Side, rules: Ruleset) -> TableMeld:
     if side != Side.AUTO:
         return _lay_off_at(meld, cards, side, rules)
     ends = [Side.HIGH, Side.LOW] if meld.rank + len(meld.cards) - 1 < ACE_HIGH else [Side.LOW]
-    fitted: list[Meld] = []
+    fitted: list[TableMeld] = []
     refusals: list[RuleError] = []
     for where in ends:
         try:
@@ -293,7 +295,7 @@ def _lay_off_run(meld: Meld, cards: tuple[int, ...], side: Side, rules: Ruleset)
     raise refusals[0]
 
 
-def _lay_off_at(meld: Meld, cards: tuple[int, ...], where: Side, rules: Ruleset) -> Meld:
+def _lay_off_at(meld: TableMeld, cards: tuple[int, ...], where: Side, rules: Ruleset) -> TableMeld:
     deck = rules.deck
     for order in [cards, *_sorted_orders(cards, deck)]:
         new = meld.cards + order if where == Side.HIGH else order + meld.cards
@@ -303,11 +305,11 @@ def _lay_off_at(meld: Meld, cards: tuple[int, ...], where: Side, rules: Ruleset)
         if want in run_starts(new, deck):
             naturals, jokers = _counts(new, deck)
             check_joker_limits(naturals, jokers, rules)
-            return Meld(meld.id, meld.owner, meld.kind, new, want, meld.suit)
+            return TableMeld(meld.id, meld.owner, meld.kind, new, want, meld.suit)
     raise _refuse("the cards must continue the run at one of its ends.")
 
 
-def joker_targets(meld: Meld, joker: int, rules: Ruleset) -> list[tuple[int, int]]:
+def joker_targets(meld: TableMeld, joker: int, rules: Ruleset) -> list[tuple[int, int]]:
     """The (rank, suit) cards a joker of this meld stands for; one for a run."""
     deck = rules.deck
     if meld.kind == MeldKind.RUN:
@@ -322,12 +324,12 @@ def joker_targets(meld: Meld, joker: int, rules: Ruleset) -> list[tuple[int, int
     return [(meld.rank, s) for s in range(4) if s not in taken]
 
 
-def describe_joker(meld: Meld, joker: int, rules: Ruleset) -> str:
+def describe_joker(meld: TableMeld, joker: int, rules: Ruleset) -> str:
     """`TS`, or `7D/7C` for a group joker that stands for either missing suit."""
     return "/".join(card_label(r, s) for r, s in joker_targets(meld, joker, rules))
 
 
-def swap_joker(meld: Meld, joker: int, replacement: int, rules: Ruleset) -> Meld:
+def replace_joker(meld: TableMeld, joker: int, replacement: int, rules: Ruleset) -> TableMeld:
     """The meld with ``replacement`` in place of ``joker`` (the exact card it stands for)."""
     deck = rules.deck
     if joker not in meld.cards or deck.rank[joker] != JOKER:
@@ -341,16 +343,16 @@ def swap_joker(meld: Meld, joker: int, replacement: int, rules: Ruleset) -> Meld
         raise _refuse(f"This joker stands for {wanted}.", Reason.SWAP_INVALID)
     cards = tuple(replacement if c == joker else c for c in meld.cards)
     joker_suits = tuple(js for js in meld.joker_suits if js[0] != joker)
-    return Meld(meld.id, meld.owner, meld.kind, cards, meld.rank, meld.suit, joker_suits)
+    return TableMeld(meld.id, meld.owner, meld.kind, cards, meld.rank, meld.suit, joker_suits)
 
 
 def suit_name(suit: int) -> str:
     return SUITS[suit] if 0 <= suit < 4 else "?"
 
 
-def fits(meld: Meld, card: int, rules: Ruleset) -> Side | None:
+def fits(meld: TableMeld, card: int, rules: Ruleset) -> Side | None:
     """Where one card could be laid off on ``meld`` (a quick test for bots and hints;
-    `lay_off` stays the referee). None when it does not fit."""
+    `extend_meld` stays the referee). None when it does not fit."""
     deck = rules.deck
     rank = deck.rank[card]
     jokers = sum(1 for c in meld.cards if deck.rank[c] == JOKER)
@@ -391,7 +393,9 @@ def _joker_fits(naturals: int, jokers: int, rules: Ruleset) -> bool:
     return rules.max_jokers_per_meld is None or jokers <= rules.max_jokers_per_meld
 
 
-def complete_group(meld: Meld, joker: int, cards: tuple[int, int], rules: Ruleset) -> Meld:
+def complete_group(
+    meld: TableMeld, joker: int, cards: tuple[int, int], rules: Ruleset
+) -> TableMeld:
     """`classic`: the brelan ``meld`` made a carré by the two cards it misses, its joker out."""
     deck = rules.deck
     if meld.kind != MeldKind.GROUP or len(meld.cards) != 3:
@@ -405,4 +409,4 @@ def complete_group(meld: Meld, joker: int, cards: tuple[int, int], rules: Rulese
             "Take a joker from a brelan by adding both missing cards of the carré.",
             Reason.SWAP_INVALID,
         )
-    return Meld(meld.id, meld.owner, meld.kind, (*naturals, *cards), meld.rank, NO_SUIT)
+    return TableMeld(meld.id, meld.owner, meld.kind, (*naturals, *cards), meld.rank, NO_SUIT)

@@ -19,7 +19,7 @@ from .contract import check_contract
 from .errors import RuleError
 from .finder import Found, candidates, find_melds
 from .melds import MeldKind, Shape, check_meld
-from .openings import find_opening
+from .opening_finder import find_opening
 from .ruleset import CONTRACT_RUN, Contract, Ruleset
 from .scoring import meld_points
 from .state import GameState

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from .melds import Meld, MeldKind
+from .melds import MeldKind, TableMeld
 from .state import RoundResult
 
 
-def meld_record(meld: Meld) -> list[Any]:
+def meld_record(meld: TableMeld) -> list[Any]:
     """``[id, owner, kind, cards, rank, suit, joker_suits]`` (orjson writes the
     tuples as lists)."""
     return [
@@ -30,8 +30,8 @@ def meld_record(meld: Meld) -> list[Any]:
     ]
 
 
-def meld_from_record(values: list[Any]) -> Meld:
-    return Meld(
+def meld_from_record(values: list[Any]) -> TableMeld:
+    return TableMeld(
         id=values[0],
         owner=values[1],
         kind=MeldKind(values[2]),

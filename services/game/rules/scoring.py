@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from itertools import accumulate
 
 from .cards import ACE_HIGH
-from .melds import Meld, MeldKind, Shape
+from .melds import MeldKind, Shape, TableMeld
 from .ruleset import Ruleset
 
 
@@ -41,7 +41,7 @@ def run_points(start: int, length: int) -> int:
     return _RUN_UP_TO[start + length - 1] - _RUN_UP_TO[start - 1]
 
 
-def meld_points(meld: Shape | Meld, rules: Ruleset) -> int:
+def meld_points(meld: Shape | TableMeld, rules: Ruleset) -> int:
     """What a meld counts towards an opening threshold: 2-10 face, J Q K 10; an ace
     11 in a group or at the top of a run and 1 at the bottom; a joker as the card
     it stands for (seed 001's 51 points: 10S JS QS = 30, 9H 9C 9D = 27)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import IntEnum
 
-from .melds import Meld
+from .melds import TableMeld
 from .ruleset import Contract, Ruleset, TableOptions, effective_options
 
 
@@ -50,7 +50,7 @@ class GameState:
     """Top of the stock is the last element."""
     discard: list[int]
     """Top of the discard pile is the last element."""
-    melds: list[Meld]
+    melds: list[TableMeld]
     opened: list[bool]
     totals: list[int]
     status: list[SeatStatus]

@@ -5,7 +5,7 @@ it with no legal move: no discard (the card is owed), no Reposer in `classic`.
 
 `discard_use` answers with a way to use the card, as the actions that would do
 it, found with the engine's own validators (a meld's check and the opening's
-count as `check_laying` makes them, `lay_off`, `swap_joker`, `complete_group`),
+count as `check_laying` makes them, `extend_meld`, `replace_joker`, `complete_group`),
 so that what it allows the engine accepts:
 
 - before opening: an opening made this turn that holds the card (`find_opening`);
@@ -28,9 +28,17 @@ from .actions import Action, LayOff, Meld, MeldSpec, SwapJoker
 from .cards import ACE_HIGH
 from .errors import Reason, RuleError
 from .finder import candidates
-from .melds import Meld as TableMeld
-from .melds import MeldKind, Shape, Side, complete_group, joker_targets, lay_off, swap_joker
-from .openings import find_opening
+from .melds import (
+    MeldKind,
+    Shape,
+    Side,
+    TableMeld,
+    complete_group,
+    extend_meld,
+    joker_targets,
+    replace_joker,
+)
+from .opening_finder import find_opening
 from .ruleset import Ruleset, TakenDiscard
 from .state import GameState
 
@@ -151,7 +159,7 @@ def _lay_off_use(
             if not _keeps_one(rules, hand, len(cards)):
                 continue
             try:
-                lay_off(meld, cards, side, rules)
+                extend_meld(meld, cards, side, rules)
             except RuleError:
                 continue
             return (LayOff(meld.id, cards, side),)
@@ -230,7 +238,7 @@ def swaps(
         if (deck.rank[put], deck.suit[put]) not in targets:
             continue
         try:
-            yield put, -1, swap_joker(meld, joker, put, rules)
+            yield put, -1, replace_joker(meld, joker, put, rules)
         except RuleError:
             continue
 
@@ -273,7 +281,7 @@ def _joker_placement(
             if not _keeps_one(rules, hand, len(cards) - 1):
                 continue
             try:
-                lay_off(meld, cards, side, rules)
+                extend_meld(meld, cards, side, rules)
             except RuleError:
                 continue
             return None, LayOff(meld.id, cards, side)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .melds import Meld
+from .melds import TableMeld
 from .state import GameState, Phase, RoundResult, SeatStatus
 
 
@@ -19,7 +19,7 @@ class SeatView:
     hand: tuple[int, ...]
     """The viewer's own cards; empty for a spectator."""
     hand_sizes: tuple[int, ...]
-    melds: tuple[Meld, ...]
+    melds: tuple[TableMeld, ...]
     discard: tuple[int, ...]
     """The discard pile, bottom first; every card in it was shown face up."""
     stock_size: int

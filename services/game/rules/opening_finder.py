@@ -46,7 +46,7 @@ _State = tuple[int, int, int, int, bool]
 """Packed counts, jokers, cards kept so far (capped), points missing, card to use still out."""
 
 
-def opening_points(cand: Candidate) -> int:
+def candidate_points(cand: Candidate) -> int:
     """What a candidate counts towards an opening, as `meld_points` counts its meld."""
     if cand.kind == MeldKind.GROUP:
         return group_points(cand.rank, len(cand.keys) + cand.jokers)
@@ -97,7 +97,7 @@ def find_opening(
                 cand,
                 need,
                 delta,
-                opening_points(cand),
+                candidate_points(cand),
                 sum(highest[k] for k in cand.keys) + wild * cand.jokers,
                 cand.jokers > 0 if target == nkeys else target in cand.keys,
             )

@@ -1,10 +1,11 @@
-"""Table options from the API: zero means "the default", and `to_200` is a target score."""
+"""Table options as the API carries them (`rummy.v1.TableOptions`) and as the
+engine reads them: zero means "the default", and `to_200` is a target score.
+For the game service, the matchmaker and the client alike."""
 
 from __future__ import annotations
 
 from services.common.pb.rummy.v1 import table_pb2
-
-from .rules.ruleset import (
+from services.game.rules import (
     CONTRACT_GROUP,
     CONTRACT_RUN,
     Contract,

@@ -1,14 +1,16 @@
-"""Bot levels as the API carries them (`rummy.v1.BotLevel`), for the game service
-and the matchmaker alike."""
+"""Bot levels as the API carries them (`rummy.v1.BotLevel`), for the game service,
+the matchmaker and the client alike."""
 
 from __future__ import annotations
 
+import grpc
+
 from services.common.pb.rummy.v1 import table_pb2
+from services.game.rules import BotLevel
 
-from .rules.levels import BotLevel
+from .reasons import ServiceReason
+from .refusals import Refusal
 
-UNKNOWN_REASON = "BOT_LEVEL_UNKNOWN"
-UNKNOWN_MESSAGE = "Bots play easy, normal or strong: choose one of these."
 _LEVELS: dict[int, BotLevel] = {
     table_pb2.BOT_LEVEL_EASY: BotLevel.EASY,
     table_pb2.BOT_LEVEL_NORMAL: BotLevel.NORMAL,
@@ -21,17 +23,18 @@ _MESSAGES = {
 }
 
 
-class UnknownBotLevel(ValueError):
-    """A level this build does not know (a newer client's, or garbage)."""
-
-
 def level_asked(value: int) -> BotLevel | None:
-    """The level a request asks for; None when it leaves it unspecified."""
+    """The level a request asks for; None when it leaves it unspecified. A level
+    this build does not know (a newer client's, or garbage) is refused."""
     if value == table_pb2.BOT_LEVEL_UNSPECIFIED:
         return None
     level = _LEVELS.get(value)
     if level is None:
-        raise UnknownBotLevel(value)
+        raise Refusal(
+            grpc.StatusCode.INVALID_ARGUMENT,
+            ServiceReason.BOT_LEVEL_UNKNOWN,
+            "Bots play easy, normal or strong: choose one of these.",
+        )
     return level
 
 
