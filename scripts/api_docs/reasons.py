@@ -11,6 +11,8 @@ protos, and in several shapes; each is read here without running the code:
 - A refusal class that fixes its status code in ``__init__``
   (``super().__init__(grpc.StatusCode.X, reason, message)``), called as
   ``Malformed("REASON", "message")``.
+- The services' catalogue, ``ServiceReason.X`` (services/common/wire/reasons.py),
+  wherever a literal reason could stand.
 - The rules engine's ``Reason`` enum, with the status code the game service
   maps each member to (read from the service itself), and its sentences from
   the calls that name a ``Reason.X``.
@@ -32,6 +34,8 @@ SERVICES = REPO / "services"
 GENERATED = SERVICES / "common" / "pb"
 REASON_WORD = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*")
 ELLIPSIS = "…"
+CATALOGUE = "ServiceReason"
+"""The enum of the services' reasons: a member's value is its name."""
 
 
 @dataclass
@@ -114,8 +118,19 @@ class _Scan:
         if isinstance(node, ast.Name):
             return self.constants.get(node.id)
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            if node.value.id == CATALOGUE:
+                return node.attr
             return self.constants.get(node.attr)
         return sentence(node)
+
+
+def _key(node: ast.expr | None) -> str | None:
+    """A dict key naming a reason: ``"REASON"`` or ``ServiceReason.REASON``."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        return node.attr if node.value.id == CATALOGUE else None
+    return None
 
 
 def _module_level(scan: _Scan, module: _Module) -> None:
@@ -132,11 +147,9 @@ def _module_level(scan: _Scan, module: _Module) -> None:
                     scan.constants[target.id] = value.value if known == value.value else None
                 elif isinstance(value, ast.Dict):
                     table = {
-                        key.value: text
+                        name: text
                         for key, item in zip(value.keys, value.values, strict=True)
-                        if isinstance(key, ast.Constant)
-                        and isinstance(key.value, str)
-                        and (text := sentence(item)) is not None
+                        if (name := _key(key)) is not None and (text := sentence(item)) is not None
                     }
                     if table:
                         scan.tables[target.id] = table
