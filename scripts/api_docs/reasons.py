@@ -35,7 +35,8 @@ GENERATED = SERVICES / "common" / "pb"
 REASON_WORD = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*")
 ELLIPSIS = "…"
 CATALOGUE = "ServiceReason"
-"""The enum of the services' reasons: a member's value is its name."""
+ENGINE_CATALOGUE = "Reason"
+"""The enums of the services' and the engine's reasons: a member's value is its name."""
 
 
 @dataclass
@@ -118,7 +119,7 @@ class _Scan:
         if isinstance(node, ast.Name):
             return self.constants.get(node.id)
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-            if node.value.id == CATALOGUE:
+            if node.value.id in (CATALOGUE, ENGINE_CATALOGUE):
                 return node.attr
             return self.constants.get(node.attr)
         return sentence(node)
