@@ -67,6 +67,7 @@ def test_every_rpc_message_and_enum_has_its_heading(files: list[FileDescriptorPr
         "auth-service.md",
         "game-service.md",
         "matchmaker-service.md",
+        "player-service.md",
         "cards.md",
         "table.md",
     }

@@ -57,6 +57,15 @@ class ServiceReason(StrEnum):
     RESUME_REQUIRED = "RESUME_REQUIRED"
     """A Watch that fell too far behind: resume from the last event seen."""
 
+    # Players (PlayerService).
+    PLAYER_NOT_FOUND = "PLAYER_NOT_FOUND"
+    GAME_NOT_FOUND = "GAME_NOT_FOUND"
+    """No finished game has this id: none at all, or one still in play."""
+    REPLAY_EXPIRED = "REPLAY_EXPIRED"
+    """The game finished longer ago than event logs are kept."""
+    PAGE_SIZE_INVALID = "PAGE_SIZE_INVALID"
+    PAGE_TOKEN_INVALID = "PAGE_TOKEN_INVALID"
+
     # Matchmaking (MatchmakerService).
     TABLE_SIZE_INVALID = "TABLE_SIZE_INVALID"
     WAIT_TOO_LONG = "WAIT_TOO_LONG"

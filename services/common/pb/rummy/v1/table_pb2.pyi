@@ -1064,6 +1064,7 @@ class Dealt(google.protobuf.message.Message):
     STOCK_SIZE_FIELD_NUMBER: builtins.int
     CONTRACT_DUE_FIELD_NUMBER: builtins.int
     DECK_COMMITMENT_FIELD_NUMBER: builtins.int
+    HANDS_FIELD_NUMBER: builtins.int
     round: builtins.int
     dealer_seat: builtins.int
     stock_size: builtins.int
@@ -1090,6 +1091,13 @@ class Dealt(google.protobuf.message.Message):
     def contract_due(self) -> Global___Contract:
         """contract only: the contract of this deal."""
 
+    @property
+    def hands(self) -> google.protobuf.internal.containers.RepeatedCompositeFieldContainer[Global___DealtHand]:
+        """Every seat's hand as dealt, in seat order: only in a finished game's
+        replay for a player who sat at it (PlayerService.GetReplay). Empty
+        everywhere else: a Watch stream shows the viewer's own `hand` alone.
+        """
+
     def __init__(
         self,
         *,
@@ -1101,13 +1109,33 @@ class Dealt(google.protobuf.message.Message):
         stock_size: builtins.int = ...,
         contract_due: Global___Contract | None = ...,
         deck_commitment: builtins.str = ...,
+        hands: collections.abc.Iterable[Global___DealtHand] | None = ...,
     ) -> None: ...
     _HasFieldArgType: typing_extensions.TypeAlias = typing.Literal["contract_due", b"contract_due", "discard_top", b"discard_top"]
     def HasField(self, field_name: _HasFieldArgType) -> builtins.bool: ...
-    _ClearFieldArgType: typing_extensions.TypeAlias = typing.Literal["contract_due", b"contract_due", "dealer_seat", b"dealer_seat", "deck_commitment", b"deck_commitment", "discard_top", b"discard_top", "hand", b"hand", "hand_sizes", b"hand_sizes", "round", b"round", "stock_size", b"stock_size"]
+    _ClearFieldArgType: typing_extensions.TypeAlias = typing.Literal["contract_due", b"contract_due", "dealer_seat", b"dealer_seat", "deck_commitment", b"deck_commitment", "discard_top", b"discard_top", "hand", b"hand", "hand_sizes", b"hand_sizes", "hands", b"hands", "round", b"round", "stock_size", b"stock_size"]
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
 
 Global___Dealt: typing_extensions.TypeAlias = Dealt
+
+@typing.final
+class DealtHand(google.protobuf.message.Message):
+    """The cards one seat was dealt."""
+
+    DESCRIPTOR: google.protobuf.descriptor.Descriptor
+
+    CARDS_FIELD_NUMBER: builtins.int
+    @property
+    def cards(self) -> google.protobuf.internal.containers.RepeatedCompositeFieldContainer[services.common.pb.rummy.v1.cards_pb2.Card]: ...
+    def __init__(
+        self,
+        *,
+        cards: collections.abc.Iterable[services.common.pb.rummy.v1.cards_pb2.Card] | None = ...,
+    ) -> None: ...
+    _ClearFieldArgType: typing_extensions.TypeAlias = typing.Literal["cards", b"cards"]
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+
+Global___DealtHand: typing_extensions.TypeAlias = DealtHand
 
 @typing.final
 class TurnStarted(google.protobuf.message.Message):

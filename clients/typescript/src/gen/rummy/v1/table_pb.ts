@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file rummy/v1/table.proto.
  */
 export const file_rummy_v1_table: GenFile = /*@__PURE__*/
-  fileDesc("ChRydW1teS92MS90YWJsZS5wcm90bxIIcnVtbXkudjEi3gEKDFRhYmxlT3B0aW9ucxIVCg10dXJuX3RpbWVyX21zGAEgASgNEhAKCHR1cm5fY2FwGAIgASgNEg4KBnJvdW5kcxgDIAEoDRIXCg9lbGltaW5hdGlvbl9jYXAYBCABKA0SGQoRb3BlbmluZ190aHJlc2hvbGQYBSABKA0SDgoGdG9fMjAwGAYgASgIEhcKD2NsYWltX3dpbmRvd19tcxgHIAEoDRIlCgljb250cmFjdHMYCCADKAsyEi5ydW1teS52MS5Db250cmFjdBIRCglidXlfYmFja3MYCSABKA0icAoIQ29udHJhY3QSDgoGZ3JvdXBzGAEgASgNEgwKBHJ1bnMYAiABKA0SFgoObWluX2dyb3VwX3NpemUYAyABKA0SFAoMbWluX3J1bl9zaXplGAQgASgNEhgKEG5vX2ZpbmFsX2Rpc2NhcmQYBSABKAgi7gEKCFNlYXRWaWV3EgwKBHNlYXQYASABKA0SEQoJcGxheWVyX2lkGAIgASgJEhQKDGRpc3BsYXlfbmFtZRgDIAEoCRIOCgZpc19ib3QYBCABKAgSEgoKY2FyZF9jb3VudBgFIAEoDRITCgtzY29yZV90b3RhbBgGIAEoBRISCgpoYXNfb3BlbmVkGAcgASgIEiQKBnN0YXR1cxgIIAEoDjIULnJ1bW15LnYxLlNlYXRTdGF0dXMSEQoJY29ubmVjdGVkGAkgASgIEiUKCWJvdF9sZXZlbBgKIAEoDjISLnJ1bW15LnYxLkJvdExldmVsIk4KCUpva2VyUm9sZRIVCg1qb2tlcl9jYXJkX2lkGAEgASgNEgwKBHJhbmsYAiABKAkSHAoEc3VpdBgDIAEoDjIOLnJ1bW15LnYxLlN1aXQikAEKCE1lbGRWaWV3EgoKAmlkGAEgASgNEhIKCm93bmVyX3NlYXQYAiABKA0SIAoEa2luZBgDIAEoDjISLnJ1bW15LnYxLk1lbGRLaW5kEh0KBWNhcmRzGAQgAygLMg4ucnVtbXkudjEuQ2FyZBIjCgZqb2tlcnMYBSADKAsyEy5ydW1teS52MS5Kb2tlclJvbGUigQEKCFJ1bGVJbmZvEhkKEW9wZW5pbmdfdGhyZXNob2xkGAEgASgNEigKDGNvbnRyYWN0X2R1ZRgCIAEoCzISLnJ1bW15LnYxLkNvbnRyYWN0EhwKD3Jlc2h1ZmZsZXNfbGVmdBgDIAEoDUgAiAEBQhIKEF9yZXNodWZmbGVzX2xlZnQidwoJU2VhdFNjb3JlEgwKBHNlYXQYASABKA0SDgoGcG9pbnRzGAIgASgFEg0KBXRvdGFsGAMgASgFEiIKCmNhcmRzX2xlZnQYBCADKAsyDi5ydW1teS52MS5DYXJkEhkKEWNhcmRzX2xlZnRfcG9pbnRzGAUgASgNIr8BCgtSb3VuZFJlc3VsdBINCgVyb3VuZBgBIAEoDRIYCgt3aW5uZXJfc2VhdBgCIAEoDUgAiAEBEicKCmVuZF9yZWFzb24YAyABKA4yEy5ydW1teS52MS5FbmRSZWFzb24SIwoGc2NvcmVzGAQgAygLMhMucnVtbXkudjEuU2VhdFNjb3JlEg8KB2RvdWJsZWQYBSABKAgSGAoQY2FyZHNfbGVmdF9zaG93bhgGIAEoCEIOCgxfd2lubmVyX3NlYXQipwEKC0NsYWltV2luZG93EhwKBGNhcmQYASABKAsyDi5ydW1teS52MS5DYXJkEi0KCWNsb3Nlc19hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFQoNY2xhaW1lZF9ieV9tZRgDIAEoCBIeChFkaXNjYXJkZWRfYnlfc2VhdBgEIAEoDUgAiAEBQhQKEl9kaXNjYXJkZWRfYnlfc2VhdCLdBgoJVGFibGVWaWV3EhAKCHRhYmxlX2lkGAEgASgJEg8KB3ZlcnNpb24YAiABKAMSDwoHcnVsZXNldBgDIAEoCRInCgdvcHRpb25zGAQgASgLMhYucnVtbXkudjEuVGFibGVPcHRpb25zEhQKB215X3NlYXQYBSABKA1IAIgBARIhCgVzZWF0cxgGIAMoCzISLnJ1bW15LnYxLlNlYXRWaWV3EhwKBGhhbmQYByADKAsyDi5ydW1teS52MS5DYXJkEiEKBW1lbGRzGAggAygLMhIucnVtbXkudjEuTWVsZFZpZXcSIwoLZGlzY2FyZF90b3AYCSABKAsyDi5ydW1teS52MS5DYXJkEhQKDGRpc2NhcmRfc2l6ZRgKIAEoDRIkCgxkaXNjYXJkX3BpbGUYCyADKAsyDi5ydW1teS52MS5DYXJkEhIKCnN0b2NrX3NpemUYDCABKA0SFAoMY3VycmVudF9zZWF0GA0gASgNEh4KBXBoYXNlGA4gASgOMg8ucnVtbXkudjEuUGhhc2USDQoFcm91bmQYDyABKA0SDAoEdHVybhgQIAEoDRIQCgh0dXJuX2NhcBgRIAEoDRIxCg10dXJuX2RlYWRsaW5lGBIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtzZXJ2ZXJfdGltZRgTIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEAoIbGFzdF9zZXEYFCABKAQSIQoFcnVsZXMYFSABKAsyEi5ydW1teS52MS5SdWxlSW5mbxIsCg1yb3VuZF9yZXN1bHRzGBYgAygLMhUucnVtbXkudjEuUm91bmRSZXN1bHQSKwoMY2xhaW1fd2luZG93GBcgASgLMhUucnVtbXkudjEuQ2xhaW1XaW5kb3cSHQoQdGFrZW5fZGlzY2FyZF9pZBgYIAEoDUgBiAEBEhMKC2RlYWxlcl9zZWF0GBkgASgNEhcKD2RlY2tfY29tbWl0bWVudBgaIAEoCRIjCgZyZXN1bHQYGyABKAsyEy5ydW1teS52MS5HYW1lRW5kZWQSGAoQZGlzY2FyZF9wdXRfYmFjaxgcIAEoCEIKCghfbXlfc2VhdEITChFfdGFrZW5fZGlzY2FyZF9pZCLqCQoKVGFibGVFdmVudBILCgNzZXEYASABKAQSIQoEa2luZBgCIAEoDjITLnJ1bW15LnYxLkV2ZW50S2luZBIPCgd2ZXJzaW9uGAMgASgDEi8KC29jY3VycmVkX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIRCgRzZWF0GAUgASgNSAGIAQESIAoFZGVhbHQYCiABKAsyDy5ydW1teS52MS5EZWFsdEgAEi0KDHR1cm5fc3RhcnRlZBgLIAEoCzIVLnJ1bW15LnYxLlR1cm5TdGFydGVkSAASHgoEZHJldxgMIAEoCzIOLnJ1bW15LnYxLkRyZXdIABItCgx0b29rX2Rpc2NhcmQYDSABKAsyFS5ydW1teS52MS5Ub29rRGlzY2FyZEgAEiQKB3JlcG9zZWQYDiABKAsyES5ydW1teS52MS5SZXBvc2VkSAASIgoGbWVsZGVkGA8gASgLMhAucnVtbXkudjEuTWVsZGVkSAASJQoIbGFpZF9vZmYYECABKAsyES5ydW1teS52MS5MYWlkT2ZmSAASLwoNam9rZXJfc3dhcHBlZBgRIAEoCzIWLnJ1bW15LnYxLkpva2VyU3dhcHBlZEgAEigKCWRpc2NhcmRlZBgSIAEoCzITLnJ1bW15LnYxLkRpc2NhcmRlZEgAEisKC3R1cm5fcGFzc2VkGBMgASgLMhQucnVtbXkudjEuVHVyblBhc3NlZEgAEioKCnJlc2h1ZmZsZWQYFCABKAsyFC5ydW1teS52MS5SZXNodWZmbGVkSAASOgoTY2xhaW1fd2luZG93X29wZW5lZBgVIAEoCzIbLnJ1bW15LnYxLkNsYWltV2luZG93T3BlbmVkSAASJAoHY2xhaW1lZBgWIAEoCzIRLnJ1bW15LnYxLkNsYWltZWRIABIxCg5jYXJkX2Fubm91bmNlZBgXIAEoCzIXLnJ1bW15LnYxLkNhcmRBbm5vdW5jZWRIABIrCgtwbGF5ZXJfbGVmdBgYIAEoCzIULnJ1bW15LnYxLlBsYXllckxlZnRIABI3ChFwbGF5ZXJfZWxpbWluYXRlZBgZIAEoCzIaLnJ1bW15LnYxLlBsYXllckVsaW1pbmF0ZWRIABIrCgtyb3VuZF9lbmRlZBgaIAEoCzIULnJ1bW15LnYxLlJvdW5kRW5kZWRIABIpCgpnYW1lX2VuZGVkGBsgASgLMhMucnVtbXkudjEuR2FtZUVuZGVkSAASKQoKY2xhaW1fbWFkZRgcIAEoCzITLnJ1bW15LnYxLkNsYWltTWFkZUgAEi8KDWRlY2tfcmV2ZWFsZWQYHSABKAsyFi5ydW1teS52MS5EZWNrUmV2ZWFsZWRIABIrCgtib3VnaHRfYmFjaxgeIAEoCzIULnJ1bW15LnYxLkJvdWdodEJhY2tIABI6ChNjbGFpbV93aW5kb3dfY2xvc2VkGB8gASgLMhsucnVtbXkudjEuQ2xhaW1XaW5kb3dDbG9zZWRIABItCgx0dXJuX3Jlc3VtZWQYICABKAsyFS5ydW1teS52MS5UdXJuUmVzdW1lZEgAEjcKEXBsYXllcl9jb25uZWN0aW9uGCEgASgLMhoucnVtbXkudjEuUGxheWVyQ29ubmVjdGlvbkgAQgkKB3BheWxvYWRCBwoFX3NlYXQi2QEKBURlYWx0Eg0KBXJvdW5kGAEgASgNEhMKC2RlYWxlcl9zZWF0GAIgASgNEhwKBGhhbmQYAyADKAsyDi5ydW1teS52MS5DYXJkEhIKCmhhbmRfc2l6ZXMYBCADKA0SIwoLZGlzY2FyZF90b3AYBSABKAsyDi5ydW1teS52MS5DYXJkEhIKCnN0b2NrX3NpemUYBiABKA0SKAoMY29udHJhY3RfZHVlGAcgASgLMhIucnVtbXkudjEuQ29udHJhY3QSFwoPZGVja19jb21taXRtZW50GAggASgJIkkKC1R1cm5TdGFydGVkEgwKBHR1cm4YASABKA0SLAoIZGVhZGxpbmUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIq0BCgtUdXJuUmVzdW1lZBIMCgR0dXJuGAEgASgNEiwKCGRlYWRsaW5lGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIyCg5jbGFpbV9kZWFkbGluZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoLc3RvcHBlZF9mb3IYBCABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24iOAoERHJldxIcCgRjYXJkGAEgASgLMg4ucnVtbXkudjEuQ2FyZBISCgpzdG9ja19zaXplGAIgASgNIisKC1Rvb2tEaXNjYXJkEhwKBGNhcmQYASABKAsyDi5ydW1teS52MS5DYXJkIicKB1JlcG9zZWQSHAoEY2FyZBgBIAEoCzIOLnJ1bW15LnYxLkNhcmQiUwoGTWVsZGVkEiEKBW1lbGRzGAEgAygLMhIucnVtbXkudjEuTWVsZFZpZXcSDgoGb3BlbmVkGAIgASgIEhYKDm9wZW5pbmdfcG9pbnRzGAMgASgNIkoKB0xhaWRPZmYSHQoFY2FyZHMYASADKAsyDi5ydW1teS52MS5DYXJkEiAKBG1lbGQYAiABKAsyEi5ydW1teS52MS5NZWxkVmlldyKcAQoMSm9rZXJTd2FwcGVkEh0KBWpva2VyGAEgASgLMg4ucnVtbXkudjEuQ2FyZBIkCgxyZXBsYWNlbWVudHMYAiADKAsyDi5ydW1teS52MS5DYXJkEiAKBG1lbGQYAyABKAsyEi5ydW1teS52MS5NZWxkVmlldxIlCglwbGFjZWRfaW4YBCABKAsyEi5ydW1teS52MS5NZWxkVmlldyI8CglEaXNjYXJkZWQSHAoEY2FyZBgBIAEoCzIOLnJ1bW15LnYxLkNhcmQSEQoJYXV0b21hdGljGAIgASgIIjgKClR1cm5QYXNzZWQSKgoGcmVhc29uGAEgASgOMhoucnVtbXkudjEuVHVyblBhc3NlZFJlYXNvbiJUCgpSZXNodWZmbGVkEhIKCnN0b2NrX3NpemUYASABKA0SIwoLZGlzY2FyZF90b3AYAiABKAsyDi5ydW1teS52MS5DYXJkEg0KBWNvdW50GAMgASgNImAKEUNsYWltV2luZG93T3BlbmVkEhwKBGNhcmQYASABKAsyDi5ydW1teS52MS5DYXJkEi0KCWNsb3Nlc19hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiMQoRQ2xhaW1XaW5kb3dDbG9zZWQSHAoEY2FyZBgBIAEoCzIOLnJ1bW15LnYxLkNhcmQiZQoHQ2xhaW1lZBIcCgRjYXJkGAEgASgLMg4ucnVtbXkudjEuQ2FyZBIVCg1wZW5hbHR5X2NvdW50GAIgASgNEiUKDXBlbmFsdHlfY2FyZHMYAyADKAsyDi5ydW1teS52MS5DYXJkIg8KDUNhcmRBbm5vdW5jZWQiCwoJQ2xhaW1NYWRlIkgKDERlY2tSZXZlYWxlZBINCgVyb3VuZBgBIAEoDRINCgVvcmRlchgCIAMoDRIMCgRzZWVkGAMgASgEEgwKBHNhbHQYBCABKAkiJQoQUGxheWVyQ29ubmVjdGlvbhIRCgljb25uZWN0ZWQYASABKAgiDAoKUGxheWVyTGVmdCIhChBQbGF5ZXJFbGltaW5hdGVkEg0KBXRvdGFsGAEgASgFIikKCkJvdWdodEJhY2sSDQoFdG90YWwYASABKAUSDAoEdXNlZBgCIAEoDSIzCgpSb3VuZEVuZGVkEiUKBnJlc3VsdBgBIAEoCzIVLnJ1bW15LnYxLlJvdW5kUmVzdWx0In8KCUdhbWVFbmRlZBIYCgt3aW5uZXJfc2VhdBgBIAEoDUgAiAEBEiMKBnJlYXNvbhgCIAEoDjITLnJ1bW15LnYxLkVuZFJlYXNvbhIjCgZ0b3RhbHMYAyADKAsyEy5ydW1teS52MS5TZWF0U2NvcmVCDgoMX3dpbm5lcl9zZWF0KnoKBVBoYXNlEhUKEVBIQVNFX1VOU1BFQ0lGSUVEEAASDgoKUEhBU0VfRFJBVxABEg4KClBIQVNFX1BMQVkQAhIPCgtQSEFTRV9DTEFJTRADEhQKEFBIQVNFX1JPVU5EX09WRVIQBBITCg9QSEFTRV9HQU1FX09WRVIQBSp0CgpTZWF0U3RhdHVzEhsKF1NFQVRfU1RBVFVTX1VOU1BFQ0lGSUVEEAASFwoTU0VBVF9TVEFUVVNfUExBWUlORxABEhQKEFNFQVRfU1RBVFVTX0xFRlQQAhIaChZTRUFUX1NUQVRVU19FTElNSU5BVEVEEAMqTQoITWVsZEtpbmQSGQoVTUVMRF9LSU5EX1VOU1BFQ0lGSUVEEAASEwoPTUVMRF9LSU5EX0dST1VQEAESEQoNTUVMRF9LSU5EX1JVThACKugBCglFbmRSZWFzb24SGgoWRU5EX1JFQVNPTl9VTlNQRUNJRklFRBAAEhcKE0VORF9SRUFTT05fV0VOVF9PVVQQARIXChNFTkRfUkVBU09OX1RVUk5fQ0FQEAISFgoSRU5EX1JFQVNPTl9CTE9DS0VEEAMSHAoYRU5EX1JFQVNPTl9ST1VORFNfUExBWUVEEAQSHAoYRU5EX1JFQVNPTl9MQVNUX1NUQU5ESU5HEAUSGgoWRU5EX1JFQVNPTl9PVEhFUlNfTEVGVBAGEh0KGUVORF9SRUFTT05fVEFSR0VUX1JFQUNIRUQQByplCghCb3RMZXZlbBIZChVCT1RfTEVWRUxfVU5TUEVDSUZJRUQQABISCg5CT1RfTEVWRUxfRUFTWRABEhQKEEJPVF9MRVZFTF9OT1JNQUwQAhIUChBCT1RfTEVWRUxfU1RST05HEAMqywUKCUV2ZW50S2luZBIaChZFVkVOVF9LSU5EX1VOU1BFQ0lGSUVEEAASFAoQRVZFTlRfS0lORF9ERUFMVBABEhsKF0VWRU5UX0tJTkRfVFVSTl9TVEFSVEVEEAISEwoPRVZFTlRfS0lORF9EUkVXEAMSGwoXRVZFTlRfS0lORF9UT09LX0RJU0NBUkQQBBIWChJFVkVOVF9LSU5EX1JFUE9TRUQQBRIVChFFVkVOVF9LSU5EX01FTERFRBAGEhcKE0VWRU5UX0tJTkRfTEFJRF9PRkYQBxIcChhFVkVOVF9LSU5EX0pPS0VSX1NXQVBQRUQQCBIYChRFVkVOVF9LSU5EX0RJU0NBUkRFRBAJEhoKFkVWRU5UX0tJTkRfVFVSTl9QQVNTRUQQChIZChVFVkVOVF9LSU5EX1JFU0hVRkZMRUQQCxIiCh5FVkVOVF9LSU5EX0NMQUlNX1dJTkRPV19PUEVORUQQDBIWChJFVkVOVF9LSU5EX0NMQUlNRUQQDRIdChlFVkVOVF9LSU5EX0NBUkRfQU5OT1VOQ0VEEA4SGgoWRVZFTlRfS0lORF9QTEFZRVJfTEVGVBAPEiAKHEVWRU5UX0tJTkRfUExBWUVSX0VMSU1JTkFURUQQEBIaChZFVkVOVF9LSU5EX1JPVU5EX0VOREVEEBESGQoVRVZFTlRfS0lORF9HQU1FX0VOREVEEBISGQoVRVZFTlRfS0lORF9DTEFJTV9NQURFEBMSHAoYRVZFTlRfS0lORF9ERUNLX1JFVkVBTEVEEBQSGgoWRVZFTlRfS0lORF9CT1VHSFRfQkFDSxAVEiIKHkVWRU5UX0tJTkRfQ0xBSU1fV0lORE9XX0NMT1NFRBAWEhsKF0VWRU5UX0tJTkRfVFVSTl9SRVNVTUVEEBcSIAocRVZFTlRfS0lORF9QTEFZRVJfQ09OTkVDVElPThAYKpUBChBUdXJuUGFzc2VkUmVhc29uEiIKHlRVUk5fUEFTU0VEX1JFQVNPTl9VTlNQRUNJRklFRBAAEiAKHFRVUk5fUEFTU0VEX1JFQVNPTl9USU1FRF9PVVQQARIbChdUVVJOX1BBU1NFRF9SRUFTT05fTEVGVBACEh4KGlRVUk5fUEFTU0VEX1JFQVNPTl9OT19NT1ZFEANiBnByb3RvMw", [file_google_protobuf_duration, file_google_protobuf_timestamp, file_rummy_v1_cards]);
+  fileDesc("ChRydW1teS92MS90YWJsZS5wcm90bxIIcnVtbXkudjEi3gEKDFRhYmxlT3B0aW9ucxIVCg10dXJuX3RpbWVyX21zGAEgASgNEhAKCHR1cm5fY2FwGAIgASgNEg4KBnJvdW5kcxgDIAEoDRIXCg9lbGltaW5hdGlvbl9jYXAYBCABKA0SGQoRb3BlbmluZ190aHJlc2hvbGQYBSABKA0SDgoGdG9fMjAwGAYgASgIEhcKD2NsYWltX3dpbmRvd19tcxgHIAEoDRIlCgljb250cmFjdHMYCCADKAsyEi5ydW1teS52MS5Db250cmFjdBIRCglidXlfYmFja3MYCSABKA0icAoIQ29udHJhY3QSDgoGZ3JvdXBzGAEgASgNEgwKBHJ1bnMYAiABKA0SFgoObWluX2dyb3VwX3NpemUYAyABKA0SFAoMbWluX3J1bl9zaXplGAQgASgNEhgKEG5vX2ZpbmFsX2Rpc2NhcmQYBSABKAgi7gEKCFNlYXRWaWV3EgwKBHNlYXQYASABKA0SEQoJcGxheWVyX2lkGAIgASgJEhQKDGRpc3BsYXlfbmFtZRgDIAEoCRIOCgZpc19ib3QYBCABKAgSEgoKY2FyZF9jb3VudBgFIAEoDRITCgtzY29yZV90b3RhbBgGIAEoBRISCgpoYXNfb3BlbmVkGAcgASgIEiQKBnN0YXR1cxgIIAEoDjIULnJ1bW15LnYxLlNlYXRTdGF0dXMSEQoJY29ubmVjdGVkGAkgASgIEiUKCWJvdF9sZXZlbBgKIAEoDjISLnJ1bW15LnYxLkJvdExldmVsIk4KCUpva2VyUm9sZRIVCg1qb2tlcl9jYXJkX2lkGAEgASgNEgwKBHJhbmsYAiABKAkSHAoEc3VpdBgDIAEoDjIOLnJ1bW15LnYxLlN1aXQikAEKCE1lbGRWaWV3EgoKAmlkGAEgASgNEhIKCm93bmVyX3NlYXQYAiABKA0SIAoEa2luZBgDIAEoDjISLnJ1bW15LnYxLk1lbGRLaW5kEh0KBWNhcmRzGAQgAygLMg4ucnVtbXkudjEuQ2FyZBIjCgZqb2tlcnMYBSADKAsyEy5ydW1teS52MS5Kb2tlclJvbGUigQEKCFJ1bGVJbmZvEhkKEW9wZW5pbmdfdGhyZXNob2xkGAEgASgNEigKDGNvbnRyYWN0X2R1ZRgCIAEoCzISLnJ1bW15LnYxLkNvbnRyYWN0EhwKD3Jlc2h1ZmZsZXNfbGVmdBgDIAEoDUgAiAEBQhIKEF9yZXNodWZmbGVzX2xlZnQidwoJU2VhdFNjb3JlEgwKBHNlYXQYASABKA0SDgoGcG9pbnRzGAIgASgFEg0KBXRvdGFsGAMgASgFEiIKCmNhcmRzX2xlZnQYBCADKAsyDi5ydW1teS52MS5DYXJkEhkKEWNhcmRzX2xlZnRfcG9pbnRzGAUgASgNIr8BCgtSb3VuZFJlc3VsdBINCgVyb3VuZBgBIAEoDRIYCgt3aW5uZXJfc2VhdBgCIAEoDUgAiAEBEicKCmVuZF9yZWFzb24YAyABKA4yEy5ydW1teS52MS5FbmRSZWFzb24SIwoGc2NvcmVzGAQgAygLMhMucnVtbXkudjEuU2VhdFNjb3JlEg8KB2RvdWJsZWQYBSABKAgSGAoQY2FyZHNfbGVmdF9zaG93bhgGIAEoCEIOCgxfd2lubmVyX3NlYXQipwEKC0NsYWltV2luZG93EhwKBGNhcmQYASABKAsyDi5ydW1teS52MS5DYXJkEi0KCWNsb3Nlc19hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFQoNY2xhaW1lZF9ieV9tZRgDIAEoCBIeChFkaXNjYXJkZWRfYnlfc2VhdBgEIAEoDUgAiAEBQhQKEl9kaXNjYXJkZWRfYnlfc2VhdCLdBgoJVGFibGVWaWV3EhAKCHRhYmxlX2lkGAEgASgJEg8KB3ZlcnNpb24YAiABKAMSDwoHcnVsZXNldBgDIAEoCRInCgdvcHRpb25zGAQgASgLMhYucnVtbXkudjEuVGFibGVPcHRpb25zEhQKB215X3NlYXQYBSABKA1IAIgBARIhCgVzZWF0cxgGIAMoCzISLnJ1bW15LnYxLlNlYXRWaWV3EhwKBGhhbmQYByADKAsyDi5ydW1teS52MS5DYXJkEiEKBW1lbGRzGAggAygLMhIucnVtbXkudjEuTWVsZFZpZXcSIwoLZGlzY2FyZF90b3AYCSABKAsyDi5ydW1teS52MS5DYXJkEhQKDGRpc2NhcmRfc2l6ZRgKIAEoDRIkCgxkaXNjYXJkX3BpbGUYCyADKAsyDi5ydW1teS52MS5DYXJkEhIKCnN0b2NrX3NpemUYDCABKA0SFAoMY3VycmVudF9zZWF0GA0gASgNEh4KBXBoYXNlGA4gASgOMg8ucnVtbXkudjEuUGhhc2USDQoFcm91bmQYDyABKA0SDAoEdHVybhgQIAEoDRIQCgh0dXJuX2NhcBgRIAEoDRIxCg10dXJuX2RlYWRsaW5lGBIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtzZXJ2ZXJfdGltZRgTIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEAoIbGFzdF9zZXEYFCABKAQSIQoFcnVsZXMYFSABKAsyEi5ydW1teS52MS5SdWxlSW5mbxIsCg1yb3VuZF9yZXN1bHRzGBYgAygLMhUucnVtbXkudjEuUm91bmRSZXN1bHQSKwoMY2xhaW1fd2luZG93GBcgASgLMhUucnVtbXkudjEuQ2xhaW1XaW5kb3cSHQoQdGFrZW5fZGlzY2FyZF9pZBgYIAEoDUgBiAEBEhMKC2RlYWxlcl9zZWF0GBkgASgNEhcKD2RlY2tfY29tbWl0bWVudBgaIAEoCRIjCgZyZXN1bHQYGyABKAsyEy5ydW1teS52MS5HYW1lRW5kZWQSGAoQZGlzY2FyZF9wdXRfYmFjaxgcIAEoCEIKCghfbXlfc2VhdEITChFfdGFrZW5fZGlzY2FyZF9pZCLqCQoKVGFibGVFdmVudBILCgNzZXEYASABKAQSIQoEa2luZBgCIAEoDjITLnJ1bW15LnYxLkV2ZW50S2luZBIPCgd2ZXJzaW9uGAMgASgDEi8KC29jY3VycmVkX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIRCgRzZWF0GAUgASgNSAGIAQESIAoFZGVhbHQYCiABKAsyDy5ydW1teS52MS5EZWFsdEgAEi0KDHR1cm5fc3RhcnRlZBgLIAEoCzIVLnJ1bW15LnYxLlR1cm5TdGFydGVkSAASHgoEZHJldxgMIAEoCzIOLnJ1bW15LnYxLkRyZXdIABItCgx0b29rX2Rpc2NhcmQYDSABKAsyFS5ydW1teS52MS5Ub29rRGlzY2FyZEgAEiQKB3JlcG9zZWQYDiABKAsyES5ydW1teS52MS5SZXBvc2VkSAASIgoGbWVsZGVkGA8gASgLMhAucnVtbXkudjEuTWVsZGVkSAASJQoIbGFpZF9vZmYYECABKAsyES5ydW1teS52MS5MYWlkT2ZmSAASLwoNam9rZXJfc3dhcHBlZBgRIAEoCzIWLnJ1bW15LnYxLkpva2VyU3dhcHBlZEgAEigKCWRpc2NhcmRlZBgSIAEoCzITLnJ1bW15LnYxLkRpc2NhcmRlZEgAEisKC3R1cm5fcGFzc2VkGBMgASgLMhQucnVtbXkudjEuVHVyblBhc3NlZEgAEioKCnJlc2h1ZmZsZWQYFCABKAsyFC5ydW1teS52MS5SZXNodWZmbGVkSAASOgoTY2xhaW1fd2luZG93X29wZW5lZBgVIAEoCzIbLnJ1bW15LnYxLkNsYWltV2luZG93T3BlbmVkSAASJAoHY2xhaW1lZBgWIAEoCzIRLnJ1bW15LnYxLkNsYWltZWRIABIxCg5jYXJkX2Fubm91bmNlZBgXIAEoCzIXLnJ1bW15LnYxLkNhcmRBbm5vdW5jZWRIABIrCgtwbGF5ZXJfbGVmdBgYIAEoCzIULnJ1bW15LnYxLlBsYXllckxlZnRIABI3ChFwbGF5ZXJfZWxpbWluYXRlZBgZIAEoCzIaLnJ1bW15LnYxLlBsYXllckVsaW1pbmF0ZWRIABIrCgtyb3VuZF9lbmRlZBgaIAEoCzIULnJ1bW15LnYxLlJvdW5kRW5kZWRIABIpCgpnYW1lX2VuZGVkGBsgASgLMhMucnVtbXkudjEuR2FtZUVuZGVkSAASKQoKY2xhaW1fbWFkZRgcIAEoCzITLnJ1bW15LnYxLkNsYWltTWFkZUgAEi8KDWRlY2tfcmV2ZWFsZWQYHSABKAsyFi5ydW1teS52MS5EZWNrUmV2ZWFsZWRIABIrCgtib3VnaHRfYmFjaxgeIAEoCzIULnJ1bW15LnYxLkJvdWdodEJhY2tIABI6ChNjbGFpbV93aW5kb3dfY2xvc2VkGB8gASgLMhsucnVtbXkudjEuQ2xhaW1XaW5kb3dDbG9zZWRIABItCgx0dXJuX3Jlc3VtZWQYICABKAsyFS5ydW1teS52MS5UdXJuUmVzdW1lZEgAEjcKEXBsYXllcl9jb25uZWN0aW9uGCEgASgLMhoucnVtbXkudjEuUGxheWVyQ29ubmVjdGlvbkgAQgkKB3BheWxvYWRCBwoFX3NlYXQi/QEKBURlYWx0Eg0KBXJvdW5kGAEgASgNEhMKC2RlYWxlcl9zZWF0GAIgASgNEhwKBGhhbmQYAyADKAsyDi5ydW1teS52MS5DYXJkEhIKCmhhbmRfc2l6ZXMYBCADKA0SIwoLZGlzY2FyZF90b3AYBSABKAsyDi5ydW1teS52MS5DYXJkEhIKCnN0b2NrX3NpemUYBiABKA0SKAoMY29udHJhY3RfZHVlGAcgASgLMhIucnVtbXkudjEuQ29udHJhY3QSFwoPZGVja19jb21taXRtZW50GAggASgJEiIKBWhhbmRzGAkgAygLMhMucnVtbXkudjEuRGVhbHRIYW5kIioKCURlYWx0SGFuZBIdCgVjYXJkcxgBIAMoCzIOLnJ1bW15LnYxLkNhcmQiSQoLVHVyblN0YXJ0ZWQSDAoEdHVybhgBIAEoDRIsCghkZWFkbGluZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAirQEKC1R1cm5SZXN1bWVkEgwKBHR1cm4YASABKA0SLAoIZGVhZGxpbmUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjIKDmNsYWltX2RlYWRsaW5lGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgtzdG9wcGVkX2ZvchgEIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiI4CgREcmV3EhwKBGNhcmQYASABKAsyDi5ydW1teS52MS5DYXJkEhIKCnN0b2NrX3NpemUYAiABKA0iKwoLVG9va0Rpc2NhcmQSHAoEY2FyZBgBIAEoCzIOLnJ1bW15LnYxLkNhcmQiJwoHUmVwb3NlZBIcCgRjYXJkGAEgASgLMg4ucnVtbXkudjEuQ2FyZCJTCgZNZWxkZWQSIQoFbWVsZHMYASADKAsyEi5ydW1teS52MS5NZWxkVmlldxIOCgZvcGVuZWQYAiABKAgSFgoOb3BlbmluZ19wb2ludHMYAyABKA0iSgoHTGFpZE9mZhIdCgVjYXJkcxgBIAMoCzIOLnJ1bW15LnYxLkNhcmQSIAoEbWVsZBgCIAEoCzISLnJ1bW15LnYxLk1lbGRWaWV3IpwBCgxKb2tlclN3YXBwZWQSHQoFam9rZXIYASABKAsyDi5ydW1teS52MS5DYXJkEiQKDHJlcGxhY2VtZW50cxgCIAMoCzIOLnJ1bW15LnYxLkNhcmQSIAoEbWVsZBgDIAEoCzISLnJ1bW15LnYxLk1lbGRWaWV3EiUKCXBsYWNlZF9pbhgEIAEoCzISLnJ1bW15LnYxLk1lbGRWaWV3IjwKCURpc2NhcmRlZBIcCgRjYXJkGAEgASgLMg4ucnVtbXkudjEuQ2FyZBIRCglhdXRvbWF0aWMYAiABKAgiOAoKVHVyblBhc3NlZBIqCgZyZWFzb24YASABKA4yGi5ydW1teS52MS5UdXJuUGFzc2VkUmVhc29uIlQKClJlc2h1ZmZsZWQSEgoKc3RvY2tfc2l6ZRgBIAEoDRIjCgtkaXNjYXJkX3RvcBgCIAEoCzIOLnJ1bW15LnYxLkNhcmQSDQoFY291bnQYAyABKA0iYAoRQ2xhaW1XaW5kb3dPcGVuZWQSHAoEY2FyZBgBIAEoCzIOLnJ1bW15LnYxLkNhcmQSLQoJY2xvc2VzX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCIxChFDbGFpbVdpbmRvd0Nsb3NlZBIcCgRjYXJkGAEgASgLMg4ucnVtbXkudjEuQ2FyZCJlCgdDbGFpbWVkEhwKBGNhcmQYASABKAsyDi5ydW1teS52MS5DYXJkEhUKDXBlbmFsdHlfY291bnQYAiABKA0SJQoNcGVuYWx0eV9jYXJkcxgDIAMoCzIOLnJ1bW15LnYxLkNhcmQiDwoNQ2FyZEFubm91bmNlZCILCglDbGFpbU1hZGUiSAoMRGVja1JldmVhbGVkEg0KBXJvdW5kGAEgASgNEg0KBW9yZGVyGAIgAygNEgwKBHNlZWQYAyABKAQSDAoEc2FsdBgEIAEoCSIlChBQbGF5ZXJDb25uZWN0aW9uEhEKCWNvbm5lY3RlZBgBIAEoCCIMCgpQbGF5ZXJMZWZ0IiEKEFBsYXllckVsaW1pbmF0ZWQSDQoFdG90YWwYASABKAUiKQoKQm91Z2h0QmFjaxINCgV0b3RhbBgBIAEoBRIMCgR1c2VkGAIgASgNIjMKClJvdW5kRW5kZWQSJQoGcmVzdWx0GAEgASgLMhUucnVtbXkudjEuUm91bmRSZXN1bHQifwoJR2FtZUVuZGVkEhgKC3dpbm5lcl9zZWF0GAEgASgNSACIAQESIwoGcmVhc29uGAIgASgOMhMucnVtbXkudjEuRW5kUmVhc29uEiMKBnRvdGFscxgDIAMoCzITLnJ1bW15LnYxLlNlYXRTY29yZUIOCgxfd2lubmVyX3NlYXQqegoFUGhhc2USFQoRUEhBU0VfVU5TUEVDSUZJRUQQABIOCgpQSEFTRV9EUkFXEAESDgoKUEhBU0VfUExBWRACEg8KC1BIQVNFX0NMQUlNEAMSFAoQUEhBU0VfUk9VTkRfT1ZFUhAEEhMKD1BIQVNFX0dBTUVfT1ZFUhAFKnQKClNlYXRTdGF0dXMSGwoXU0VBVF9TVEFUVVNfVU5TUEVDSUZJRUQQABIXChNTRUFUX1NUQVRVU19QTEFZSU5HEAESFAoQU0VBVF9TVEFUVVNfTEVGVBACEhoKFlNFQVRfU1RBVFVTX0VMSU1JTkFURUQQAypNCghNZWxkS2luZBIZChVNRUxEX0tJTkRfVU5TUEVDSUZJRUQQABITCg9NRUxEX0tJTkRfR1JPVVAQARIRCg1NRUxEX0tJTkRfUlVOEAIq6AEKCUVuZFJlYXNvbhIaChZFTkRfUkVBU09OX1VOU1BFQ0lGSUVEEAASFwoTRU5EX1JFQVNPTl9XRU5UX09VVBABEhcKE0VORF9SRUFTT05fVFVSTl9DQVAQAhIWChJFTkRfUkVBU09OX0JMT0NLRUQQAxIcChhFTkRfUkVBU09OX1JPVU5EU19QTEFZRUQQBBIcChhFTkRfUkVBU09OX0xBU1RfU1RBTkRJTkcQBRIaChZFTkRfUkVBU09OX09USEVSU19MRUZUEAYSHQoZRU5EX1JFQVNPTl9UQVJHRVRfUkVBQ0hFRBAHKmUKCEJvdExldmVsEhkKFUJPVF9MRVZFTF9VTlNQRUNJRklFRBAAEhIKDkJPVF9MRVZFTF9FQVNZEAESFAoQQk9UX0xFVkVMX05PUk1BTBACEhQKEEJPVF9MRVZFTF9TVFJPTkcQAyrLBQoJRXZlbnRLaW5kEhoKFkVWRU5UX0tJTkRfVU5TUEVDSUZJRUQQABIUChBFVkVOVF9LSU5EX0RFQUxUEAESGwoXRVZFTlRfS0lORF9UVVJOX1NUQVJURUQQAhITCg9FVkVOVF9LSU5EX0RSRVcQAxIbChdFVkVOVF9LSU5EX1RPT0tfRElTQ0FSRBAEEhYKEkVWRU5UX0tJTkRfUkVQT1NFRBAFEhUKEUVWRU5UX0tJTkRfTUVMREVEEAYSFwoTRVZFTlRfS0lORF9MQUlEX09GRhAHEhwKGEVWRU5UX0tJTkRfSk9LRVJfU1dBUFBFRBAIEhgKFEVWRU5UX0tJTkRfRElTQ0FSREVEEAkSGgoWRVZFTlRfS0lORF9UVVJOX1BBU1NFRBAKEhkKFUVWRU5UX0tJTkRfUkVTSFVGRkxFRBALEiIKHkVWRU5UX0tJTkRfQ0xBSU1fV0lORE9XX09QRU5FRBAMEhYKEkVWRU5UX0tJTkRfQ0xBSU1FRBANEh0KGUVWRU5UX0tJTkRfQ0FSRF9BTk5PVU5DRUQQDhIaChZFVkVOVF9LSU5EX1BMQVlFUl9MRUZUEA8SIAocRVZFTlRfS0lORF9QTEFZRVJfRUxJTUlOQVRFRBAQEhoKFkVWRU5UX0tJTkRfUk9VTkRfRU5ERUQQERIZChVFVkVOVF9LSU5EX0dBTUVfRU5ERUQQEhIZChVFVkVOVF9LSU5EX0NMQUlNX01BREUQExIcChhFVkVOVF9LSU5EX0RFQ0tfUkVWRUFMRUQQFBIaChZFVkVOVF9LSU5EX0JPVUdIVF9CQUNLEBUSIgoeRVZFTlRfS0lORF9DTEFJTV9XSU5ET1dfQ0xPU0VEEBYSGwoXRVZFTlRfS0lORF9UVVJOX1JFU1VNRUQQFxIgChxFVkVOVF9LSU5EX1BMQVlFUl9DT05ORUNUSU9OEBgqlQEKEFR1cm5QYXNzZWRSZWFzb24SIgoeVFVSTl9QQVNTRURfUkVBU09OX1VOU1BFQ0lGSUVEEAASIAocVFVSTl9QQVNTRURfUkVBU09OX1RJTUVEX09VVBABEhsKF1RVUk5fUEFTU0VEX1JFQVNPTl9MRUZUEAISHgoaVFVSTl9QQVNTRURfUkVBU09OX05PX01PVkUQA2IGcHJvdG8z", [file_google_protobuf_duration, file_google_protobuf_timestamp, file_rummy_v1_cards]);
 
 /**
  * Settings fixed when a table is created. A zero value means "the default";
@@ -999,6 +999,15 @@ export type Dealt = Message<"rummy.v1.Dealt"> & {
    * @generated from field: string deck_commitment = 8;
    */
   deckCommitment: string;
+
+  /**
+   * Every seat's hand as dealt, in seat order: only in a finished game's
+   * replay for a player who sat at it (PlayerService.GetReplay). Empty
+   * everywhere else: a Watch stream shows the viewer's own `hand` alone.
+   *
+   * @generated from field: repeated rummy.v1.DealtHand hands = 9;
+   */
+  hands: DealtHand[];
 };
 
 /**
@@ -1007,6 +1016,25 @@ export type Dealt = Message<"rummy.v1.Dealt"> & {
  */
 export const DealtSchema: GenMessage<Dealt> = /*@__PURE__*/
   messageDesc(file_rummy_v1_table, 11);
+
+/**
+ * The cards one seat was dealt.
+ *
+ * @generated from message rummy.v1.DealtHand
+ */
+export type DealtHand = Message<"rummy.v1.DealtHand"> & {
+  /**
+   * @generated from field: repeated rummy.v1.Card cards = 1;
+   */
+  cards: Card[];
+};
+
+/**
+ * Describes the message rummy.v1.DealtHand.
+ * Use `create(DealtHandSchema)` to create a new message.
+ */
+export const DealtHandSchema: GenMessage<DealtHand> = /*@__PURE__*/
+  messageDesc(file_rummy_v1_table, 12);
 
 /**
  * A seat's turn began.
@@ -1032,7 +1060,7 @@ export type TurnStarted = Message<"rummy.v1.TurnStarted"> & {
  * Use `create(TurnStartedSchema)` to create a new message.
  */
 export const TurnStartedSchema: GenMessage<TurnStarted> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_table, 12);
+  messageDesc(file_rummy_v1_table, 13);
 
 /**
  * The game service is back after nobody could reach it (no move could be
@@ -1075,7 +1103,7 @@ export type TurnResumed = Message<"rummy.v1.TurnResumed"> & {
  * Use `create(TurnResumedSchema)` to create a new message.
  */
 export const TurnResumedSchema: GenMessage<TurnResumed> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_table, 13);
+  messageDesc(file_rummy_v1_table, 14);
 
 /**
  * The acting seat drew the top card of the stock.
@@ -1103,7 +1131,7 @@ export type Drew = Message<"rummy.v1.Drew"> & {
  * Use `create(DrewSchema)` to create a new message.
  */
 export const DrewSchema: GenMessage<Drew> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_table, 14);
+  messageDesc(file_rummy_v1_table, 15);
 
 /**
  * The acting seat took the top card of the discard pile.
@@ -1122,7 +1150,7 @@ export type TookDiscard = Message<"rummy.v1.TookDiscard"> & {
  * Use `create(TookDiscardSchema)` to create a new message.
  */
 export const TookDiscardSchema: GenMessage<TookDiscard> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_table, 15);
+  messageDesc(file_rummy_v1_table, 16);
 
 /**
  * rami51: the acting seat put the discard it took back on the pile (Reposer).
@@ -1141,7 +1169,7 @@ export type Reposed = Message<"rummy.v1.Reposed"> & {
  * Use `create(ReposedSchema)` to create a new message.
  */
 export const ReposedSchema: GenMessage<Reposed> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_table, 16);
+  messageDesc(file_rummy_v1_table, 17);
 
 /**
  * The acting seat laid down new melds in one action.
@@ -1174,7 +1202,7 @@ export type Melded = Message<"rummy.v1.Melded"> & {
  * Use `create(MeldedSchema)` to create a new message.
  */
 export const MeldedSchema: GenMessage<Melded> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_table, 17);
+  messageDesc(file_rummy_v1_table, 18);
 
 /**
  * The acting seat added cards to a table meld.
@@ -1202,7 +1230,7 @@ export type LaidOff = Message<"rummy.v1.LaidOff"> & {
  * Use `create(LaidOffSchema)` to create a new message.
  */
 export const LaidOffSchema: GenMessage<LaidOff> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_table, 18);
+  messageDesc(file_rummy_v1_table, 19);
 
 /**
  * The acting seat took a joker from a meld by putting in the card(s) it
@@ -1244,7 +1272,7 @@ export type JokerSwapped = Message<"rummy.v1.JokerSwapped"> & {
  * Use `create(JokerSwappedSchema)` to create a new message.
  */
 export const JokerSwappedSchema: GenMessage<JokerSwapped> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_table, 19);
+  messageDesc(file_rummy_v1_table, 20);
 
 /**
  * The acting seat discarded a card, which ends their turn unless it was
@@ -1271,7 +1299,7 @@ export type Discarded = Message<"rummy.v1.Discarded"> & {
  * Use `create(DiscardedSchema)` to create a new message.
  */
 export const DiscardedSchema: GenMessage<Discarded> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_table, 20);
+  messageDesc(file_rummy_v1_table, 21);
 
 /**
  * The acting seat's turn ended without a discard.
@@ -1292,7 +1320,7 @@ export type TurnPassed = Message<"rummy.v1.TurnPassed"> & {
  * Use `create(TurnPassedSchema)` to create a new message.
  */
 export const TurnPassedSchema: GenMessage<TurnPassed> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_table, 21);
+  messageDesc(file_rummy_v1_table, 22);
 
 /**
  * The stock ran out and was rebuilt from the discard pile.
@@ -1325,7 +1353,7 @@ export type Reshuffled = Message<"rummy.v1.Reshuffled"> & {
  * Use `create(ReshuffledSchema)` to create a new message.
  */
 export const ReshuffledSchema: GenMessage<Reshuffled> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_table, 22);
+  messageDesc(file_rummy_v1_table, 23);
 
 /**
  * contract only: the active seat drew from the stock; others may claim the
@@ -1350,7 +1378,7 @@ export type ClaimWindowOpened = Message<"rummy.v1.ClaimWindowOpened"> & {
  * Use `create(ClaimWindowOpenedSchema)` to create a new message.
  */
 export const ClaimWindowOpenedSchema: GenMessage<ClaimWindowOpened> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_table, 23);
+  messageDesc(file_rummy_v1_table, 24);
 
 /**
  * contract only: the claim window closed and nobody took `card`: no seat
@@ -1370,7 +1398,7 @@ export type ClaimWindowClosed = Message<"rummy.v1.ClaimWindowClosed"> & {
  * Use `create(ClaimWindowClosedSchema)` to create a new message.
  */
 export const ClaimWindowClosedSchema: GenMessage<ClaimWindowClosed> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_table, 24);
+  messageDesc(file_rummy_v1_table, 25);
 
 /**
  * contract only: the acting seat won the claim for the top discard and drew
@@ -1404,7 +1432,7 @@ export type Claimed = Message<"rummy.v1.Claimed"> & {
  * Use `create(ClaimedSchema)` to create a new message.
  */
 export const ClaimedSchema: GenMessage<Claimed> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_table, 25);
+  messageDesc(file_rummy_v1_table, 26);
 
 /**
  * classic: the acting seat has a single card left ("Carte !").
@@ -1419,7 +1447,7 @@ export type CardAnnounced = Message<"rummy.v1.CardAnnounced"> & {
  * Use `create(CardAnnouncedSchema)` to create a new message.
  */
 export const CardAnnouncedSchema: GenMessage<CardAnnounced> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_table, 26);
+  messageDesc(file_rummy_v1_table, 27);
 
 /**
  * contract: the acting seat asked for the discard ("Puis-je ?"); who gets it
@@ -1435,7 +1463,7 @@ export type ClaimMade = Message<"rummy.v1.ClaimMade"> & {
  * Use `create(ClaimMadeSchema)` to create a new message.
  */
 export const ClaimMadeSchema: GenMessage<ClaimMade> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_table, 27);
+  messageDesc(file_rummy_v1_table, 28);
 
 /**
  * End of a round (or of the game, when it ends during one): the deck as it
@@ -1477,7 +1505,7 @@ export type DeckRevealed = Message<"rummy.v1.DeckRevealed"> & {
  * Use `create(DeckRevealedSchema)` to create a new message.
  */
 export const DeckRevealedSchema: GenMessage<DeckRevealed> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_table, 28);
+  messageDesc(file_rummy_v1_table, 29);
 
 /**
  * The event's seat lost or got back its connection to the table (its
@@ -1505,7 +1533,7 @@ export type PlayerConnection = Message<"rummy.v1.PlayerConnection"> & {
  * Use `create(PlayerConnectionSchema)` to create a new message.
  */
 export const PlayerConnectionSchema: GenMessage<PlayerConnection> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_table, 29);
+  messageDesc(file_rummy_v1_table, 30);
 
 /**
  * The acting seat resigned (Leave).
@@ -1520,7 +1548,7 @@ export type PlayerLeft = Message<"rummy.v1.PlayerLeft"> & {
  * Use `create(PlayerLeftSchema)` to create a new message.
  */
 export const PlayerLeftSchema: GenMessage<PlayerLeft> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_table, 30);
+  messageDesc(file_rummy_v1_table, 31);
 
 /**
  * The acting seat reached the elimination cap.
@@ -1541,7 +1569,7 @@ export type PlayerEliminated = Message<"rummy.v1.PlayerEliminated"> & {
  * Use `create(PlayerEliminatedSchema)` to create a new message.
  */
 export const PlayerEliminatedSchema: GenMessage<PlayerEliminated> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_table, 31);
+  messageDesc(file_rummy_v1_table, 32);
 
 /**
  * `classic`: the seat reached the elimination cap and bought back in.
@@ -1569,7 +1597,7 @@ export type BoughtBack = Message<"rummy.v1.BoughtBack"> & {
  * Use `create(BoughtBackSchema)` to create a new message.
  */
 export const BoughtBackSchema: GenMessage<BoughtBack> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_table, 32);
+  messageDesc(file_rummy_v1_table, 33);
 
 /**
  * A round was scored.
@@ -1588,7 +1616,7 @@ export type RoundEnded = Message<"rummy.v1.RoundEnded"> & {
  * Use `create(RoundEndedSchema)` to create a new message.
  */
 export const RoundEndedSchema: GenMessage<RoundEnded> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_table, 33);
+  messageDesc(file_rummy_v1_table, 34);
 
 /**
  * The game is over.
@@ -1621,7 +1649,7 @@ export type GameEnded = Message<"rummy.v1.GameEnded"> & {
  * Use `create(GameEndedSchema)` to create a new message.
  */
 export const GameEndedSchema: GenMessage<GameEnded> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_table, 34);
+  messageDesc(file_rummy_v1_table, 35);
 
 /**
  * Where the table is in its turn cycle.
