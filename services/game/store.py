@@ -20,7 +20,7 @@ from services.common.db import Connection, Pool
 from services.common.wire.reasons import ServiceReason
 from services.common.wire.refusals import Refusal
 
-from . import eventlog, statements
+from . import eventlog, results, statements
 from .autoplay import abandoned, bot_claims
 from .clockstop import CLOCK_STOP_S
 from .dbclock import DbClock
@@ -167,7 +167,9 @@ class TableStore:
         version = row["version"] + 1
         over = state.phase == Phase.GAME_OVER
         if over:
-            await self._rate(con, table_id, state)
+            await results.record(
+                con, table_id, state, rate=lambda: self._rate(con, table_id, state)
+            )
         last_seq = row["last_seq"] + len(events)
         seqs = list(range(row["last_seq"] + 1, last_seq + 1))
         data = serial.dumps(state)
