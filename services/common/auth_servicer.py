@@ -26,6 +26,13 @@ def _expiry(ttl_s: int, now: float) -> Timestamp:
     return stamp
 
 
+def display_name_of(text: str) -> str | None:
+    """A display name as sign-in takes it (runs of spaces made one, none at either
+    end), if it is one: 1 to `MAX_NAME` printable characters; else None."""
+    name = " ".join(text.split())
+    return name if 1 <= len(name) <= MAX_NAME and name.isprintable() else None
+
+
 DEVICE_ID = re.compile(r"[!-~]{8,128}")
 """What `LoginRequest.device_id` is: 8 to 128 visible ASCII characters (no space),
 taken exactly as sent."""
@@ -41,7 +48,7 @@ class AuthServicer(auth_pb2_grpc.AuthServiceServicer):
         self, request: auth_pb2.LoginRequest, context: grpc.aio.ServicerContext
     ) -> auth_pb2.LoginResponse:
         device = request.device_id  # as sent: a padded id is no other device's
-        name = " ".join(request.display_name.split())
+        name = display_name_of(request.display_name)
         if not DEVICE_ID.fullmatch(device):
             await errors.abort(
                 context,
@@ -50,7 +57,7 @@ class AuthServicer(auth_pb2_grpc.AuthServiceServicer):
                 "This device could not be identified: its id must be 8 to 128 visible"
                 " ASCII characters, with no spaces.",
             )
-        if not 1 <= len(name) <= MAX_NAME or not name.isprintable():
+        if name is None:
             await errors.abort(
                 context,
                 grpc.StatusCode.INVALID_ARGUMENT,

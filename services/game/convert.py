@@ -245,6 +245,11 @@ def rule_info(state: GameState) -> table_pb2.RuleInfo:
     return info
 
 
+def end_reason(reason: ev.EndReason | None) -> table_pb2.EndReason.ValueType:
+    """Why a round or a game ended, on the wire (``reason`` None: not known)."""
+    return _END[reason] if reason is not None else table_pb2.END_REASON_UNSPECIFIED
+
+
 def game_ended(
     winner: int, reason: ev.EndReason | None, totals: Sequence[int]
 ) -> table_pb2.GameEnded:

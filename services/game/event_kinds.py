@@ -185,11 +185,12 @@ WIRE_KIND: dict[str, table_pb2.EventKind.ValueType] = {
 
 
 def table_event(logged: LoggedEvent, viewing: Viewing) -> table_pb2.TableEvent:
-    """One logged event as ``viewing.viewer`` may see it. Its seat is the event's
-    own `seat`, for the events about one seat (not a deal, a reshuffle, a round's
-    or the game's end, a claim window)."""
+    """One logged event as ``viewing.viewer`` may see it (whole, in a replay that
+    shows every hand). Its seat is the event's own `seat`, for the events about
+    one seat (not a deal, a reshuffle, a round's or the game's end, a claim
+    window)."""
     event = logged.event
-    seen = event.visible_to(viewing.viewer)
+    seen = event if viewing.every_hand else event.visible_to(viewing.viewer)
     payload = BY_CLASS[type(event)].wire(seen, event, viewing)
     field_name = FIELD_OF[payload.DESCRIPTOR.full_name]
     out = table_pb2.TableEvent(seq=logged.seq, version=logged.version, kind=WIRE_KIND[field_name])

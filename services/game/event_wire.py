@@ -32,6 +32,9 @@ class Viewing:
     contracts: tuple[Contract, ...] = ()
     """The table's own list of contracts, when its options chose one (else the
     rule set's)."""
+    every_hand: bool = False
+    """A finished game's replay for a player who sat at it: nothing is hidden
+    (every hand dealt, every card drawn), as at a real table once it is over."""
 
 
 _PASSED = {
@@ -59,6 +62,9 @@ def round_dealt(seen: ev.RoundDealt, _: ev.RoundDealt, at: Viewing) -> table_pb2
             _contract_of(at.contracts or at.rules.contracts, seen.round_no)
         ),
         deck_commitment=seen.commitment,
+        hands=[table_pb2.DealtHand(cards=cards(deck, h)) for h in seen.hands]
+        if at.every_hand
+        else (),
     )
 
 

@@ -1,5 +1,5 @@
-"""The game server: GameService and AuthService over one PostgreSQL, plus the
-fan-out of live events and the turn-timeout sweeper, health and reflection."""
+"""The game server: GameService, PlayerService and AuthService over one PostgreSQL,
+plus the fan-out of live events and the turn-timeout sweeper, health and reflection."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from services.common.interceptors import Gate
 from services.common.limits import Limits
 from services.common.looplag import LoopLag
 from services.common.metrics import ACTIVE_TABLES
-from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc
+from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc, player_pb2_grpc
 from services.common.serving import CLIENT_PING_MS, KEEPALIVE_MS, serve, server_options
 
 from . import retention
@@ -29,6 +29,7 @@ from .autoplay import BOT_DELAY_MS
 from .clockstop import BEAT_S, BEAT_TIMEOUT_S, CLOCK_STOP_S
 from .fanout import CUT_OFF_S, Fanout
 from .pacing import BotPace
+from .player_servicer import PlayerServicer
 from .presence import Presence, PresenceTimings
 from .rules.ruleset import preset
 from .servicer import GameServicer
@@ -165,6 +166,9 @@ class GameServer:
         self.presence = presence = Presence(pool, fanout, config.presence)
         game_pb2_grpc.add_GameServiceServicer_to_server(
             GameServicer(tables, fanout, pool, presence), server
+        )
+        player_pb2_grpc.add_PlayerServiceServicer_to_server(
+            PlayerServicer(pool, retention_days=config.event_retention_days), server
         )
         self.port, self.health = await serve(
             server,

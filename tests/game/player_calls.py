@@ -1,0 +1,109 @@
+"""PlayerService calls for the tests: a signed-in `Player` asks through the
+public API, and a few finished games set up quickly (a training table the
+person leaves at once; two people playing a fixed deal to the end)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+import asyncpg
+import grpc
+from google.protobuf.message import Message
+
+from services.common.pb.rummy.v1 import (
+    game_pb2,
+    game_pb2_grpc,
+    player_pb2,
+    player_pb2_grpc,
+)
+
+from .harness import (
+    CALL_TIMEOUT_S,
+    Player,
+    create_table,
+    login,
+    play_to_end,
+    service_auth,
+    shuffled_deck,
+)
+
+DECK_SEED = 11
+"""A fixed deal two greedy players finish in one round."""
+
+
+async def ask(player: Player, method: str, request: Message) -> Any:
+    """One PlayerService call as ``player``."""
+    stub = player_pb2_grpc.PlayerServiceStub(player.channel)
+    return await getattr(stub, method)(request, metadata=player.auth, timeout=CALL_TIMEOUT_S)
+
+
+async def all_games(player: Player, page_size: int = 0) -> list[player_pb2.PlayedGame]:
+    games: list[player_pb2.PlayedGame] = []
+    token = ""
+    while True:
+        page = await ask(
+            player, "ListGames", player_pb2.ListGamesRequest(page_size=page_size, page_token=token)
+        )
+        games.extend(page.games)
+        token = page.next_page_token
+        if not token:
+            return games
+
+
+async def whole_replay(
+    player: Player, table_id: str, page_size: int = 0
+) -> tuple[player_pb2.GetReplayResponse, list[Any]]:
+    """The first page (with the header and deals) and every event of every page."""
+    first = await ask(
+        player, "GetReplay", player_pb2.GetReplayRequest(table_id=table_id, page_size=page_size)
+    )
+    events = list(first.events)
+    token = first.next_page_token
+    while token:
+        page = await ask(
+            player,
+            "GetReplay",
+            player_pb2.GetReplayRequest(table_id=table_id, page_size=page_size, page_token=token),
+        )
+        assert not page.deals, "the deals come on the first page only"
+        events.extend(page.events)
+        token = page.next_page_token
+    return first, events
+
+
+async def played_game(channel: grpc.aio.Channel, names: Sequence[str] = ("Ann", "Ben")) -> str:
+    """A rated game of ``names`` (logged in now) played greedily to its end."""
+    players = [await login(channel, n) for n in names]
+    table_id = await create_table(channel, players, deck_order=shuffled_deck(DECK_SEED))
+    await play_to_end(players, table_id)
+    return table_id
+
+
+async def training_game(channel: grpc.aio.Channel, person: Player) -> str:
+    """A table of ``person`` and a bot, which ends as soon as the person leaves."""
+    stub = game_pb2_grpc.GameServiceStub(channel)
+    created = await stub.CreateTable(
+        game_pb2.CreateTableRequest(
+            ruleset="cafe",
+            players=[
+                game_pb2.SeatedPlayer(player_id=person.player_id, display_name=person.name),
+                game_pb2.SeatedPlayer(player_id="bot-1", display_name="Bot", is_bot=True),
+            ],
+        ),
+        metadata=service_auth(),
+        timeout=CALL_TIMEOUT_S,
+    )
+    await person.call(
+        "Leave", game_pb2.LeaveRequest(table_id=created.table_id, request_id=uuid.uuid4().hex)
+    )
+    return str(created.table_id)
+
+
+async def fetch(dsn: str, query: str, *args: object) -> list[asyncpg.Record]:
+    con = await asyncpg.connect(dsn)
+    try:
+        return list(await con.fetch(query, *args))
+    finally:
+        await con.close()
