@@ -1,0 +1,106 @@
+"""A rule set's leaderboard: rated players only, in the documented order (rating,
+then rated games, then player id, all descending), one rank each, paged without
+a gap or a repeat, and the caller's own rank."""
+
+from __future__ import annotations
+
+import asyncpg
+import grpc
+
+from services.common.pb.rummy.v1 import player_pb2
+
+from .harness import login
+from .player_calls import ask
+
+# (player id, rating, rated games): ties on rating, and on rating and games.
+BOARD = [
+    ("p-a", 1600.0, 3),
+    ("p-b", 1550.0, 2),
+    ("p-c", 1550.0, 5),
+    ("p-d", 1550.0, 2),
+    ("p-e", 1500.0, 1),
+    ("p-f", 1480.5, 9),
+    ("p-g", 1480.5, 9),
+]
+RANKED = ["p-a", "p-c", "p-d", "p-b", "p-e", "p-g", "p-f"]
+"""The order the rule says: 1600; then 1550 with 5 games before the two with 2,
+which go by id, descending (d before b); 1500; then two equal in both, by id."""
+
+
+async def _seed(dsn: str, caller: str) -> None:
+    con = await asyncpg.connect(dsn)
+    try:
+        rows = [*BOARD, (caller, 1490.0, 1)]
+        await con.executemany(
+            "INSERT INTO players (id, display_name, rating) VALUES ($1, upper($1), $2)"
+            " ON CONFLICT (id) DO UPDATE SET rating = excluded.rating",
+            [(p, r) for p, r, _ in rows],
+        )
+        await con.executemany(
+            "INSERT INTO player_standings (player_id, ruleset, games, wins, streak,"
+            " rated_games, rating, last_game_at) VALUES ($1, 'cafe', $3 + 1, 1, 1, $3, $2, now())",
+            rows,
+        )
+        # Not ranked: no rated game in cafe, or only in another rule set.
+        await con.execute(
+            "INSERT INTO player_standings (player_id, ruleset, games, wins, streak,"
+            " rated_games, rating, last_game_at) VALUES ('p-x', 'cafe', 4, 4, 4, 0, 9999, now()),"
+            " ('p-y', 'rami51', 4, 4, 4, 4, 9999, now())"
+        )
+    finally:
+        await con.close()
+
+
+async def test_ties_are_ordered_by_the_documented_rule(
+    channel: grpc.aio.Channel, fresh_dsn: str
+) -> None:
+    caller = await login(channel, "Zed")
+    await _seed(fresh_dsn, caller.player_id)
+    expected = [*RANKED[:5], caller.player_id, *RANKED[5:]]
+    board = await ask(caller, "GetLeaderboard", player_pb2.GetLeaderboardRequest(ruleset="cafe"))
+    assert [e.player_id for e in board.entries] == expected
+    assert [e.rank for e in board.entries] == list(range(1, len(expected) + 1))
+    assert not board.next_page_token
+    assert board.me.player_id == caller.player_id
+    assert board.me.rank == 6
+    assert board.me.display_name == "Zed"
+    top = board.entries[0]
+    assert (top.display_name, top.rating, top.rated_games, top.deviation) == (
+        "P-A",
+        1600.0,
+        3,
+        0.0,
+    )
+
+
+async def test_pages_of_the_leaderboard_join_up_with_their_ranks(
+    channel: grpc.aio.Channel, fresh_dsn: str
+) -> None:
+    caller = await login(channel, "Yan")
+    await _seed(fresh_dsn, caller.player_id)
+    whole = await ask(caller, "GetLeaderboard", player_pb2.GetLeaderboardRequest())
+    entries: list[player_pb2.LeaderboardEntry] = []
+    token = ""
+    pages = 0
+    while True:
+        page = await ask(
+            caller,
+            "GetLeaderboard",
+            player_pb2.GetLeaderboardRequest(page_size=3, page_token=token),
+        )
+        assert page.ruleset == "cafe"
+        assert page.HasField("me") == (not token), "the caller's rank on the first page only"
+        entries.extend(page.entries)
+        pages += 1
+        token = page.next_page_token
+        if not token:
+            break
+    assert pages == 3
+    assert entries == list(whole.entries)
+
+
+async def test_a_caller_without_a_rated_game_has_no_rank(channel: grpc.aio.Channel) -> None:
+    caller = await login(channel, "New")
+    board = await ask(caller, "GetLeaderboard", player_pb2.GetLeaderboardRequest(ruleset="rami51"))
+    assert board.ruleset == "rami51"
+    assert not board.entries and not board.HasField("me")
