@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 import uuid
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -21,6 +22,7 @@ from services.game.rules.events import Event
 from services.game.rules.ruleset import CAFE
 from services.game.rules.simulate import play_game
 from services.game.rules.state import GameState
+from services.game.standings import bucket
 
 RULESETS = (("cafe", 0.55), ("rami51", 0.2), ("classic", 0.15), ("contract", 0.1))
 GAMES_PER_PLAYER = 5
@@ -197,7 +199,7 @@ class Loader:
 
     async def _players_and_standings(self, con: asyncpg.Connection) -> None:
         loaded = self.loaded
-        await con.execute("TRUNCATE players, player_standings")
+        await con.execute("TRUNCATE players, player_standings, rating_buckets")
         await con.copy_records_to_table(
             "players",
             records=(
@@ -230,6 +232,16 @@ class Loader:
                 "rating",
                 "last_game_at",
             ],
+        )
+        counts = Counter(
+            (ruleset, bucket(loaded.ratings[p]))
+            for (p, ruleset), x in loaded.standings.items()
+            if x.rated_games
+        )
+        await con.copy_records_to_table(
+            "rating_buckets",
+            records=((r, b, n) for (r, b), n in counts.items()),
+            columns=["ruleset", "bucket", "players"],
         )
 
 

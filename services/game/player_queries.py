@@ -3,8 +3,8 @@ leaderboard, from the records a game's end writes (`results`), as typed rows.
 
 Each page is one indexed range read from where the last page ended (keyset
 pagination, `page_tokens`): its cost depends on the page, not on how many
-games or players there are. A player's rank is the one count that grows with
-the leaderboard: an index-only count of the entries before theirs.
+games or players there are. A player's rank too: a sum over the rating buckets
+above theirs and a count within their own (`standings`).
 """
 
 from __future__ import annotations
@@ -62,13 +62,17 @@ TOP = (
 RANK = (
     "SELECT s.player_id, coalesce(p.display_name, '') AS display_name, s.rating,"
     " s.deviation, s.rated_games, s.wins,"
-    " 1 + (SELECT count(*) FROM player_standings o WHERE o.ruleset = $2 AND o.rated_games > 0"
+    " 1 + (SELECT coalesce(sum(b.players), 0) FROM rating_buckets b"
+    " WHERE b.ruleset = $2 AND b.bucket > floor(s.rating))"
+    " + (SELECT count(*) FROM player_standings o WHERE o.ruleset = $2 AND o.rated_games > 0"
+    " AND o.rating < floor(s.rating) + 1"
     " AND (o.rating, o.rated_games, o.player_id) > (s.rating, s.rated_games, s.player_id))"
     " AS rank"
     " FROM player_standings s LEFT JOIN players p ON p.id = s.player_id"
     " WHERE s.player_id = $1 AND s.ruleset = $2 AND s.rated_games > 0"
 )
-"""A player's entry and rank: one more than the entries before it."""
+"""A player's entry and rank: one more than the players ahead, counted by rating
+bucket above theirs (`rating_buckets`) and one by one within their own."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,11 +1,14 @@
 """A finished game's record, written in the commit that ends it: its result
 (`game_results`), each person's part in it with their rating before and after
-(`player_games`), and their standing in its rule set (`player_standings`).
-PlayerService reads them (`player_queries`); retention leaves them alone.
+(`player_games`), their standing in its rule set (`player_standings`) and the
+leaderboards' rating buckets (`standings`). PlayerService reads them
+(`player_queries`); retention leaves them alone.
 
 `record` wraps the ratings' update (the store's, whatever model it uses): it
-locks the people's rows and reads their ratings, lets the ratings move, then
-writes the record in one statement that reads the ratings the update left.
+locks the people's rows and reads their ratings, lets the ratings move, reads
+the ratings and standings the update left, and writes the record in one
+statement. Every change of a standing happens under its player's row lock, so
+two games a player finishes at once are recorded one after the other.
 """
 
 from __future__ import annotations
@@ -17,11 +20,10 @@ from services.common.db import Connection
 
 from .rules.rounds import final_places
 from .rules.state import GameState, SeatStatus
+from .standings import Seated, Standing, bucket_moves, changes
 
 LOCK_PEOPLE = "SELECT id, rating FROM players WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE"
-"""The people's rows, locked in the order the ratings' update locks them (by id):
-two games ending at once for a shared player wait for each other here, and each
-records the ratings it moved from."""
+"""The people's rows, locked in the order the ratings' update locks them (by id)."""
 
 SEATS = (
     "SELECT seat, player_id, display_name, is_bot FROM table_seats"
@@ -30,39 +32,50 @@ SEATS = (
 
 DEVIATION = "(coalesce(to_jsonb(p) ->> 'rating_deviation', to_jsonb(p) ->> 'sigma'))::float8"
 """How sure a player's rating is, where the ratings keep such a column (read by
-name, so that this statement runs with or without it); NULL where they do not."""
+name, so that the statement runs with or without one); NULL where they do not."""
+
+KEPT = (
+    "SELECT k.id, p.rating AS now_rating, "
+    + DEVIATION
+    + " AS now_deviation, s.ruleset, s.games, s.wins, s.streak, s.rated_games, s.rating,"
+    " s.deviation, s.last_game_at"
+    " FROM unnest($1::text[]) AS k(id) LEFT JOIN players p ON p.id = k.id"
+    " LEFT JOIN player_standings s ON s.player_id = k.id"
+)
+"""Each person's rating now (after the ratings' update) and their standings."""
 
 RECORD = (
     "WITH result AS (INSERT INTO game_results (table_id, ruleset, finished_at, end_reason,"
     " winner_seat, rated, player_ids, names, bots, totals, places, gone)"
     " VALUES ($1, $2, now(), $3, $4, $5, $6, $7, $8, $9, $10, $11)"
     " ON CONFLICT (table_id) DO NOTHING RETURNING table_id, finished_at),"
-    " mine AS (SELECT x.player_id, x.seat, x.place, x.won, x.before, p.rating AS after,"
-    f" {DEVIATION} AS deviation"
-    " FROM unnest($12::text[], $13::smallint[], $14::smallint[], $15::boolean[],"
-    " $16::float8[]) AS x(player_id, seat, place, won, before)"
-    " LEFT JOIN players p ON p.id = x.player_id),"
     " played AS (INSERT INTO player_games (player_id, finished_at, table_id, seat, place, won,"
-    " rating_before, rating_after) SELECT m.player_id, r.finished_at, r.table_id, m.seat,"
-    " m.place, m.won, CASE WHEN $5 THEN m.before END, CASE WHEN $5 THEN m.after END"
-    " FROM mine m, result r),"
+    " rating_before, rating_after) SELECT x.player_id, r.finished_at, r.table_id, x.seat,"
+    " x.place, x.won, x.before, x.after FROM result r, unnest($12::text[], $13::smallint[],"
+    " $14::smallint[], $15::boolean[], $16::float8[], $17::float8[])"
+    " AS x(player_id, seat, place, won, before, after)),"
     " standing AS (INSERT INTO player_standings AS s (player_id, ruleset, games, wins, streak,"
-    " rated_games, rating, deviation, last_game_at)"
-    " SELECT m.player_id, $2, 1, m.won::int, CASE WHEN m.won THEN 1 ELSE -1 END, $5::int,"
-    " coalesce(m.after, 1500), m.deviation, r.finished_at FROM mine m, result r"
-    " ON CONFLICT (player_id, ruleset) DO UPDATE SET games = s.games + 1,"
-    " wins = s.wins + excluded.wins, rated_games = s.rated_games + excluded.rated_games,"
-    " streak = CASE WHEN excluded.streak > 0 THEN greatest(s.streak, 0) + 1"
-    " ELSE least(s.streak, 0) - 1 END,"
+    " rated_games, rating, deviation, last_game_at) SELECT x.player_id, x.ruleset, x.games,"
+    " x.wins, x.streak, x.rated_games, x.rating, x.deviation,"
+    " CASE WHEN x.played THEN r.finished_at ELSE x.kept_at END"
+    " FROM result r, unnest($18::text[], $19::text[], $20::int[], $21::int[], $22::int[],"
+    " $23::int[], $24::float8[], $25::float8[], $26::boolean[], $27::timestamptz[])"
+    " AS x(player_id, ruleset, games, wins, streak, rated_games, rating, deviation, played,"
+    " kept_at)"
+    " ON CONFLICT (player_id, ruleset) DO UPDATE SET games = excluded.games,"
+    " wins = excluded.wins, streak = excluded.streak, rated_games = excluded.rated_games,"
     " rating = excluded.rating, deviation = excluded.deviation,"
-    " last_game_at = excluded.last_game_at)"
-    " UPDATE player_standings s SET rating = m.after, deviation = m.deviation"
-    " FROM mine m, result r"
-    " WHERE $5 AND s.player_id = m.player_id AND s.ruleset <> $2"
+    " last_game_at = excluded.last_game_at),"
+    " counted AS (INSERT INTO rating_buckets AS b (ruleset, bucket, players)"
+    " SELECT x.ruleset, x.bucket, x.moved FROM result,"
+    " unnest($28::text[], $29::bigint[], $30::int[]) AS x(ruleset, bucket, moved)"
+    " ORDER BY x.ruleset, x.bucket"
+    " ON CONFLICT (ruleset, bucket) DO UPDATE SET players = b.players + excluded.players)"
+    " SELECT count(*) FROM result"
 )
-"""The record in one statement, unless the game has one already. A rated game's
-new ratings also go to its players' standings in the other rule sets: one rating
-serves them all (`services.common.rating`), and the leaderboards order by it."""
+"""The record in one statement, unless the game has one already. The buckets are
+written in one order (by rule set, then bucket): two games ending at once with
+no player in common wait for each other there, never deadlock."""
 
 
 async def record(
@@ -73,20 +86,41 @@ async def record(
     rate: Callable[[], Awaitable[None]],
 ) -> None:
     """Record the game ``state`` ended, around ``rate`` (the ratings' update, run
-    between the two reads). Called once, in the commit that finishes the table."""
+    between the reads). Called once, in the commit that finishes the table."""
     seats = await con.fetch(SEATS, table_id)
     people = [r for r in seats if not r["is_bot"]]
     ids = sorted({r["player_id"] for r in people})
     before = {r["id"]: r["rating"] for r in await con.fetch(LOCK_PEOPLE, ids)}
     await rate()
+    now: dict[str, tuple[float | None, float | None]] = {}
+    kept: dict[tuple[str, str], Standing] = {}
+    for row in await con.fetch(KEPT, ids):
+        now[row["id"]] = (row["now_rating"], row["now_deviation"])
+        if row["ruleset"] is not None:
+            kept[row["id"], row["ruleset"]] = Standing(
+                row["games"],
+                row["wins"],
+                row["streak"],
+                row["rated_games"],
+                row["rating"],
+                row["deviation"],
+                row["last_game_at"],
+            )
     # The ratings' own rule (services/game/store.py): every seat a known person, two or more.
     rated = len(seats) >= 2 and len(people) == len(seats) and len(before) == len(ids)
     places = final_places(state)
     winner = state.winner if 0 <= state.winner < state.seats else None
+    ruleset = state.ruleset.name
+    seated = [
+        Seated(r["player_id"], r["seat"] == winner, *now.get(r["player_id"], (None, None)))
+        for r in people
+    ]
+    made = changes(kept, ruleset, seated, rated=rated)
+    moves = bucket_moves(kept, made)
     await con.execute(
         RECORD,
         table_id,
-        state.ruleset.name,
+        ruleset,
         state.end_reason,
         winner,
         rated,
@@ -100,5 +134,19 @@ async def record(
         [r["seat"] for r in people],
         [places[r["seat"]] for r in people],
         [r["seat"] == winner for r in people],
-        [before.get(r["player_id"]) for r in people],
+        [before.get(r["player_id"]) if rated else None for r in people],
+        [now.get(r["player_id"], (None, None))[0] if rated else None for r in people],
+        [c.player_id for c in made],
+        [c.ruleset for c in made],
+        [c.standing.games for c in made],
+        [c.standing.wins for c in made],
+        [c.standing.streak for c in made],
+        [c.standing.rated_games for c in made],
+        [c.standing.rating for c in made],
+        [c.standing.deviation for c in made],
+        [c.played for c in made],
+        [c.standing.last_game_at for c in made],
+        [key[0] for key in moves],
+        [key[1] for key in moves],
+        list(moves.values()),
     )

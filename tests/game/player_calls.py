@@ -31,6 +31,19 @@ from .harness import (
 
 DECK_SEED = 11
 """A fixed deal two greedy players finish in one round."""
+RECOUNT = (
+    "INSERT INTO rating_buckets (ruleset, bucket, players)"
+    " SELECT ruleset, floor(rating), count(*) FROM player_standings WHERE rated_games > 0"
+    " GROUP BY 1, 2 ON CONFLICT (ruleset, bucket) DO UPDATE SET players = excluded.players"
+)
+"""The leaderboards' buckets counted again from the standings (after a test wrote
+standings of its own)."""
+BUCKETS = "SELECT ruleset, bucket, players FROM rating_buckets WHERE players > 0 ORDER BY 1, 2"
+COUNTED = (
+    "SELECT ruleset, floor(rating)::bigint AS bucket, count(*)::int AS players"
+    " FROM player_standings WHERE rated_games > 0 GROUP BY 1, 2 ORDER BY 1, 2"
+)
+"""The buckets as the standings say they should be."""
 
 
 async def ask(player: Player, method: str, request: Message) -> Any:

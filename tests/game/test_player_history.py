@@ -9,7 +9,7 @@ from services.common.pb.rummy.v1 import player_pb2, table_pb2
 from services.common.rating import DEFAULT_RATING
 
 from .harness import create_table, login, play_to_end, shuffled_deck
-from .player_calls import DECK_SEED, all_games, ask, fetch, training_game
+from .player_calls import BUCKETS, COUNTED, DECK_SEED, all_games, ask, fetch, training_game
 
 
 async def test_a_game_played_to_the_end_shows_in_both_histories(
@@ -53,6 +53,9 @@ async def test_a_game_played_to_the_end_shows_in_both_histories(
         assert cafe.rating == ratings[player.player_id]
         assert cafe.deviation == 0.0
         assert cafe.last_played_at == game.finished_at
+    buckets = [tuple(r) for r in await fetch(fresh_dsn, BUCKETS)]
+    assert buckets == [tuple(r) for r in await fetch(fresh_dsn, COUNTED)]
+    assert sum(n for _, _, n in buckets) == 2, "both players now ranked in cafe"
 
 
 async def test_a_training_game_is_listed_unrated(channel: grpc.aio.Channel, fresh_dsn: str) -> None:

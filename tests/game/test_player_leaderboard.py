@@ -4,13 +4,17 @@ a gap or a repeat, and the caller's own rank."""
 
 from __future__ import annotations
 
+import random
+import time
+
 import asyncpg
 import grpc
 
+from services.common.auth import issue_token
 from services.common.pb.rummy.v1 import player_pb2
 
-from .harness import login
-from .player_calls import ask
+from .harness import SECRET, Player, login
+from .player_calls import RECOUNT, ask
 
 # (player id, rating, rated games): ties on rating, and on rating and games.
 BOARD = [
@@ -47,6 +51,7 @@ async def _seed(dsn: str, caller: str) -> None:
             " rated_games, rating, last_game_at) VALUES ('p-x', 'cafe', 4, 4, 4, 0, 9999, now()),"
             " ('p-y', 'rami51', 4, 4, 4, 4, 9999, now())"
         )
+        await con.execute(RECOUNT)
     finally:
         await con.close()
 
@@ -104,3 +109,57 @@ async def test_a_caller_without_a_rated_game_has_no_rank(channel: grpc.aio.Chann
     board = await ask(caller, "GetLeaderboard", player_pb2.GetLeaderboardRequest(ruleset="rami51"))
     assert board.ruleset == "rami51"
     assert not board.entries and not board.HasField("me")
+
+
+async def test_every_players_rank_is_their_place_in_the_board(
+    channel: grpc.aio.Channel, fresh_dsn: str
+) -> None:
+    """Ranks from the rating buckets agree with the board's order, ties, equal
+    buckets and fractions included."""
+    rng = random.Random(5)
+    rows = [
+        (
+            f"p-{i:03d}",
+            rng.choice([1500.0, 1500.5, 1499.999, 1512.25]) + rng.randint(-3, 3),
+            rng.randint(1, 3),
+        )
+        for i in range(120)
+    ]
+    con = await asyncpg.connect(fresh_dsn)
+    try:
+        await con.executemany(
+            "INSERT INTO players (id, display_name, rating) VALUES ($1, $1, $2)",
+            [(p, r) for p, r, _ in rows],
+        )
+        await con.executemany(
+            "INSERT INTO player_standings (player_id, ruleset, games, wins, streak,"
+            " rated_games, rating, last_game_at) VALUES ($1, 'cafe', $3, 0, -1, $3, $2, now())",
+            rows,
+        )
+        await con.execute(RECOUNT)
+    finally:
+        await con.close()
+    viewer = await login(channel, "Viewer")
+    board: list[player_pb2.LeaderboardEntry] = []
+    token = ""
+    while True:
+        page = await ask(
+            viewer,
+            "GetLeaderboard",
+            player_pb2.GetLeaderboardRequest(page_size=50, page_token=token),
+        )
+        board.extend(page.entries)
+        token = page.next_page_token
+        if not token:
+            break
+    expected = sorted(rows, key=lambda r: (r[1], r[2], r[0]), reverse=True)
+    assert [e.player_id for e in board] == [p for p, _, _ in expected]
+    for entry in board[::7]:
+        player = Player(
+            channel,
+            issue_token(entry.player_id, secret=SECRET, now=time.time()),
+            entry.player_id,
+            "",
+        )
+        mine = await ask(player, "GetLeaderboard", player_pb2.GetLeaderboardRequest())
+        assert mine.me == entry

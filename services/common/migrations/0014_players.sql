@@ -61,12 +61,24 @@ CREATE TABLE player_standings (
     PRIMARY KEY (player_id, ruleset)
 );
 
--- GetLeaderboard: a rule set's rated players in rank order (rating, then rated
--- games, then player id, all descending), from where a page ended; and a
--- player's rank, by counting the entries before theirs (index only).
+-- GetLeaderboard: a rule set's ranked players (a rated game there) in rank
+-- order (rating, then rated games, then player id, all descending), from where
+-- a page ended; and the players ahead of one within their rating bucket.
 CREATE INDEX player_standings_rank_idx
     ON player_standings (ruleset, rating DESC, rated_games DESC, player_id DESC)
     WHERE rated_games > 0;
+
+-- A rule set's ranked players counted by the whole part of their rating
+-- (floor), changed with the standings in a game's commit: a player's rank is
+-- the sum of the buckets above theirs plus the few ahead of them in their own,
+-- at a cost that does not grow with the number of players (`standings.py`).
+CREATE TABLE rating_buckets (
+    ruleset text NOT NULL,
+    bucket  bigint NOT NULL,
+    players integer NOT NULL,
+    PRIMARY KEY (ruleset, bucket),
+    CONSTRAINT rating_buckets_players_check CHECK (players >= 0)
+);
 
 -- The games finished before this migration, from what their tables still hold:
 -- the seats, the GameEnded event (winner, reason, totals) and who left (a seat
@@ -140,3 +152,7 @@ SELECT x.player_id, x.ruleset, count(*), count(*) FILTER (WHERE x.won),
        count(*) FILTER (WHERE x.rated), coalesce(min(p.rating), 1500), max(x.finished_at)
 FROM games x LEFT JOIN players p ON p.id = x.player_id
 GROUP BY x.player_id, x.ruleset;
+
+INSERT INTO rating_buckets (ruleset, bucket, players)
+SELECT ruleset, floor(rating)::bigint, count(*) FROM player_standings
+WHERE rated_games > 0 GROUP BY 1, 2;
