@@ -177,7 +177,9 @@ class Loader:
                 continue
             won = places[s] == 0
             before = loaded.ratings[p]
-            after = before + (8.0 * (seats - 1) if won else -8.0) if rated else before
+            # As Elo moves them: by a fraction of a point to a few dozen points.
+            step = rng.uniform(0.5, 16.0)
+            after = before + (step * (seats - 1) if won else -step) if rated else before
             loaded.ratings[p] = after
             batch.played.append(
                 (

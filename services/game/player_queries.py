@@ -63,7 +63,7 @@ RANK = (
     "SELECT s.player_id, coalesce(p.display_name, '') AS display_name, s.rating,"
     " s.deviation, s.rated_games, s.wins,"
     " 1 + (SELECT coalesce(sum(b.players), 0) FROM rating_buckets b"
-    " WHERE b.ruleset = $2 AND b.bucket > floor(s.rating))"
+    " WHERE b.ruleset = $2 AND b.bucket > floor(s.rating)::bigint)"
     " + (SELECT count(*) FROM player_standings o WHERE o.ruleset = $2 AND o.rated_games > 0"
     " AND o.rating < floor(s.rating) + 1"
     " AND (o.rating, o.rated_games, o.player_id) > (s.rating, s.rated_games, s.player_id))"
