@@ -24,6 +24,9 @@ from services.common.wire.refusals import Refusal
 
 MAX_TOKEN = 512
 """Characters: a token this service made is far shorter."""
+LARGEST = 2**53
+"""No number in a key is larger (sequence numbers, ranks, ratings, times in µs):
+past it, a number is no key of ours, and would not fit the database's types."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +70,8 @@ def decode(token: str, kind: str, shape: Sequence[type]) -> list[Any]:
     for value, wanted in zip(key, shape, strict=True):
         # bool is an int to Python, and an int a float to JSON's readers: neither passes.
         if type(value) is not wanted and not (wanted is float and type(value) is int):
+            raise invalid()
+        if isinstance(value, int | float) and not -LARGEST <= value <= LARGEST:
             raise invalid()
     return [float(v) if t is float else v for v, t in zip(key, shape, strict=True)]
 

@@ -31,6 +31,8 @@ from .rules.ruleset import Ruleset, preset
 GAMES_PAGE = PageSizes(default=20, most=100)
 TOP_PAGE = PageSizes(default=20, most=100)
 EVENTS_PAGE = PageSizes(default=500, most=2000)
+MOST_RANK = 2**31
+"""Ranks are uint32 on the wire: a token carrying more is none of ours."""
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 MICROSECOND = timedelta(microseconds=1)
 
@@ -274,7 +276,7 @@ class PlayerServicer(player_pb2_grpc.PlayerServiceServicer):
             board, rating, games, player, rank_before = page_tokens.decode(
                 request.page_token, "top", (str, float, int, str, int)
             )
-            if board != ruleset or rank_before < 1:
+            if board != ruleset or not 1 <= rank_before < MOST_RANK:
                 raise page_tokens.invalid()
             after = (rating, games, player)
         rows = await player_queries.top(

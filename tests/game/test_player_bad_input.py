@@ -90,6 +90,19 @@ async def test_tokens_not_given_out_by_the_list_are_refused(channel: grpc.aio.Ch
             "GetLeaderboard",
             player_pb2.GetLeaderboardRequest(page_token=_token("top", "cafe", True, 1, "p", 1)),
         ),
+        # Numbers no key holds: a rank past uint32, a seq past the database's int8.
+        (
+            "GetLeaderboard",
+            player_pb2.GetLeaderboardRequest(
+                page_token=_token("top", "cafe", 1500.0, 1, "p", 2**40)
+            ),
+        ),
+        (
+            "GetReplay",
+            player_pb2.GetReplayRequest(
+                table_id=table_id, page_token=_token("replay", table_id, 2**60)
+            ),
+        ),
         # Another table's replay token.
         (
             "GetReplay",
