@@ -90,6 +90,12 @@ def not_found() -> Refusal:
 
 
 def expired(days: int) -> Refusal:
+    if days <= 0:  # deleted under another setting: the age is not this server's to tell
+        return Refusal(
+            grpc.StatusCode.NOT_FOUND,
+            ServiceReason.REPLAY_EXPIRED,
+            "This game's moves are no longer kept.",
+        )
     return Refusal(
         grpc.StatusCode.NOT_FOUND,
         ServiceReason.REPLAY_EXPIRED,
