@@ -4,11 +4,12 @@
 leaderboards' rating buckets (`standings`). PlayerService reads them
 (`player_queries`); retention leaves them alone.
 
-`record` wraps the ratings' update (the store's, whatever model it uses): it
-locks the people's rows and reads their ratings, lets the ratings move, reads
-the ratings and standings the update left, and writes the record in one
-statement. Every change of a standing happens under its player's row lock, so
-two games a player finishes at once are recorded one after the other.
+`record` wraps the ratings' update (the store's, whatever model and rule it
+uses): it locks the people's rows and reads their ratings, lets the ratings
+move, reads the ratings and standings the update left, and writes the record in
+one statement; a game is rated when its players' ratings moved. Every change of
+a standing happens under its player's row lock, so two games a player finishes
+at once are recorded one after the other.
 """
 
 from __future__ import annotations
@@ -22,17 +23,20 @@ from .rules.rounds import final_places
 from .rules.state import GameState, SeatStatus
 from .standings import Seated, Standing, bucket_moves, changes
 
-LOCK_PEOPLE = "SELECT id, rating FROM players WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE"
+DEVIATION = "(coalesce(to_jsonb(p) ->> 'rating_deviation', to_jsonb(p) ->> 'sigma'))::float8"
+"""How sure a player's rating is, where the ratings keep such a column (read by
+name, so that the statement runs with or without one); NULL where they do not."""
+
+LOCK_PEOPLE = (
+    "SELECT p.id, p.rating, " + DEVIATION + " AS deviation FROM players p"
+    " WHERE p.id = ANY($1::text[]) ORDER BY p.id FOR UPDATE"
+)
 """The people's rows, locked in the order the ratings' update locks them (by id)."""
 
 SEATS = (
     "SELECT seat, player_id, display_name, is_bot FROM table_seats"
     " WHERE table_id = $1 ORDER BY seat"
 )
-
-DEVIATION = "(coalesce(to_jsonb(p) ->> 'rating_deviation', to_jsonb(p) ->> 'sigma'))::float8"
-"""How sure a player's rating is, where the ratings keep such a column (read by
-name, so that the statement runs with or without one); NULL where they do not."""
 
 KEPT = (
     "SELECT k.id, p.rating AS now_rating, "
@@ -90,7 +94,8 @@ async def record(
     seats = await con.fetch(SEATS, table_id)
     people = [r for r in seats if not r["is_bot"]]
     ids = sorted({r["player_id"] for r in people})
-    before = {r["id"]: r["rating"] for r in await con.fetch(LOCK_PEOPLE, ids)}
+    locked = await con.fetch(LOCK_PEOPLE, ids)
+    before = {r["id"]: r["rating"] for r in locked}
     await rate()
     now: dict[str, tuple[float | None, float | None]] = {}
     kept: dict[tuple[str, str], Standing] = {}
@@ -106,8 +111,10 @@ async def record(
                 row["deviation"],
                 row["last_game_at"],
             )
-    # The ratings' own rule (services/game/store.py): every seat a known person, two or more.
-    rated = len(seats) >= 2 and len(people) == len(seats) and len(before) == len(ids)
+    # Rated: the ratings' update moved them (whatever its rule: every seat a known
+    # person, two or more, and not ended by the operators). Nothing else moves them
+    # while their rows are locked.
+    rated = any(now.get(r["id"]) != (r["rating"], r["deviation"]) for r in locked)
     places = final_places(state)
     winner = state.winner if 0 <= state.winner < state.seats else None
     ruleset = state.ruleset.name

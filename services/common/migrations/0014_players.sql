@@ -84,7 +84,8 @@ CREATE TABLE rating_buckets (
 -- the seats, the GameEnded event (winner, reason, totals) and who left (a seat
 -- eliminated or gone has left_at), placed as the engine places them
 -- (`rules.rounds.final_places`: rami51's totals count up, the others' down).
--- Their rating changes were never kept: rated ones say only that they were.
+-- Their rating changes were never kept: rated ones (every seat a known person,
+-- two or more, not ended by the operators) say only that they were.
 WITH ended AS (
     SELECT t.id, t.ruleset, t.finished_at, coalesce(e.doc, '{}'::jsonb) AS doc
     FROM tables t
@@ -121,7 +122,7 @@ WITH ended AS (
                WHEN y.seat = y.winner THEN 0
                ELSE y.winner_in::integer + y.behind - 1
            END AS place,
-           y.people = y.seats AND y.seats >= 2 AS rated
+           y.people = y.seats AND y.seats >= 2 AND y.reason <> 'ended_by_operator' AS rated
     FROM standing y
 ), recorded AS (
     INSERT INTO game_results (table_id, ruleset, finished_at, end_reason, winner_seat, rated,
