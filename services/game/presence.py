@@ -19,7 +19,7 @@ and no presence.
 Presence is not a move: its event takes the next seq (Watch resumes across it
 like any other) but keeps the table's version, so a player's `expected_version`
 never goes stale for someone's connection. A move judged from a cached state
-commits only at the last seq it judged from (`statements.COMPARE_AND_SET`).
+commits only at the last seq it judged from (`statements.WRITE`).
 """
 
 from __future__ import annotations
