@@ -181,6 +181,7 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
         context: grpc.aio.ServicerContext,
         action: act.Action,
         response: Callable[..., Resp],
+        *,
         extra: Callable[[Committed], dict[str, Any]] | None = None,
     ) -> Resp:
         """A move: the table layer applies it; its answer is built here alone, from
@@ -230,7 +231,9 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
             card = convert.card(c.state.ruleset.deck, c.state.drawn)
             return {"card": card} if card is not None else {}
 
-        return await self._act(request, context, act.DrawStock(), game_pb2.DrawStockResponse, drawn)
+        return await self._act(
+            request, context, act.DrawStock(), game_pb2.DrawStockResponse, extra=drawn
+        )
 
     async def TakeDiscard(
         self, request: game_pb2.TakeDiscardRequest, context: grpc.aio.ServicerContext
