@@ -3,6 +3,7 @@ matches go past their age, live and recent ones stay."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncIterator
 
@@ -10,6 +11,7 @@ import pytest
 
 from services.common.db import Pool, migrate, open_pool
 from services.matchmaker.retention import purge_matchmaking
+from services.matchmaker.server import MatchmakerConfig, MatchmakerServer
 
 DAY = 86_400.0
 
@@ -62,3 +64,24 @@ async def test_ended_tickets_and_matches_are_purged_live_ones_kept(pool: Pool) -
 
     assert {r["id"] for r in await pool.fetch("SELECT id FROM tickets")} == kept_tickets
     assert {r["table_id"] for r in await pool.fetch("SELECT table_id FROM matches")} == kept_matches
+
+
+async def test_the_matchmaker_purges_its_own_rows(pool: Pool, fresh_dsn: str) -> None:
+    """The matchmaker's replicas purge ended tickets, not the game servers."""
+    old = uuid.uuid4()
+    await pool.execute(
+        "INSERT INTO tickets (id, player_id, table_size, ruleset, options, family, state,"
+        " expires_at, ended_at) VALUES ($1, 'p', 2, 'cafe', '{}', 'f', 'expired',"
+        " now() - interval '40 days', now() - interval '40 days')",
+        old,
+    )
+    server = MatchmakerServer(
+        MatchmakerConfig(dsn=fresh_dsn, secret="s" * 40, game_target="127.0.0.1:1")
+    )
+    await server.start(matching=False)
+    try:
+        async with asyncio.timeout(10):
+            while await pool.fetchval("SELECT count(*) FROM tickets WHERE id = $1", old):
+                await asyncio.sleep(0.02)
+    finally:
+        await server.stop(0)
