@@ -114,7 +114,7 @@ class TableMoves:
             )
             raise
         metrics.DB_TRANSACTION.labels("action").observe(time.perf_counter() - started)
-        metrics.ACTIONS.labels(kind, "applied" if committed else "replayed").inc()
+        metrics.ACTIONS.labels(kind, "replayed" if committed is None else "applied").inc()
         if committed is not None:
             log.debug(
                 "action_applied",
