@@ -82,6 +82,7 @@ def _matchmaker_config(env: Env, dsn: str, secret: str) -> MatchmakerConfig:
         ticket_ttl_s=env.integer("RUMMY_TICKET_TTL_S", low=5, high=86_400),
         pool_size=env.integer("RUMMY_DB_POOL_SIZE", low=2, high=200),
         grace=env.integer("RUMMY_SHUTDOWN_GRACE_S", high=600),
+        event_retention_days=env.integer("RUMMY_EVENT_RETENTION_DAYS", high=36_500),
         limits=Limits.from_env(env),
     )
 

@@ -30,8 +30,9 @@ from services.game.rules.state import new_game
 
 # --- ceiling (a): the action's transaction straight from asyncpg -----------
 
-# The issue's reference transaction, as the service's locked path writes it
-# (`services/game/moves.py`: `_act_locked` -> `services/game/store.py`: `_write`).
+# The issue's reference transaction: the table's row locked, then written. The
+# service itself commits by compare-and-set (`services/game/store.py`: `commit`),
+# measured as the last mode ("cas").
 LOCK_SQL = (
     "SELECT state, version, last_seq, bot_seats,"
     " (extract(epoch from clock_timestamp()) * 1000)::bigint AS now_ms"
@@ -57,7 +58,7 @@ NOTIFY_MODES = {
 }
 """The last is what the service runs for a move on a table the replica knows:
 one statement (state if the version is unchanged, events, request answer) and
-a coalesced NOTIFY after it; see `services/game/moves.py`. (Each worker reads
+a coalesced NOTIFY after it; see `services/game/store.py`. (Each worker reads
 its tables once, then keeps their versions, as a replica does.)"""
 
 
@@ -135,26 +136,29 @@ async def ceiling_run(
             started = time.perf_counter()
             if mode == "cas":
                 if table_id not in known:
-                    row = await con.fetchrow(statements.READ, table_id, "bench", "", "")
+                    row = await statements.READ.fetchrow(
+                        con, table_id=table_id, player_id="bench", request_id=""
+                    )
                     assert row is not None
                     known[table_id] = (row["last_seq"], row["version"])
                 last, version = known[table_id][0], known[table_id][1] + 1
-                moved = await con.fetchval(
-                    statements.COMPARE_AND_SET,
-                    table_id,
-                    sample.state,
-                    version,
-                    last + n,
-                    deadline,
-                    datetime.now(UTC),
-                    list(range(last + 1, last + n + 1)),
-                    sample.kinds[:n],
-                    sample.payloads[:n],
-                    "bench",
-                    "",
-                    None,
-                    None,
-                    [],  # no seat eliminated
+                moved = await statements.WRITE.fetchval(
+                    con,
+                    table_id=table_id,
+                    state=sample.state,
+                    version=version,
+                    last_seq=last + n,
+                    turn_deadline=deadline,
+                    status="active",
+                    at=datetime.now(UTC),
+                    seqs=list(range(last + 1, last + n + 1)),
+                    kinds=sample.kinds[:n],
+                    payloads=sample.payloads[:n],
+                    player_id="bench",
+                    request_id="",
+                    answer=None,
+                    digest=None,
+                    gone=[],  # no seat left
                 )
                 assert moved == 1
                 known[table_id] = (last + n, version)

@@ -12,7 +12,7 @@ from services.common.pb.rummy.v1 import cards_pb2, table_pb2
 from services.common.wire import options
 from services.common.wire.bot_levels import level_message
 
-from .outcomes import Committed
+from .records import Committed, SeatPlayer
 from .rules import events as ev
 from .rules.cards import Deck, rank_name
 from .rules.events import HIDDEN
@@ -22,7 +22,6 @@ from .rules.ruleset import Contract, Ruleset
 from .rules.scoring import hand_penalty
 from .rules.state import GameState, Phase, SeatStatus
 from .rules.view import view
-from .seating import SeatPlayer
 
 _PHASES = {
     Phase.DEAL: table_pb2.PHASE_ROUND_OVER,

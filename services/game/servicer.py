@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import AsyncIterator, Callable
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 import asyncpg
 import grpc
@@ -25,15 +25,16 @@ from .event_kinds import table_event
 from .event_wire import Viewing
 from .failures import guard, refusal_of_failure
 from .fanout import Fanout
-from .moves import request_digest
-from .outcomes import Committed
+from .moves import KeptAnswer, Move
 from .presence import Presence
+from .records import Committed
 from .request_parsing import (
     Malformed,
     bot_level_of,
     check_request_id,
     lay_off_of,
     meld_of,
+    request_digest,
     seat_players,
     swap_joker_of,
     table_id_of,
@@ -124,7 +125,7 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
         elif request.request_id:
             # The request id names the table: a retry finds the table the first made.
             table_id = uuid.uuid5(CREATED_BY_REQUEST, f"{caller}\n{request.request_id}")
-        committed = await self._tables.create(
+        committed = await self._tables.creation.create(
             request.ruleset or "cafe",
             table_options,
             players,
@@ -145,7 +146,7 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
     async def _get(
         self, request: game_pb2.GetTableRequest, player: str
     ) -> game_pb2.GetTableResponse:
-        committed, seats = await self._tables.load(table_id_of(request.table_id), player)
+        committed, seats = await self._tables.store.load(table_id_of(request.table_id), player)
         return game_pb2.GetTableResponse(
             view=convert.table_view(committed, seats, request.table_id)
         )
@@ -159,7 +160,7 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
     async def _hint(
         self, request: game_pb2.GetHintRequest, player: str
     ) -> game_pb2.GetHintResponse:
-        committed, _ = await self._tables.load(table_id_of(request.table_id), player)
+        committed, _ = await self._tables.store.load(table_id_of(request.table_id), player)
         if committed.seat is None:
             raise Refusal(
                 grpc.StatusCode.PERMISSION_DENIED,
@@ -187,38 +188,46 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
         context: grpc.aio.ServicerContext,
         action: act.Action,
         response: Callable[..., Resp],
+        *,
         extra: Callable[[Committed], dict[str, Any]] | None = None,
     ) -> Resp:
+        """A move: the table layer applies it; its answer is built here alone, from
+        what the move committed (``extra``: the call's own fields). With a request
+        id the answer is kept with it, and the call sends the bytes kept: the first
+        time and on a retry alike."""
         player = await require_player(context)
 
         async def run() -> Resp:
             table_id = table_id_of(request.table_id)
             check_request_id(request.request_id)
-            expected = request.expected_version if request.HasField("expected_version") else None
 
-            def respond(committed: Committed) -> Resp:
-                seats = dict(enumerate(committed.seats))
-                fields = extra(committed) if extra else {}
+            def answer(committed: Committed) -> Resp:
                 return response(
                     version=committed.version,
-                    view=convert.table_view(committed, seats, request.table_id),
-                    **fields,
+                    view=convert.table_view(
+                        committed, dict(enumerate(committed.seats)), request.table_id
+                    ),
+                    **(extra(committed) if extra else {}),
                 )
 
-            answer = await self._tables.act(
-                table_id,
-                player,
-                action,
-                respond,
-                request_id=request.request_id,
-                expected_version=expected,
-                digest=request_digest(request) if request.request_id else None,
+            moved = await self._tables.moves.act(
+                Move(
+                    table_id=table_id,
+                    player_id=player,
+                    action=action,
+                    request_id=request.request_id,
+                    expected_version=(
+                        request.expected_version if request.HasField("expected_version") else None
+                    ),
+                    digest=request_digest(request) if request.request_id else None,
+                    answer=lambda committed: answer(committed).SerializeToString(),
+                )
             )
-            if isinstance(answer, bytes):  # a retried request: the first answer, as kept
-                message = response()
-                message.ParseFromString(answer)
-                return message
-            return cast(Resp, answer)
+            if isinstance(moved, KeptAnswer):
+                kept = response()
+                kept.ParseFromString(moved.data)
+                return kept
+            return answer(moved)
 
         return await guard(context, run())
 
@@ -229,7 +238,9 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
             card = convert.card(c.state.ruleset.deck, c.state.drawn)
             return {"card": card} if card is not None else {}
 
-        return await self._act(request, context, act.DrawStock(), game_pb2.DrawStockResponse, drawn)
+        return await self._act(
+            request, context, act.DrawStock(), game_pb2.DrawStockResponse, extra=drawn
+        )
 
     async def TakeDiscard(
         self, request: game_pb2.TakeDiscardRequest, context: grpc.aio.ServicerContext
@@ -307,7 +318,7 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
         player = await require_player(context)
         try:
             table_id = table_id_of(request.table_id)
-            committed, _ = await self._tables.load(table_id, player)
+            committed, _ = await self._tables.store.load(table_id, player)
         except Refusal as refusal:
             await errors.abort(context, refusal.code, refusal.reason, refusal.message)
         except DB_ERRORS:

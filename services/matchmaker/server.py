@@ -28,6 +28,7 @@ from services.common.pb.rummy.v1 import (
 )
 from services.common.serving import serve, server_options
 
+from . import retention
 from .matcher import Matcher
 from .servicer import MatchmakerServicer
 from .wakeups import CHANNEL, Wakeups
@@ -70,6 +71,9 @@ class MatchmakerConfig:
     listen_answer_s: float = LISTEN_ANSWER_S
     """How long the checked LISTEN connection may take to answer before it is replaced."""
     limits: Limits = field(default_factory=Limits)
+    event_retention_days: int = 30
+    """Ended tickets and settled matches older than this are purged (0: never)."""
+    purge_interval_s: float = 600.0
 
 
 class Credential:
@@ -147,6 +151,10 @@ class MatchmakerServer:
         self._tasks.append(asyncio.create_task(self._listen(), name="ticket-listener"))
         if matching:
             self._tasks.append(asyncio.create_task(self.matcher.run(), name="matcher"))
+        purging = retention.run(
+            pool, keep_days=config.event_retention_days, interval_s=config.purge_interval_s
+        )
+        self._tasks.append(asyncio.create_task(purging, name="retention"))
         self.loop_lag.start()
         log.info("matchmaker_started", port=self.port)
 

@@ -86,15 +86,15 @@ async def test_two_games_ending_at_once_update_a_shared_players_rating_in_turn(
             "INSERT INTO players (id, display_name) VALUES ('a', 'A'), ('b', 'B'), ('c', 'C')"
         )
         async with first.transaction():
-            rows = await first.fetch(statements.PLAYER_RATINGS, ["b", "a"])
+            rows = await first.fetch(statements.PLAYER_RATINGS.sql, ["b", "a"])
             assert [r["id"] for r in rows] == ["a", "b"], "locked in one order"
             await first.execute(statements.SET_RATING, "a", 1600.0)
             async with second.transaction():
                 await second.execute("SET LOCAL lock_timeout = '200ms'")
                 with pytest.raises(asyncpg.LockNotAvailableError):
-                    await second.fetch(statements.PLAYER_RATINGS, ["a", "c"])
+                    await second.fetch(statements.PLAYER_RATINGS.sql, ["a", "c"])
         async with second.transaction():
-            rows = await second.fetch(statements.PLAYER_RATINGS, ["a", "c"])
+            rows = await second.fetch(statements.PLAYER_RATINGS.sql, ["a", "c"])
         assert {r["id"]: r["rating"] for r in rows}["a"] == 1600.0
     finally:
         await first.close()

@@ -140,8 +140,8 @@ async def own_server(fresh_dsn: str) -> AsyncIterator[OwnServer]:
 async def test_the_sweeper_survives_an_unexpected_error_and_the_server_still_stops(
     own_server: OwnServer,
 ) -> None:
-    tables = own_server.server.tables
-    assert tables is not None
+    assert own_server.server.tables is not None
+    tables = own_server.server.tables.sweeper
     due: Callable[[int], Awaitable[int]] = tables.due
     failures = 0
 
