@@ -27,7 +27,8 @@ from services.common.pb.rummy.v1 import (
 )
 from services.common.serving import serve, server_options
 
-from .matcher import Matcher
+from .game_channel import Reconnect, open_game_channel
+from .matcher import GIVE_UP_S, Matcher
 from .servicer import MatchmakerServicer
 from .wakeups import CHANNEL, Wakeups
 
@@ -69,6 +70,11 @@ class MatchmakerConfig:
     listen_answer_s: float = LISTEN_ANSWER_S
     """How long the checked LISTEN connection may take to answer before it is replaced."""
     limits: Limits = field(default_factory=Limits)
+    give_up_s: float = GIVE_UP_S
+    """How long a match waits for its table before its tickets end, unmatched."""
+    reconnect: Reconnect = field(default_factory=Reconnect)
+    """How the channel to the game service connects again after losing it: far
+    more often than a match waits (`give_up_s`)."""
 
 
 class Credential:
@@ -111,14 +117,14 @@ class MatchmakerServer:
             config.dsn, max_size=config.pool_size, idle_in_transaction_s=SETTLE_IDLE_S
         )
         await migrate(pool)
-        # Round robin over every address the (headless) game Service resolves to;
-        # the game servers' max connection age makes the channel re-resolve.
-        self._game_channel = grpc.aio.insecure_channel(
-            config.game_target, options=[("grpc.lb_policy_name", "round_robin")]
-        )
+        self._game_channel = open_game_channel(config.game_target, config.reconnect)
         game = game_pb2_grpc.GameServiceStub(self._game_channel)
         self.matcher = Matcher(
-            pool, game, Credential(config.secret), interval=config.match_interval
+            pool,
+            game,
+            Credential(config.secret),
+            interval=config.match_interval,
+            give_up_s=config.give_up_s,
         )
         self._gate = Gate(config.limits, secret=config.secret)
         server = grpc.aio.server(
