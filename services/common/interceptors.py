@@ -3,8 +3,10 @@
 For each call, in this order:
 
 1. Metrics and log context: the call is timed and counted by its final status
-   code, and a request id (the client's ``x-request-id``, else a new one), the
-   method and the caller are bound to the structlog context of its task.
+   code (CANCELLED for one its client cancelled, even as a response was being
+   written: never INTERNAL, and no traceback), and a request id (the client's
+   ``x-request-id``, else a new one), the method and the caller are bound to the
+   structlog context of its task.
 2. Limits (`services.common.limits`): the connection's and the player's rate,
    and open response streams per player. Verified service credentials and the
    health and reflection services are not limited.
@@ -76,8 +78,20 @@ def _split(method: str) -> tuple[str, str]:
     return service.rpartition(".")[2], name
 
 
+def _closed_under(error: BaseException | None) -> bool:
+    """Whether the call ended at the transport while its handler was at work: its
+    client cancelled it, its connection dropped or its deadline passed as the
+    handler wrote (or ended) it. grpc.aio fails that write with an
+    ExecuteBatchError, a `grpc.aio.InternalError`, and may do so before it
+    cancels the handler's task: the call is cancelled all the same, no fault of
+    the handler's, and nobody is left to send a status to."""
+    return isinstance(error, grpc.aio.InternalError)
+
+
 def _code(context: grpc.aio.ServicerContext, error: BaseException | None) -> str:
     """The call's status; CANCELLED when its client went away (or the server stops)."""
+    if _closed_under(error):
+        return "CANCELLED"
     code = context.code()
     if isinstance(code, grpc.StatusCode):
         return str(code.name)
@@ -95,12 +109,27 @@ async def _internal(context: grpc.aio.ServicerContext, error: Exception) -> NoRe
     if isinstance(context.code(), grpc.StatusCode):
         raise error
     log.error("unexpected_error", exc_info=error)
-    await errors.abort(
-        context,
-        grpc.StatusCode.INTERNAL,
-        ServiceReason.INTERNAL,
-        errors.INTERNAL_MESSAGE,
-    )
+    try:
+        await errors.abort(
+            context,
+            grpc.StatusCode.INTERNAL,
+            ServiceReason.INTERNAL,
+            errors.INTERNAL_MESSAGE,
+        )
+    except grpc.aio.InternalError as closed:  # the client left meanwhile: see _failed
+        raise asyncio.CancelledError from closed
+
+
+async def _failed(context: grpc.aio.ServicerContext, error: BaseException) -> None:
+    """A handler ended with ``error``, which its caller raises on if this returns.
+    A call the client cancelled (or lost) as the handler wrote to it ends as grpc.aio
+    ends a cancelled call, with CancelledError: grpc.aio would log the error it
+    raised for that write as a fault (with a traceback) unless its own notice of
+    the cancellation had come first."""
+    if _closed_under(error):
+        raise asyncio.CancelledError from error
+    if isinstance(error, Exception) and not isinstance(error, grpc.aio.AbortError):
+        await _internal(context, error)
 
 
 async def _written(
@@ -306,8 +335,7 @@ class Gate(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             return await result if inspect.isawaitable(result) else result
         except BaseException as exc:
             error = exc
-            if isinstance(exc, Exception) and not isinstance(exc, grpc.aio.AbortError):
-                await _internal(context, exc)
+            await _failed(context, exc)
             raise
         finally:
             call.finish(context, error, started)
@@ -340,8 +368,7 @@ class Gate(grpc.aio.ServerInterceptor):  # type: ignore[misc]
                 await self._until_stopping(inner(request, context), context)
         except BaseException as exc:
             error = exc
-            if isinstance(exc, Exception) and not isinstance(exc, grpc.aio.AbortError):
-                await _internal(context, exc)
+            await _failed(context, exc)
             raise
         finally:
             if player is not None:

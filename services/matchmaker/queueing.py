@@ -20,6 +20,12 @@ INVITE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 LIVE_INVITE_INDEX = "tickets_live_invite_idx"
 """The unique index that keeps waiting private tables' codes apart."""
 LIVE = ("queued", "matching")
+REPLACING = int.from_bytes(b"rplc")
+"""The first key of the transaction lock one player's replacing Enqueue calls take
+in turn (the second: a hash of the player's id)."""
+REPLACE_ATTEMPTS = 3
+"""Tickets a replacing call replaces at most: the live one, then any that plain
+Enqueue calls of the same player stored meanwhile."""
 STARTED_RECENTLY_S = 600.0
 """How long after a private table started its code still answers that the table
 is full (a friend arriving late), and not that no table has that code."""
@@ -128,36 +134,50 @@ async def _add(con: Connection, player_id: str, values: tuple[object, ...]) -> T
 
 
 async def _replace(con: Connection, player_id: str, values: tuple[object, ...]) -> TicketRow:
+    # The player's replacing calls take turns: each one's statements see the
+    # ticket the one before it stored, and it replaces that ticket in turn, so
+    # calls at once settle as calls one after the other would: every one queues,
+    # and the last one's ticket is the one left.
+    await con.execute("SELECT pg_advisory_xact_lock($1, hashtext($2))", REPLACING, player_id)
+    for _ in range(REPLACE_ATTEMPTS):
+        await _end_live(con, player_id)
+        try:
+            # A savepoint: when a plain Enqueue of the same player wins the unique
+            # index meanwhile, this transaction goes on, and replaces that ticket too.
+            async with con.transaction():
+                row = await con.fetchrow(f"{_INSERT} RETURNING {COLUMNS}", *values)
+        except asyncpg.UniqueViolationError:
+            continue
+        assert row is not None
+        return TicketRow.of(row)
+    raise AlreadyQueued(str(await _live(con, player_id)))
+
+
+async def _end_live(con: Connection, player_id: str) -> None:
+    """Cancel the player's live ticket, if any; `BeingSeated` if its table is being
+    set up. Its stream is told at commit."""
     live = await con.fetchrow(
         "SELECT id, state FROM tickets WHERE player_id = $1 AND state = ANY($2::text[]) FOR UPDATE",
         player_id,
         list(LIVE),
     )
-    if live is not None:
-        if live["state"] != "queued":
-            raise BeingSeated(str(live["id"]))
-        replaced = await con.fetchrow(
-            "UPDATE tickets SET state = 'cancelled', ended_at = now(),"
-            " end_message = 'Replaced by a new ticket.' WHERE id = $1"
-            f" RETURNING {ENDED}, invite_code, is_host",
-            live["id"],
-        )
-        assert replaced is not None  # locked above
-        record_ended([replaced], "cancelled")
-        ended = [live["id"]]
-        if replaced["is_host"] and replaced["invite_code"]:
-            ended += await close_private(con, [replaced["invite_code"]], HOST_LEFT)
-        # Delivered at commit: the replaced ticket's stream ends at once.
-        await notify(con, ended)
-    try:
-        # A savepoint: when a concurrent Enqueue of the same player wins the
-        # unique index, the lookup below still runs in this transaction.
-        async with con.transaction():
-            row = await con.fetchrow(f"{_INSERT} RETURNING {COLUMNS}", *values)
-    except asyncpg.UniqueViolationError:
-        raise AlreadyQueued(str(await _live(con, player_id))) from None
-    assert row is not None
-    return TicketRow.of(row)
+    if live is None:
+        return
+    if live["state"] != "queued":
+        raise BeingSeated(str(live["id"]))
+    replaced = await con.fetchrow(
+        "UPDATE tickets SET state = 'cancelled', ended_at = now(),"
+        " end_message = 'Replaced by a new ticket.' WHERE id = $1"
+        f" RETURNING {ENDED}, invite_code, is_host",
+        live["id"],
+    )
+    assert replaced is not None  # locked above
+    record_ended([replaced], "cancelled")
+    ended = [live["id"]]
+    if replaced["is_host"] and replaced["invite_code"]:
+        ended += await close_private(con, [replaced["invite_code"]], HOST_LEFT)
+    # Delivered at commit: the replaced ticket's stream ends at once.
+    await notify(con, ended)
 
 
 _INSERT = (

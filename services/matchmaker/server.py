@@ -29,7 +29,8 @@ from services.common.pb.rummy.v1 import (
 from services.common.serving import serve, server_options
 
 from . import retention
-from .matcher import Matcher
+from .game_channel import Reconnect, open_game_channel
+from .matcher import GIVE_UP_S, Matcher
 from .servicer import MatchmakerServicer
 from .wakeups import CHANNEL, Wakeups
 
@@ -74,6 +75,11 @@ class MatchmakerConfig:
     event_retention_days: int = 30
     """Ended tickets and settled matches older than this are purged (0: never)."""
     purge_interval_s: float = 600.0
+    give_up_s: float = GIVE_UP_S
+    """How long a match waits for its table before its tickets end, unmatched."""
+    reconnect: Reconnect = field(default_factory=Reconnect)
+    """How the channel to the game service connects again after losing it: far
+    more often than a match waits (`give_up_s`)."""
 
 
 class Credential:
@@ -116,16 +122,14 @@ class MatchmakerServer:
             config.dsn, max_size=config.pool_size, idle_in_transaction_s=SETTLE_IDLE_S
         )
         await migrate(pool)
-        # Round robin over every address the (headless) game Service resolves to;
-        # the game servers' max connection age makes the channel re-resolve.
-        self._game_channel = grpc.aio.insecure_channel(
-            config.game_target,
-            options=[("grpc.lb_policy_name", "round_robin")],
-            interceptors=tracing.client_interceptors(),
-        )
+        self._game_channel = open_game_channel(config.game_target, config.reconnect)
         game = game_pb2_grpc.GameServiceStub(self._game_channel)
         self.matcher = Matcher(
-            pool, game, Credential(config.secret), interval=config.match_interval
+            pool,
+            game,
+            Credential(config.secret),
+            interval=config.match_interval,
+            give_up_s=config.give_up_s,
         )
         self._gate = Gate(config.limits, secret=config.secret)
         server = grpc.aio.server(

@@ -119,10 +119,10 @@ async def test_a_table_that_keeps_failing_is_given_up_and_holds_up_no_other(
         cursed = people[0].player_id
         create_all = TableMaker.create_all
 
-        async def failing_for_one(self: TableMaker, requests: list[Any]) -> Any:
+        async def failing_for_one(self: TableMaker, requests: list[Any], **how: Any) -> Any:
             if any(p.player_id == cursed for r in requests for p in r.players):
                 raise RuntimeError("a fault no one planned for")
-            return await create_all(self, requests)
+            return await create_all(self, requests, **how)
 
         monkeypatch.setattr(TableMaker, "create_all", failing_for_one)
         waiters = [await enqueue(p, table_size=2) for p in people]
@@ -136,7 +136,7 @@ async def test_a_table_that_keeps_failing_is_given_up_and_holds_up_no_other(
         assert await db.state(waiters[0].ticket_id) == "matching"
         # It keeps failing: given up in the end, as a table never created in time is.
         monkeypatch.setattr(matcher_module, "RECOVER_AFTER_S", 0.0)
-        monkeypatch.setattr(matcher_module, "GIVE_UP_S", 0.0)
+        b.matcher().give_up_s = 0.0
         assert await b.matcher().recover() == 1
         await asyncio.gather(*(w.end() for w in waiters[:2]))
         for w in waiters[:2]:

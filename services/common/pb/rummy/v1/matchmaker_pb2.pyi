@@ -242,6 +242,9 @@ class EnqueueRequest(google.protobuf.message.Message):
     replace_existing: builtins.bool
     """Cancel the caller's live ticket, if any, and queue this one instead
     (too late once that ticket's table is being set up: see Enqueue).
+    Replacing calls made at once settle as if made one after the other:
+    each is queued and replaces the ticket queued before it (whose stream
+    ends with it CANCELLED), and the last one's ticket stays live.
     """
     mode: Global___MatchMode.ValueType
     accept_smaller_after_ms: builtins.int
