@@ -14,9 +14,13 @@ the ``.pyi`` stubs without extra configuration. Only Python module paths are
 touched (names ending in ``_pb2``/``_pb2_grpc``), never proto names such as
 ``/rummy.v1.GameService/Watch``, which clients send on the wire.
 
-The output depends only on the ``.proto`` files and the pinned versions of
-grpcio-tools and mypy-protobuf, which is what lets a test regenerate it and
-fail on any difference.
+``proto/service_config.json`` (the gRPC service config every client loads) is
+copied beside the code as it is, so that it ships in the package: the terminal
+client reads it from there, installed or not.
+
+The output depends only on the ``.proto`` files, the service config and the
+pinned versions of grpcio-tools and mypy-protobuf, which is what lets a test
+regenerate it and fail on any difference.
 """
 
 from __future__ import annotations
@@ -33,6 +37,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 PROTO_ROOT = REPO / "proto"
 PROTO_PACKAGE_DIR = Path("rummy") / "v1"
+SERVICE_CONFIG = Path("service_config.json")
+"""In proto/, and copied to the same name in the generated package."""
 OUT_PACKAGE = "services.common.pb"
 DEFAULT_OUT = REPO / "services" / "common" / "pb"
 
@@ -109,6 +115,7 @@ def _source_of(generated: Path) -> str:
 def render() -> dict[Path, str]:
     """Every file of the generated package, by path relative to its root."""
     files = dict(INIT_FILES)
+    files[SERVICE_CONFIG] = (PROTO_ROOT / SERVICE_CONFIG).read_text(encoding="utf-8")
     with tempfile.TemporaryDirectory() as tmp:
         raw_out = Path(tmp)
         _run_protoc(raw_out)
