@@ -214,6 +214,9 @@ export type EnqueueRequest = Message<"rummy.v1.EnqueueRequest"> & {
   /**
    * Cancel the caller's live ticket, if any, and queue this one instead
    * (too late once that ticket's table is being set up: see Enqueue).
+   * Replacing calls made at once settle as if made one after the other:
+   * each is queued and replaces the ticket queued before it (whose stream
+   * ends with it CANCELLED), and the last one's ticket stays live.
    *
    * @generated from field: bool replace_existing = 4;
    */
