@@ -198,7 +198,10 @@ class TableStore:
 
     async def _rate(self, con: Connection, table_id: uuid.UUID, state: GameState) -> None:
         """Update the ratings of the table's players in the same commit. A table with
-        bots is a training table: it rates nobody (bots have no rating to win from)."""
+        bots is a training table: it rates nobody (bots have no rating to win from);
+        nor does a game its operators ended (`EndTable`): nobody won it."""
+        if state.end_reason == EndReason.ENDED_BY_OPERATOR:
+            return
         seats = await self.seats(con, table_id)
         humans = [s for s, p in sorted(seats.items()) if not p.is_bot]
         if len(humans) < 2 or len(humans) < len(seats):

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from services.game.rules import events as ev
 from services.game.rules.cards import NO_SUIT
-from services.game.rules.melds import Meld, MeldKind
+from services.game.rules.melds import MeldKind, TableMeld
 from services.game.rules.ruleset import CAFE, CLASSIC, CONTRACT, Ruleset
 
 
@@ -19,11 +19,11 @@ def _id(code: str, copy: int = 0) -> int:
 
 
 JOKER = _id("JK")
-RUN = Meld(1, 0, MeldKind.RUN, (_id("8S"), _id("9S"), _id("TS")), 8, 0)
-GROUP = Meld(2, 1, MeldKind.GROUP, (_id("QH"), _id("QC"), JOKER), 12, NO_SUIT, ((JOKER, 3),))
+RUN = TableMeld(1, 0, MeldKind.RUN, (_id("8S"), _id("9S"), _id("TS")), 8, 0)
+GROUP = TableMeld(2, 1, MeldKind.GROUP, (_id("QH"), _id("QC"), JOKER), 12, NO_SUIT, ((JOKER, 3),))
 """A group whose joker the player said stands for the queen of spades (suit 3 here:
 its suit is given, not worked out)."""
-LAID_ON = Meld(3, 1, MeldKind.RUN, (_id("4D"), _id("5D"), _id("6D"), JOKER), 4, 2)
+LAID_ON = TableMeld(3, 1, MeldKind.RUN, (_id("4D"), _id("5D"), _id("6D"), JOKER), 4, 2)
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +61,7 @@ SAMPLES: tuple[Sample, ...] = (
             seat=0,
             joker=JOKER,
             replacement=_id("QS"),
-            meld=Meld(2, 1, MeldKind.GROUP, (_id("QH"), _id("QC"), _id("QS"), _id("QD")), 12),
+            meld=TableMeld(2, 1, MeldKind.GROUP, (_id("QH"), _id("QC"), _id("QS"), _id("QD")), 12),
             second=_id("QD"),
         ),
         "joker_swapped",
