@@ -23,10 +23,9 @@ from services.common.wire.refusals import Refusal
 from . import endings
 from .messages import readable_options
 
-_QUEUE = (
-    "table_size, ruleset, invite_code IS NOT NULL AS private,"
-    " CASE WHEN invite_code IS NULL THEN family ELSE '' END AS family"
-)
+_PRIVATE = "invite_code IS NOT NULL"
+_FAMILY = "CASE WHEN invite_code IS NULL THEN family ELSE '' END"
+_QUEUE = f"table_size, ruleset, {_PRIVATE} AS private, {_FAMILY} AS family"
 """What tells a queue: a public one is its family (rule set, mode and options)
 and table size; private tables are summed up by table size and rule set."""
 
@@ -50,7 +49,8 @@ their median wait."""
 LIVE_TICKETS = (
     "SELECT * FROM (SELECT id, player_id, display_name, state, invite_code, is_host,"
     f" {_QUEUE}, extract(epoch from now() - created_at)::float8 AS waited_s,"
-    f" row_number() OVER (PARTITION BY {_QUEUE} ORDER BY created_at, id) AS n"
+    " row_number() OVER (PARTITION BY table_size, ruleset,"
+    f" {_PRIVATE}, {_FAMILY} ORDER BY created_at, id) AS n"
     " FROM tickets WHERE state IN ('queued', 'matching')) AS live WHERE n <= $1"
     " ORDER BY n"
 )
