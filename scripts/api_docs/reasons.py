@@ -11,6 +11,8 @@ protos, and in several shapes; each is read here without running the code:
 - A refusal class that fixes its status code in ``__init__``
   (``super().__init__(grpc.StatusCode.X, reason, message)``), called as
   ``Malformed("REASON", "message")``.
+- A reason named from its catalogue (``ServiceReason.TOKEN_EXPIRED``), a
+  ``StrEnum`` whose members are their own codes.
 - The rules engine's ``Reason`` enum, with the status code the game service
   maps each member to (read from the service itself), and its sentences from
   the calls that name a ``Reason.X``.
@@ -132,10 +134,9 @@ def _module_level(scan: _Scan, module: _Module) -> None:
                     scan.constants[target.id] = value.value if known == value.value else None
                 elif isinstance(value, ast.Dict):
                     table = {
-                        key.value: text
+                        name: text
                         for key, item in zip(value.keys, value.values, strict=True)
-                        if isinstance(key, ast.Constant)
-                        and isinstance(key.value, str)
+                        if (name := _key_name(key)) is not None
                         and (text := sentence(item)) is not None
                     }
                     if table:
@@ -145,11 +146,40 @@ def _module_level(scan: _Scan, module: _Module) -> None:
             if len(defaults) == 1:
                 scan.default_reasons[node.name] = defaults[0]
         elif isinstance(node, ast.ClassDef):
+            if _catalogue(node):
+                for member in node.body:
+                    if (
+                        isinstance(member, ast.Assign)
+                        and len(member.targets) == 1
+                        and isinstance(member.targets[0], ast.Name)
+                        and isinstance(member.value, ast.Constant)
+                        and isinstance(member.value.value, str)
+                    ):
+                        scan.constants[member.targets[0].id] = member.value.value
             for call in (n for n in ast.walk(node) if isinstance(n, ast.Call)):
                 if _callee(call) == "__init__" and call.args:
                     code = _status_code(call.args[0])
                     if code is not None:
                         scan.fixed_codes[node.name] = code
+
+
+def _key_name(key: ast.expr | None) -> str | None:
+    """A sentence table's key: a literal, or a catalogue's member (its own code)."""
+    if isinstance(key, ast.Constant) and isinstance(key.value, str):
+        return key.value
+    if (
+        isinstance(key, ast.Attribute)
+        and isinstance(key.value, ast.Name)
+        and REASON_WORD.fullmatch(key.attr)
+    ):
+        return key.attr
+    return None
+
+
+def _catalogue(node: ast.ClassDef) -> bool:
+    """A catalogue of reason codes (``class ServiceReason(StrEnum)``): its members
+    are named ``ServiceReason.X`` where a refusal is made."""
+    return any(isinstance(base, ast.Name) and base.id == "StrEnum" for base in node.bases)
 
 
 def _metadata_keys(node: ast.expr | None) -> set[str]:
