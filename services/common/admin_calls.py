@@ -13,7 +13,6 @@ import grpc
 import structlog
 
 from services.common import errors
-from services.common.auth import Claims
 from services.common.errors import DB_ERRORS
 from services.common.identity import require_operator
 from services.common.wire.reasons import ServiceReason
@@ -80,7 +79,7 @@ class AdminCall:
 
     async def run(
         self,
-        work: Callable[[Claims], Awaitable[T]],
+        work: Callable[[], Awaitable[T]],
         done: Callable[[T], dict[str, Any]],
         **asked: Any,
     ) -> T:
@@ -89,7 +88,7 @@ class AdminCall:
         operator = await require_operator(self._context)
         bound = log.bind(operator=operator.subject, action=self._action, **asked)
         try:
-            result = await work(operator)
+            result = await work()
         except Exception as error:
             refusal = self._refusal(error)
             if refusal is None:

@@ -8,7 +8,6 @@ import grpc
 from google.protobuf.duration_pb2 import Duration
 
 from services.common.admin_calls import MAX_REASON, AdminCall, reason_text
-from services.common.auth import Claims
 from services.common.db import Pool
 from services.common.pb.rummy.admin.v1 import admin_pb2, admin_pb2_grpc
 from services.common.wire.reasons import ServiceReason
@@ -76,7 +75,7 @@ class TableAdminServicer(admin_pb2_grpc.TableAdminServiceServicer):
     async def ListTables(
         self, request: admin_pb2.ListTablesRequest, context: grpc.aio.ServicerContext
     ) -> admin_pb2.ListTablesResponse:
-        async def work(_: Claims) -> admin_pb2.ListTablesResponse:
+        async def work() -> admin_pb2.ListTablesResponse:
             return await admin_queries.list_tables(self._pool, table_filter(request))
 
         return await self._call(context, "ListTables").run(
@@ -90,7 +89,7 @@ class TableAdminServicer(admin_pb2_grpc.TableAdminServiceServicer):
     async def GetTableLog(
         self, request: admin_pb2.GetTableLogRequest, context: grpc.aio.ServicerContext
     ) -> admin_pb2.GetTableLogResponse:
-        async def work(_: Claims) -> admin_pb2.GetTableLogResponse:
+        async def work() -> admin_pb2.GetTableLogResponse:
             table_id = table_id_of(request.table_id)
             if request.limit > MAX_LOG_EVENTS:
                 raise Refusal(
@@ -109,14 +108,14 @@ class TableAdminServicer(admin_pb2_grpc.TableAdminServiceServicer):
         return await self._call(context, "GetTableLog").run(
             work,
             lambda log: {"events": len(log.events)},
-            table_id=request.table_id,
+            table_id=request.table_id[:64],
             after_seq=request.after_seq,
         )
 
     async def EndTable(
         self, request: admin_pb2.EndTableRequest, context: grpc.aio.ServicerContext
     ) -> admin_pb2.EndTableResponse:
-        async def work(_: Claims) -> admin_pb2.EndTableResponse:
+        async def work() -> admin_pb2.EndTableResponse:
             table_id = table_id_of(request.table_id)
             note = reason_text(request.reason, required=True)
             committed = await end_table(self._tables, table_id, note)
@@ -128,6 +127,6 @@ class TableAdminServicer(admin_pb2_grpc.TableAdminServiceServicer):
         return await self._call(context, "EndTable").run(
             work,
             lambda ended: {"ended_seq": ended.ended_seq},
-            table_id=request.table_id,
+            table_id=request.table_id[:64],
             reason=request.reason[: 2 * MAX_REASON],
         )

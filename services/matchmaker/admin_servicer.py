@@ -7,7 +7,6 @@ from __future__ import annotations
 import grpc
 
 from services.common.admin_calls import MAX_REASON, AdminCall, reason_text
-from services.common.auth import Claims
 from services.common.db import Pool
 from services.common.pb.rummy.admin.v1 import admin_pb2, admin_pb2_grpc
 from services.common.wire.reasons import ServiceReason
@@ -26,7 +25,7 @@ class QueueAdminServicer(admin_pb2_grpc.QueueAdminServiceServicer):
     async def ListQueues(
         self, request: admin_pb2.ListQueuesRequest, context: grpc.aio.ServicerContext
     ) -> admin_pb2.ListQueuesResponse:
-        async def work(_: Claims) -> admin_pb2.ListQueuesResponse:
+        async def work() -> admin_pb2.ListQueuesResponse:
             if request.tickets_per_queue > MAX_TICKETS_PER_QUEUE:
                 raise Refusal(
                     grpc.StatusCode.INVALID_ARGUMENT,
@@ -44,7 +43,7 @@ class QueueAdminServicer(admin_pb2_grpc.QueueAdminServiceServicer):
     async def RemoveTickets(
         self, request: admin_pb2.RemoveTicketsRequest, context: grpc.aio.ServicerContext
     ) -> admin_pb2.RemoveTicketsResponse:
-        async def work(_: Claims) -> admin_pb2.RemoveTicketsResponse:
+        async def work() -> admin_pb2.RemoveTicketsResponse:
             player = request.player_id
             if not player or len(player) > MAX_PLAYER_ID or not player.isprintable():
                 raise Refusal(
