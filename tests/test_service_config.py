@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import json
 import tomllib
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -21,6 +22,7 @@ from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc
 from tests.routing import routed_server
 
 CONFIG = gen_proto.PROTO_ROOT / gen_proto.SERVICE_CONFIG
+PUBLIC = Path("rummy") / "v1"
 INTERNAL = {"rummy.v1.GameService/CreateTable", "rummy.v1.GameService/CreateTables"}
 """For the service credential only: no app calls them (the matchmaker, their caller,
 retries them in its own way)."""
@@ -35,6 +37,8 @@ def _methods() -> dict[str, MethodDescriptor]:
     """Every RPC of the public protos, by `package.Service/Method`."""
     methods = {}
     for proto in gen_proto.proto_files():
+        if proto.parent.relative_to(gen_proto.PROTO_ROOT) != PUBLIC:
+            continue  # the operators' package: no app calls it
         module = importlib.import_module(f"{gen_proto.OUT_PACKAGE}.rummy.v1.{proto.stem}_pb2")
         for service in module.DESCRIPTOR.services_by_name.values():
             for method in service.methods:

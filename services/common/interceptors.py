@@ -8,8 +8,8 @@ For each call, in this order:
    ``x-request-id``, else a new one), the method and the caller are bound to the
    structlog context of its task.
 2. Limits (`services.common.limits`): the connection's and the player's rate,
-   and open response streams per player. Verified service credentials and the
-   health and reflection services are not limited.
+   and open response streams per player. Verified service credentials, operator
+   tokens and the health and reflection services are not limited.
 3. A request over `MAX_REQUEST_BYTES` is refused unread with INVALID_ARGUMENT,
    reason ``REQUEST_TOO_LARGE``; one that does not decode, with
    INVALID_ARGUMENT, reason ``MALFORMED_REQUEST`` (gRPC alone would answer
@@ -190,7 +190,7 @@ class _Call:
     @property
     def player(self) -> str | None:
         """Whose bucket to charge: a verified player's id, else None."""
-        if self.claims is None or self.claims.is_service:
+        if self.claims is None or not self.claims.is_player:
             return None
         return self.claims.subject
 
@@ -294,8 +294,8 @@ class Gate(grpc.aio.ServerInterceptor):  # type: ignore[misc]
                     call.denial = error
             except UnicodeDecodeError:
                 call.denial = TokenInvalid("authorization header is not text")
-            if call.claims is not None and call.claims.is_service:
-                call.limited = False
+            if call.claims is not None and not call.claims.is_player:
+                call.limited = False  # a service, or an operator
         decode = self._decoder(handler.request_deserializer)
         if handler.unary_unary is not None:
             return grpc.unary_unary_rpc_method_handler(

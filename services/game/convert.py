@@ -42,6 +42,7 @@ _END = {
     ev.EndReason.OTHERS_LEFT: table_pb2.END_REASON_OTHERS_LEFT,
     ev.EndReason.BLOCKED: table_pb2.END_REASON_BLOCKED,
     ev.EndReason.TARGET_REACHED: table_pb2.END_REASON_TARGET_REACHED,
+    ev.EndReason.ENDED_BY_OPERATOR: table_pb2.END_REASON_ENDED_BY_OPERATOR,
 }
 MELD_VIEWS_KEPT = 4096
 """Meld views remembered: a few busy tables' worth of melds on one replica."""
@@ -213,7 +214,7 @@ def table_view(
         message.deck_commitment = _commitment(state.deal_order, state.seed, state.deal_salt)
     if state.phase == Phase.GAME_OVER:
         reason = ev.EndReason(state.end_reason) if state.end_reason else None
-        message.result.CopyFrom(game_ended(state.winner, reason, state.totals))
+        message.result.CopyFrom(game_ended(state.winner, reason, state.totals, state.end_note))
     if state.claim_card >= 0 and seen.phase in (Phase.DRAW, Phase.PLAY):
         message.claim_window.CopyFrom(
             table_pb2.ClaimWindow(
@@ -245,11 +246,12 @@ def rule_info(state: GameState) -> table_pb2.RuleInfo:
 
 
 def game_ended(
-    winner: int, reason: ev.EndReason | None, totals: Sequence[int]
+    winner: int, reason: ev.EndReason | None, totals: Sequence[int], note: str = ""
 ) -> table_pb2.GameEnded:
     """The game's result (``reason`` None: not known, for a game ended long ago)."""
     return table_pb2.GameEnded(
         winner_seat=winner if winner >= 0 else None,
         reason=_END[reason] if reason is not None else table_pb2.END_REASON_UNSPECIFIED,
         totals=[table_pb2.SeatScore(seat=s, points=t, total=t) for s, t in enumerate(totals)],
+        note=note,
     )

@@ -21,10 +21,12 @@ from services.common.interceptors import Gate
 from services.common.limits import Limits
 from services.common.looplag import LoopLag
 from services.common.metrics import ACTIVE_TABLES
+from services.common.pb.rummy.admin.v1 import admin_pb2, admin_pb2_grpc
 from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc
 from services.common.serving import CLIENT_PING_MS, KEEPALIVE_MS, serve, server_options
 
 from . import retention
+from .admin_servicer import TableAdminServicer
 from .clockstop import BEAT_S, CLOCK_STOP_S
 from .fanout import CUT_OFF_S, Fanout
 from .pacing import BOT_DELAY_MS, BotPace
@@ -162,6 +164,9 @@ class GameServer:
         game_pb2_grpc.add_GameServiceServicer_to_server(
             GameServicer(tables, fanout, pool, presence), server
         )
+        admin_pb2_grpc.add_TableAdminServiceServicer_to_server(
+            TableAdminServicer(tables, pool), server
+        )
         self.port, self.health = await serve(
             server,
             game_pb2.DESCRIPTOR.services_by_name["GameService"].full_name,
@@ -169,6 +174,7 @@ class GameServer:
             secret=config.secret,
             health_servicer=self._health,
             address=config.address,
+            admin=[admin_pb2.DESCRIPTOR.services_by_name["TableAdminService"].full_name],
         )
         self._server = server
         self._beater = asyncio.create_task(tables.clock.run(), name="clock-beat")

@@ -378,7 +378,9 @@ class TableStore:
     async def _rate(self, con: Connection, change: Committed) -> None:
         """Update the ratings of the table's players in the game's commit. A table
         with bots is a training table: it rates nobody (bots have no rating to win
-        from)."""
+        from); nor does a game its operators ended (`EndTable`): nobody won it."""
+        if change.state.end_reason == EndReason.ENDED_BY_OPERATOR:
+            return
         seats = dict(enumerate(change.seats)) or await self.seats(con, change.table_id)
         humans = [s for s, p in sorted(seats.items()) if not p.is_bot]
         if len(humans) < 2 or len(humans) < len(seats):

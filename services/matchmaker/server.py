@@ -21,6 +21,7 @@ from services.common.health import HealthMonitor
 from services.common.interceptors import Gate
 from services.common.limits import Limits
 from services.common.looplag import LoopLag
+from services.common.pb.rummy.admin.v1 import admin_pb2, admin_pb2_grpc
 from services.common.pb.rummy.v1 import (
     game_pb2_grpc,
     matchmaker_pb2,
@@ -29,6 +30,7 @@ from services.common.pb.rummy.v1 import (
 from services.common.serving import serve, server_options
 
 from . import retention
+from .admin_servicer import QueueAdminServicer
 from .game_channel import Reconnect, open_game_channel
 from .matcher import GIVE_UP_S, Matcher
 from .servicer import MatchmakerServicer
@@ -143,6 +145,7 @@ class MatchmakerServer:
             ticket_ttl_s=config.ticket_ttl_s,
         )
         matchmaker_pb2_grpc.add_MatchmakerServiceServicer_to_server(self._servicer, server)
+        admin_pb2_grpc.add_QueueAdminServiceServicer_to_server(QueueAdminServicer(pool), server)
         self.port, self.health = await serve(
             server,
             matchmaker_pb2.DESCRIPTOR.services_by_name["MatchmakerService"].full_name,
@@ -150,6 +153,7 @@ class MatchmakerServer:
             secret=config.secret,
             health_servicer=self._health,
             address=config.address,
+            admin=[admin_pb2.DESCRIPTOR.services_by_name["QueueAdminService"].full_name],
         )
         self._server = server
         self._tasks.append(asyncio.create_task(self._listen(), name="ticket-listener"))
