@@ -120,12 +120,20 @@ WRITE_LOCKED = (
 """A move under the row lock, in one statement: the new state, the events it caused
 and the seats it eliminated."""
 
-PLAYER_RATINGS = "SELECT id, rating FROM players WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE"
-"""Locked until the game's commit, in one order: two games a player ends at once
-(one they left, one they sat down at since) update the rating one after the other,
-the second from the first's result, and never deadlock on each other."""
+PLAYER_RATINGS = (
+    "SELECT id, ARRAY[rating, rating_deviation] AS rating FROM players"
+    " WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE"
+)
+"""Each player's rating as the pair `services.common.rating` takes: mean and
+deviation. Locked until the game's commit, in one order: two games a player ends
+at once (one they left, one they sat down at since) update the rating one after
+the other, the second from the first's result, and never deadlock on each other."""
 
-SET_RATING = "UPDATE players SET rating = $2 WHERE id = $1"
+SET_RATING = (
+    "UPDATE players SET rating = ($2::float8[])[1], rating_deviation = ($2::float8[])[2]"
+    " WHERE id = $1"
+)
+"""A rating as `services.common.rating` gives it: the pair mean, deviation."""
 
 # --- the sweeper -------------------------------------------------------------------
 
