@@ -9,6 +9,7 @@ import uuid
 import asyncpg
 
 from services.common.db import Connection, Pool
+from services.common.rating import DEFAULT_DEVIATION, DEFAULT_RATING
 
 from .aftercommit import transaction
 from .endings import ENDED, HOST_LEFT, close_private, record_ended
@@ -72,6 +73,7 @@ async def insert(
     family: str,
     mode: str,
     rating: float,
+    rating_deviation: float = DEFAULT_DEVIATION,
     ttl_s: float,
     invite_code: str | None = None,
     is_host: bool = False,
@@ -102,6 +104,7 @@ async def insert(
         ttl_s,
         bot_level,
         trace_parent,
+        rating_deviation,
     )
     async with transaction(con):
         row = await (_replace if replace else _add)(con, player_id, values)
@@ -183,17 +186,17 @@ async def _end_live(con: Connection, player_id: str) -> None:
 _INSERT = (
     "INSERT INTO tickets (id, player_id, display_name, table_size, ruleset, options, family,"
     " mode, rating, invite_code, is_host, accept_smaller_ms, fill_bots_ms, expires_at,"
-    " bot_level, trace_parent) VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9, $10, $11,"
-    " $12, $13, now() + make_interval(secs => $14), $15, $16)"
+    " bot_level, trace_parent, rating_deviation) VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7,"
+    " $8, $9, $10, $11, $12, $13, now() + make_interval(secs => $14), $15, $16, $17)"
 )
 
 
 _QUEUE_AT_ONCE = (
     "INSERT INTO tickets (id, player_id, display_name, table_size, ruleset, options, family,"
     " mode, rating, invite_code, is_host, accept_smaller_ms, fill_bots_ms, expires_at,"
-    " bot_level, trace_parent) SELECT $1, $2, coalesce(p.display_name, ''), $3, $4, $5::jsonb,"
-    " $6, $7, coalesce(p.rating, 1500), $8, $9, $10, $11, now() + make_interval(secs => $12),"
-    " $13, $14"
+    " bot_level, trace_parent, rating_deviation) SELECT $1, $2, coalesce(p.display_name, ''),"
+    " $3, $4, $5::jsonb, $6, $7, coalesce(p.rating, $15), $8, $9, $10, $11,"
+    " now() + make_interval(secs => $12), $13, $14, coalesce(p.rating_deviation, $16)"
     " FROM (SELECT 1) AS one LEFT JOIN players p ON p.id = $2"
     " WHERE NOT EXISTS (SELECT 1 FROM table_seats s JOIN tables t ON t.id = s.table_id"
     " WHERE s.player_id = $2 AND s.left_at IS NULL AND t.status = 'active')"
@@ -245,6 +248,8 @@ async def queue_at_once(
         ttl_s,
         bot_level,
         trace_parent,
+        DEFAULT_RATING,
+        DEFAULT_DEVIATION,
     )
     return None if row is None else TicketRow.of(row)
 

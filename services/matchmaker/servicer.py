@@ -17,6 +17,7 @@ from services.common.errors import DB_ERRORS
 from services.common.identity import require_player
 from services.common.pb.rummy.v1 import matchmaker_pb2 as mm
 from services.common.pb.rummy.v1 import matchmaker_pb2_grpc
+from services.common.rating import DEFAULT_DEVIATION, DEFAULT_RATING
 from services.common.wire.reasons import ServiceReason
 from services.common.wire.refusals import Refusal
 
@@ -172,7 +173,7 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
         if seated is not None:
             raise self._seated(seated)
         profile = await con.fetchrow(
-            "SELECT display_name, rating FROM players WHERE id = $1", player
+            "SELECT display_name, rating, rating_deviation FROM players WHERE id = $1", player
         )
         try:
             return await queueing.insert(
@@ -184,7 +185,8 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
                 options=options,
                 family=family,
                 mode=mode,
-                rating=profile["rating"] if profile else 1500.0,
+                rating=profile["rating"] if profile else DEFAULT_RATING,
+                rating_deviation=profile["rating_deviation"] if profile else DEFAULT_DEVIATION,
                 ttl_s=self._ttl,
                 replace=replace,
                 ticket_id=ticket_id,

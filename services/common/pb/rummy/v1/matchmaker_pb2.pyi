@@ -32,8 +32,9 @@ class _MatchModeEnumTypeWrapper(google.protobuf.internal.enum_type_wrapper._Enum
     """Oldest tickets first."""
     MATCH_MODE_RATING: _MatchMode.ValueType  # 2
     """Players of close rating (every two at a table within the gap the more
-    patient of them accepts); the gap widens the longer a ticket waits, so
-    nobody waits for ever.
+    patient of them accepts); the gap is wider while a rating is still unsure
+    (a newcomer's), and widens the longer a ticket waits, so nobody waits for
+    ever.
     """
 
 class MatchMode(_MatchMode, metaclass=_MatchModeEnumTypeWrapper):
@@ -45,8 +46,9 @@ MATCH_MODE_FIFO: MatchMode.ValueType  # 1
 """Oldest tickets first."""
 MATCH_MODE_RATING: MatchMode.ValueType  # 2
 """Players of close rating (every two at a table within the gap the more
-patient of them accepts); the gap widens the longer a ticket waits, so
-nobody waits for ever.
+patient of them accepts); the gap is wider while a rating is still unsure
+(a newcomer's), and widens the longer a ticket waits, so nobody waits for
+ever.
 """
 Global___MatchMode: typing_extensions.TypeAlias = MatchMode
 

@@ -532,8 +532,9 @@ export enum MatchMode {
 
   /**
    * Players of close rating (every two at a table within the gap the more
-   * patient of them accepts); the gap widens the longer a ticket waits, so
-   * nobody waits for ever.
+   * patient of them accepts); the gap is wider while a rating is still unsure
+   * (a newcomer's), and widens the longer a ticket waits, so nobody waits for
+   * ever.
    *
    * @generated from enum value: MATCH_MODE_RATING = 2;
    */
