@@ -33,7 +33,7 @@ from grpc_health.v1 import health, health_pb2_grpc
 
 from services.common import eventloop, metrics, tracing
 from services.common.config import ConfigError, Env
-from services.common.db import resolve_database
+from services.common.db import EmbeddedPostgresError, resolve_database
 from services.common.db.resolve import DATABASE_URL
 from services.common.errors import DB_ERRORS
 from services.common.health import LIVENESS, NOT_SERVING, SERVING
@@ -205,6 +205,9 @@ def _main(prepare: Callable[[Env], Run]) -> int:
     except ConfigError as error:
         print(f"configuration error: {error}", file=sys.stderr)
         return 2
+    except EmbeddedPostgresError as error:
+        print(f"embedded PostgreSQL: {error}", file=sys.stderr)
+        return 1
     return 0
 
 
