@@ -113,12 +113,12 @@ async def test_grpc_accepts_the_config_and_retries_by_it(config: str, works: boo
         asked[method] = asked.get(method, 0) + 1
         first = asked[method] == 1
 
-        async def get_table(request: bytes, context: grpc.aio.ServicerContext) -> bytes:
+        async def get_table(request: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> bytes:
             if first:
                 await context.abort(grpc.StatusCode.UNAVAILABLE, "Briefly away.")
             return game_pb2.GetTableResponse().SerializeToString()
 
-        async def watch(request: bytes, context: grpc.aio.ServicerContext) -> Any:
+        async def watch(request: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
             if first:
                 await context.abort(grpc.StatusCode.UNAVAILABLE, "Briefly away.")
             yield game_pb2.WatchResponse().SerializeToString()

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 import asyncpg
+import grpc
 
 from bench.common import channel
 from bench.game.measure import Timings, Usage, Window, metered
@@ -229,7 +230,9 @@ async def echo_ceiling(args: argparse.Namespace) -> Timings:
     async with Child("bare") as server:
         chans = [channel(server.port, i) for i in range(channels)]
         try:
-            calls = [c.unary_unary(f"/{BARE_SERVICE}/Echo") for c in chans]
+            calls: list[grpc.aio.UnaryUnaryMultiCallable[bytes, bytes]] = [
+                c.unary_unary(f"/{BARE_SERVICE}/Echo") for c in chans
+            ]
             timings = Timings(Window.after(1.0, args.seconds))
             payload = b"x" * 64
             metering = asyncio.create_task(

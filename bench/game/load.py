@@ -63,7 +63,7 @@ class Tracker:
 
 
 async def watch_table(
-    stub: game_pb2_grpc.GameServiceStub, bot: Bot, table_id: str, tracker: Tracker
+    stub: game_pb2_grpc.GameServiceAsyncStub, bot: Bot, table_id: str, tracker: Tracker
 ) -> None:
     call = stub.Watch(game_pb2.WatchRequest(table_id=table_id), metadata=bot.metadata)
     newest = 0
@@ -94,7 +94,7 @@ def turn_view(last: table_pb2.TableView, mine: table_pb2.TableView) -> table_pb2
 
 
 async def play_table(
-    stub: game_pb2_grpc.GameServiceStub,
+    stub: game_pb2_grpc.GameServiceAsyncStub,
     stats: LoadStats,
     *,
     interval: float,
@@ -188,7 +188,7 @@ async def service_load(
     )
     lagging = asyncio.create_task(loop_lag(stats.window, server.metrics_port))
     try:
-        stubs = [game_pb2_grpc.GameServiceStub(c) for c in chans]
+        stubs = [game_pb2_grpc.GameServiceAsyncStub(c) for c in chans]
         await asyncio.gather(
             *(
                 play_table(

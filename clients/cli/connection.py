@@ -188,11 +188,11 @@ class Connection:
         return (("authorization", f"Bearer {self.token}"),)
 
     @property
-    def matchmaker(self) -> matchmaker_pb2_grpc.MatchmakerServiceStub:
+    def matchmaker(self) -> matchmaker_pb2_grpc.MatchmakerServiceAsyncStub:
         return matchmaker_pb2_grpc.MatchmakerServiceStub(self.channel(self.server))
 
     @property
-    def game(self) -> game_pb2_grpc.GameServiceStub:
+    def game(self) -> game_pb2_grpc.GameServiceAsyncStub:
         return game_pb2_grpc.GameServiceStub(self.channel(self.game_target))
 
     async def login(self) -> None:
@@ -395,7 +395,7 @@ class Connection:
             await backoff.wait()
             asked_with = self.token
             try:
-                reply = await self.game.GetTable(
+                looked = await self.game.GetTable(
                     game_pb2.GetTableRequest(table_id=table_id),
                     metadata=self.auth,
                     timeout=CALL_TIMEOUT_S,
@@ -415,5 +415,5 @@ class Connection:
                 if again.code in STREAM_RETRYABLE or rate_limited_for(again) is not None:
                     continue  # the stream's own loop waits (or gives up) as it should
                 raise again from None
-            if resume.fresh(reply.view):
-                yield reply.view
+            if resume.fresh(looked.view):
+                yield looked.view

@@ -69,7 +69,7 @@ class AdminCall:
 
     def __init__(
         self,
-        context: grpc.aio.ServicerContext,
+        context: grpc.aio.ServicerContext[Any, Any],
         action: str,
         refusal: Callable[[Exception], Refusal | None] = refusal_of,
     ) -> None:

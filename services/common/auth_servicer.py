@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import time
 import uuid
+from typing import Any
 
 import asyncpg
 import grpc
@@ -38,7 +39,7 @@ class AuthServicer(auth_pb2_grpc.AuthServiceServicer):
         self._ttl_s = ttl_s
 
     async def Login(
-        self, request: auth_pb2.LoginRequest, context: grpc.aio.ServicerContext
+        self, request: auth_pb2.LoginRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> auth_pb2.LoginResponse:
         device = request.device_id  # as sent: a padded id is no other device's
         name = " ".join(request.display_name.split())
@@ -80,7 +81,7 @@ class AuthServicer(auth_pb2_grpc.AuthServiceServicer):
         )
 
     async def Refresh(
-        self, request: auth_pb2.RefreshRequest, context: grpc.aio.ServicerContext
+        self, request: auth_pb2.RefreshRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> auth_pb2.RefreshResponse:
         # Only a player's token renews into a player's token: never a service's or
         # an operator's, whose subject is no player.

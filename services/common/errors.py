@@ -15,7 +15,7 @@ detail (AIP-194), the standard form of the wait gRPC stacks understand: its
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import asyncpg
 import grpc
@@ -95,7 +95,8 @@ def rich_status(
         delay.FromMilliseconds(delay_ms)
         details.append(_packed(error_details_pb2.RetryInfo(retry_delay=delay)))
     status = status_pb2.Status(code=code.value[0], message=message, details=details)
-    return rpc_status.to_status(status)
+    told: grpc.Status = rpc_status.to_status(status)  # grpc-status has no type hints
+    return told
 
 
 def retry_delay_ms(code: grpc.StatusCode, reason: str, metadata: Mapping[str, str]) -> int | None:
@@ -122,7 +123,7 @@ def _packed(detail: Message) -> any_pb2.Any:
 
 
 async def abort(
-    context: grpc.aio.ServicerContext,
+    context: grpc.aio.ServicerContext[Any, Any],
     code: grpc.StatusCode,
     reason: str,
     message: str,

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from contextvars import ContextVar
-from typing import NoReturn, Protocol
+from typing import Any, NoReturn, Protocol
 
 import grpc
 import structlog
@@ -59,7 +59,9 @@ TOKEN_MESSAGES = {
 }
 
 
-async def refuse_token(context: grpc.aio.ServicerContext, reason: ServiceReason) -> NoReturn:
+async def refuse_token(
+    context: grpc.aio.ServicerContext[Any, Any], reason: ServiceReason
+) -> NoReturn:
     """End the call with UNAUTHENTICATED: ``reason`` is a token refusal's code."""
     await errors.abort(context, grpc.StatusCode.UNAUTHENTICATED, reason, TOKEN_MESSAGES[reason])
 
@@ -97,7 +99,7 @@ def current_player_id() -> str:
     return claims.subject
 
 
-async def require_service(context: grpc.aio.ServicerContext) -> Claims:
+async def require_service(context: grpc.aio.ServicerContext[Any, Any]) -> Claims:
     """For internal methods: abort with PERMISSION_DENIED unless a service calls."""
     claims = current_claims()
     if not claims.is_service:
@@ -110,7 +112,7 @@ async def require_service(context: grpc.aio.ServicerContext) -> Claims:
     return claims
 
 
-async def require_player(context: grpc.aio.ServicerContext) -> str:
+async def require_player(context: grpc.aio.ServicerContext[Any, Any]) -> str:
     """For player methods: abort with PERMISSION_DENIED for a service credential
     or an operator token."""
     claims = current_claims()
@@ -124,7 +126,7 @@ async def require_player(context: grpc.aio.ServicerContext) -> str:
     return claims.subject
 
 
-async def require_operator(context: grpc.aio.ServicerContext) -> Claims:
+async def require_operator(context: grpc.aio.ServicerContext[Any, Any]) -> Claims:
     """For the admin services: abort with PERMISSION_DENIED unless an operator calls.
     A refusal is logged with who tried: every use of these calls leaves a line."""
     claims = current_claims()

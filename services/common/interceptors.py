@@ -88,7 +88,7 @@ def _closed_under(error: BaseException | None) -> bool:
     return isinstance(error, grpc.aio.InternalError)
 
 
-def _code(context: grpc.aio.ServicerContext, error: BaseException | None) -> str:
+def _code(context: grpc.aio.ServicerContext[Any, Any], error: BaseException | None) -> str:
     """The call's status; CANCELLED when its client went away (or the server stops)."""
     if _closed_under(error):
         return "CANCELLED"
@@ -101,7 +101,7 @@ def _code(context: grpc.aio.ServicerContext, error: BaseException | None) -> str
     return "CANCELLED" if cancelled else "UNKNOWN"
 
 
-async def _internal(context: grpc.aio.ServicerContext, error: Exception) -> NoReturn:
+async def _internal(context: grpc.aio.ServicerContext[Any, Any], error: Exception) -> NoReturn:
     """A handler failed unexpectedly: logged whole, told to the client as INTERNAL
     with a reason and a sentence, never with the error's own text (gRPC would send
     "Unexpected <class ...>: ..." as UNKNOWN). One that set its status first
@@ -120,7 +120,7 @@ async def _internal(context: grpc.aio.ServicerContext, error: Exception) -> NoRe
         raise asyncio.CancelledError from closed
 
 
-async def _failed(context: grpc.aio.ServicerContext, error: BaseException) -> None:
+async def _failed(context: grpc.aio.ServicerContext[Any, Any], error: BaseException) -> None:
     """A handler ended with ``error``, which its caller raises on if this returns.
     A call the client cancelled (or lost) as the handler wrote to it ends as grpc.aio
     ends a cancelled call, with CancelledError: grpc.aio would log the error it
@@ -133,7 +133,7 @@ async def _failed(context: grpc.aio.ServicerContext, error: BaseException) -> No
 
 
 async def _written(
-    inner: Callable[..., Any], requests: Any, context: grpc.aio.ServicerContext
+    inner: Callable[..., Any], requests: Any, context: grpc.aio.ServicerContext[Any, Any]
 ) -> None:
     """A request-streaming handler's responses written through the context, whichever
     way it makes them (an async generator, or a coroutine that writes them itself)."""
@@ -170,7 +170,7 @@ class _Call:
     def __init__(self, service: str, method: str) -> None:
         self.service = service
         self.method = method
-        self.context: grpc.aio.ServicerContext | None = None
+        self.context: grpc.aio.ServicerContext[Any, Any] | None = None
         self.claims: Claims | None = None
         self.denial: TokenError | None = None
         self.limited = True
@@ -194,7 +194,9 @@ class _Call:
             return None
         return self.claims.subject
 
-    async def enter(self, request: Any, context: grpc.aio.ServicerContext, quotas: Quotas) -> None:
+    async def enter(
+        self, request: Any, context: grpc.aio.ServicerContext[Any, Any], quotas: Quotas
+    ) -> None:
         """Bind the log context, then limits, decoding and identity, in that order."""
         self.context = context
         CURRENT_CALL.set(self)
@@ -222,7 +224,7 @@ class _Call:
 
     def finish(
         self,
-        context: grpc.aio.ServicerContext,
+        context: grpc.aio.ServicerContext[Any, Any],
         error: BaseException | None,
         started: float | None = None,
     ) -> None:
@@ -231,8 +233,7 @@ class _Call:
         RPC_REQUESTS.labels(self.service, self.method, _code(context, error)).inc()
 
 
-# grpcio ships no type hints, so its base class is `Any` to mypy.
-class Gate(grpc.aio.ServerInterceptor):  # type: ignore[misc]
+class Gate(grpc.aio.ServerInterceptor):
     """Metrics, limits, decoding and identity; see the module docstring.
 
     The wrappers are methods bound with `functools.partial` rather than
@@ -271,9 +272,11 @@ class Gate(grpc.aio.ServerInterceptor):  # type: ignore[misc]
 
     async def intercept_service(
         self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        continuation: Callable[
+            [grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler[Any, Any] | None]
+        ],
         details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler:
+    ) -> grpc.RpcMethodHandler[Any, Any] | None:
         handler = await continuation(details)
         if handler is None:
             return handler
@@ -325,7 +328,7 @@ class Gate(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         call: _Call,
         inner: Callable[..., Any],
         request: Any,
-        context: grpc.aio.ServicerContext,
+        context: grpc.aio.ServicerContext[Any, Any],
     ) -> Any:
         started = time.perf_counter()
         error: BaseException | None = None
@@ -345,7 +348,7 @@ class Gate(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         call: _Call,
         inner: Callable[..., Any],
         request: Any,
-        context: grpc.aio.ServicerContext,
+        context: grpc.aio.ServicerContext[Any, Any],
     ) -> None:
         """Any response stream, written through the context: whether the handler
         yields its messages (an async generator) or writes them itself (grpc
@@ -376,7 +379,7 @@ class Gate(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             call.finish(context, error)
 
     async def _until_stopping(
-        self, work: Awaitable[None], context: grpc.aio.ServicerContext
+        self, work: Awaitable[None], context: grpc.aio.ServicerContext[Any, Any]
     ) -> None:
         handling = asyncio.ensure_future(work)
         stopping = asyncio.ensure_future(self._stopping.wait())
@@ -397,7 +400,7 @@ class Gate(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             "The server is restarting: connect again.",
         )
 
-    async def _open(self, call: _Call, context: grpc.aio.ServicerContext) -> str | None:
+    async def _open(self, call: _Call, context: grpc.aio.ServicerContext[Any, Any]) -> str | None:
         """Count a limited player's open stream, or a public one's by its connection;
         who to give it back to, if anyone."""
         player = f"peer {context.peer()}" if call.public else call.player

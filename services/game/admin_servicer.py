@@ -4,6 +4,8 @@ service. Operator tokens only; every call is logged with who made it
 
 from __future__ import annotations
 
+from typing import Any
+
 import grpc
 from google.protobuf.duration_pb2 import Duration
 
@@ -69,11 +71,11 @@ class TableAdminServicer(admin_pb2_grpc.TableAdminServiceServicer):
         self._tables = tables
         self._pool = pool
 
-    def _call(self, context: grpc.aio.ServicerContext, action: str) -> AdminCall:
+    def _call(self, context: grpc.aio.ServicerContext[Any, Any], action: str) -> AdminCall:
         return AdminCall(context, action, refusal_of_failure)
 
     async def ListTables(
-        self, request: admin_pb2.ListTablesRequest, context: grpc.aio.ServicerContext
+        self, request: admin_pb2.ListTablesRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> admin_pb2.ListTablesResponse:
         async def work() -> admin_pb2.ListTablesResponse:
             return await admin_queries.list_tables(self._pool, table_filter(request))
@@ -87,7 +89,7 @@ class TableAdminServicer(admin_pb2_grpc.TableAdminServiceServicer):
         )
 
     async def GetTableLog(
-        self, request: admin_pb2.GetTableLogRequest, context: grpc.aio.ServicerContext
+        self, request: admin_pb2.GetTableLogRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> admin_pb2.GetTableLogResponse:
         async def work() -> admin_pb2.GetTableLogResponse:
             table_id = table_id_of(request.table_id)
@@ -113,7 +115,7 @@ class TableAdminServicer(admin_pb2_grpc.TableAdminServiceServicer):
         )
 
     async def EndTable(
-        self, request: admin_pb2.EndTableRequest, context: grpc.aio.ServicerContext
+        self, request: admin_pb2.EndTableRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> admin_pb2.EndTableResponse:
         async def work() -> admin_pb2.EndTableResponse:
             table_id = table_id_of(request.table_id)

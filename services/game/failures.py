@@ -4,7 +4,7 @@ it is, a database error as the refusal it amounts to, all as rich statuses."""
 from __future__ import annotations
 
 from collections.abc import Awaitable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import asyncpg
 import grpc
@@ -51,7 +51,7 @@ def refusal_of_failure(error: Exception) -> Refusal | None:
     return None
 
 
-async def guard(context: grpc.aio.ServicerContext, call: Awaitable[Resp]) -> Resp:
+async def guard(context: grpc.aio.ServicerContext[Any, Any], call: Awaitable[Resp]) -> Resp:
     """Run a call; refusals and outages become rich statuses."""
     try:
         return await call

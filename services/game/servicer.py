@@ -69,13 +69,13 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
     # --- creating and reading tables ---------------------------------------
 
     async def CreateTable(
-        self, request: game_pb2.CreateTableRequest, context: grpc.aio.ServicerContext
+        self, request: game_pb2.CreateTableRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> game_pb2.CreateTableResponse:
         claims = await require_service(context)
         return await guard(context, self._create(request, claims.subject))
 
     async def CreateTables(
-        self, request: game_pb2.CreateTablesRequest, context: grpc.aio.ServicerContext
+        self, request: game_pb2.CreateTablesRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> game_pb2.CreateTablesResponse:
         claims = await require_service(context)
         if not 1 <= len(request.tables) <= TABLES_PER_CALL:
@@ -138,7 +138,7 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
         )
 
     async def GetTable(
-        self, request: game_pb2.GetTableRequest, context: grpc.aio.ServicerContext
+        self, request: game_pb2.GetTableRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> game_pb2.GetTableResponse:
         player = await require_player(context)
         return await guard(context, self._get(request, player))
@@ -152,7 +152,7 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
         )
 
     async def GetHint(
-        self, request: game_pb2.GetHintRequest, context: grpc.aio.ServicerContext
+        self, request: game_pb2.GetHintRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> game_pb2.GetHintResponse:
         player = await require_player(context)
         return await guard(context, self._hint(request, player))
@@ -185,7 +185,7 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
     async def _act(
         self,
         request: Any,
-        context: grpc.aio.ServicerContext,
+        context: grpc.aio.ServicerContext[Any, Any],
         action: act.Action,
         response: Callable[..., Resp],
         *,
@@ -232,7 +232,7 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
         return await guard(context, run())
 
     async def DrawStock(
-        self, request: game_pb2.DrawStockRequest, context: grpc.aio.ServicerContext
+        self, request: game_pb2.DrawStockRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> game_pb2.DrawStockResponse:
         def drawn(c: Committed) -> dict[str, Any]:
             card = convert.card(c.state.ruleset.deck, c.state.drawn)
@@ -243,12 +243,12 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
         )
 
     async def TakeDiscard(
-        self, request: game_pb2.TakeDiscardRequest, context: grpc.aio.ServicerContext
+        self, request: game_pb2.TakeDiscardRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> game_pb2.TakeDiscardResponse:
         return await self._act(request, context, act.TakeDiscard(), game_pb2.TakeDiscardResponse)
 
     async def Meld(
-        self, request: game_pb2.MeldRequest, context: grpc.aio.ServicerContext
+        self, request: game_pb2.MeldRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> game_pb2.MeldResponse:
         return await self._parsed(
             context,
@@ -258,7 +258,7 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
         )
 
     async def LayOff(
-        self, request: game_pb2.LayOffRequest, context: grpc.aio.ServicerContext
+        self, request: game_pb2.LayOffRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> game_pb2.LayOffResponse:
         return await self._parsed(
             context,
@@ -268,37 +268,37 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
         )
 
     async def SwapJoker(
-        self, request: game_pb2.SwapJokerRequest, context: grpc.aio.ServicerContext
+        self, request: game_pb2.SwapJokerRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> game_pb2.SwapJokerResponse:
         return await self._parsed(
             context, request, lambda: swap_joker_of(request), game_pb2.SwapJokerResponse
         )
 
     async def Discard(
-        self, request: game_pb2.DiscardRequest, context: grpc.aio.ServicerContext
+        self, request: game_pb2.DiscardRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> game_pb2.DiscardResponse:
         return await self._act(
             request, context, act.Discard(request.card_id), game_pb2.DiscardResponse
         )
 
     async def Leave(
-        self, request: game_pb2.LeaveRequest, context: grpc.aio.ServicerContext
+        self, request: game_pb2.LeaveRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> game_pb2.LeaveResponse:
         return await self._act(request, context, act.Leave(), game_pb2.LeaveResponse)
 
     async def Reposer(
-        self, request: game_pb2.ReposerRequest, context: grpc.aio.ServicerContext
+        self, request: game_pb2.ReposerRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> game_pb2.ReposerResponse:
         return await self._act(request, context, act.Reposer(), game_pb2.ReposerResponse)
 
     async def Claim(
-        self, request: game_pb2.ClaimRequest, context: grpc.aio.ServicerContext
+        self, request: game_pb2.ClaimRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> game_pb2.ClaimResponse:
         return await self._act(request, context, act.Claim(request.card_id), game_pb2.ClaimResponse)
 
     async def _parsed(
         self,
-        context: grpc.aio.ServicerContext,
+        context: grpc.aio.ServicerContext[Any, Any],
         request: Any,
         build: Callable[[], act.Action],
         response: Callable[..., Resp],
@@ -313,7 +313,7 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
     # --- the event stream --------------------------------------------------
 
     async def Watch(
-        self, request: game_pb2.WatchRequest, context: grpc.aio.ServicerContext
+        self, request: game_pb2.WatchRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> AsyncIterator[game_pb2.WatchResponse]:
         player = await require_player(context)
         try:

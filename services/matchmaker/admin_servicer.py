@@ -4,6 +4,8 @@ service. Operator tokens only; every call is logged with who made it
 
 from __future__ import annotations
 
+from typing import Any
+
 import grpc
 
 from services.common.admin_calls import MAX_REASON, AdminCall, reason_text
@@ -23,7 +25,7 @@ class QueueAdminServicer(admin_pb2_grpc.QueueAdminServiceServicer):
         self._pool = pool
 
     async def ListQueues(
-        self, request: admin_pb2.ListQueuesRequest, context: grpc.aio.ServicerContext
+        self, request: admin_pb2.ListQueuesRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> admin_pb2.ListQueuesResponse:
         async def work() -> admin_pb2.ListQueuesResponse:
             if request.tickets_per_queue > MAX_TICKETS_PER_QUEUE:
@@ -41,7 +43,7 @@ class QueueAdminServicer(admin_pb2_grpc.QueueAdminServiceServicer):
         )
 
     async def RemoveTickets(
-        self, request: admin_pb2.RemoveTicketsRequest, context: grpc.aio.ServicerContext
+        self, request: admin_pb2.RemoveTicketsRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> admin_pb2.RemoveTicketsResponse:
         async def work() -> admin_pb2.RemoveTicketsResponse:
             player = request.player_id

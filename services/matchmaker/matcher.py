@@ -120,7 +120,7 @@ class Matcher:
     def __init__(
         self,
         pool: Pool,
-        game: game_pb2_grpc.GameServiceStub,
+        game: game_pb2_grpc.GameServiceAsyncStub,
         credential: Callable[[], tuple[tuple[str, str], ...]],
         *,
         interval: float = 0.1,

@@ -57,7 +57,7 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
 
     # --- helpers ------------------------------------------------------------
 
-    async def _guarded(self, context: grpc.aio.ServicerContext, work: Any) -> Any:
+    async def _guarded(self, context: grpc.aio.ServicerContext[Any, Any], work: Any) -> Any:
         try:
             return await work
         except Refusal as refused:
@@ -220,7 +220,7 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
     # --- RPCs -------------------------------------------------------------------
 
     async def Enqueue(
-        self, request: mm.EnqueueRequest, context: grpc.aio.ServicerContext
+        self, request: mm.EnqueueRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> AsyncIterator[mm.EnqueueResponse]:
         player = await require_player(context)
 
@@ -250,7 +250,7 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
             yield update
 
     async def CreatePrivateTable(
-        self, request: mm.CreatePrivateTableRequest, context: grpc.aio.ServicerContext
+        self, request: mm.CreatePrivateTableRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> AsyncIterator[mm.CreatePrivateTableResponse]:
         player = await require_player(context)
 
@@ -288,7 +288,7 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
             yield update
 
     async def JoinPrivateTable(
-        self, request: mm.JoinPrivateTableRequest, context: grpc.aio.ServicerContext
+        self, request: mm.JoinPrivateTableRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> AsyncIterator[mm.JoinPrivateTableResponse]:
         player = await require_player(context)
 
@@ -338,7 +338,7 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
         return row
 
     async def GetTicket(
-        self, request: mm.GetTicketRequest, context: grpc.aio.ServicerContext
+        self, request: mm.GetTicketRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> mm.GetTicketResponse:
         player = await require_player(context)
 
@@ -353,7 +353,7 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
         return result
 
     async def Cancel(
-        self, request: mm.CancelRequest, context: grpc.aio.ServicerContext
+        self, request: mm.CancelRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> mm.CancelResponse:
         player = await require_player(context)
 

@@ -50,7 +50,7 @@ class TableMaker:
 
     def __init__(
         self,
-        game: game_pb2_grpc.GameServiceStub,
+        game: game_pb2_grpc.GameServiceAsyncStub,
         credential: Callable[[], tuple[tuple[str, str], ...]],
     ) -> None:
         self._game = game

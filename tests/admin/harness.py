@@ -23,11 +23,11 @@ def operator_auth(name: str = OPERATOR) -> tuple[tuple[str, str]]:
     return (("authorization", f"Bearer {token}"),)
 
 
-def tables_admin(channel: grpc.aio.Channel) -> admin_pb2_grpc.TableAdminServiceStub:
+def tables_admin(channel: grpc.aio.Channel) -> admin_pb2_grpc.TableAdminServiceAsyncStub:
     return admin_pb2_grpc.TableAdminServiceStub(channel)
 
 
-def queues_admin(channel: grpc.aio.Channel) -> admin_pb2_grpc.QueueAdminServiceStub:
+def queues_admin(channel: grpc.aio.Channel) -> admin_pb2_grpc.QueueAdminServiceAsyncStub:
     return admin_pb2_grpc.QueueAdminServiceStub(channel)
 
 

@@ -52,7 +52,7 @@ async def flaky(
         call = upstream.unary_unary(name)
         failing = name == method and asked[name] == 1
 
-        async def handle(request: bytes, context: grpc.aio.ServicerContext) -> bytes:
+        async def handle(request: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> bytes:
             if failing and not applied:
                 await context.abort_with_status(OUTAGE)
             try:

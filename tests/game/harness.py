@@ -142,7 +142,7 @@ class Player(Client):
     name: str
     seat: int | None = None
     sent: list[Sent] = field(default_factory=list)
-    game: game_pb2_grpc.GameServiceStub = field(init=False)
+    game: game_pb2_grpc.GameServiceAsyncStub = field(init=False)
 
     def __post_init__(self) -> None:
         self.use(self.channel)

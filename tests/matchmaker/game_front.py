@@ -36,7 +36,7 @@ async def game_front(
     def forward(method: str, change: Callable[[bytes], bytes]) -> Any:
         call = upstream.unary_unary(method)
 
-        async def handle(request: bytes, context: grpc.aio.ServicerContext) -> bytes:
+        async def handle(request: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> bytes:
             try:
                 reply: bytes = await call(request, metadata=context.invocation_metadata())
             except grpc.aio.AioRpcError as error:

@@ -112,7 +112,7 @@ async def backend(
         await game.stop(0)
 
 
-def stub(player: Player) -> matchmaker_pb2_grpc.MatchmakerServiceStub:
+def stub(player: Player) -> matchmaker_pb2_grpc.MatchmakerServiceAsyncStub:
     return matchmaker_pb2_grpc.MatchmakerServiceStub(player.channel)
 
 
