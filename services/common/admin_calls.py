@@ -8,12 +8,11 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-import asyncpg
 import grpc
 import structlog
 
 from services.common import errors
-from services.common.errors import DB_ERRORS
+from services.common.failures import refusal_of_failure
 from services.common.identity import require_operator
 from services.common.wire.reasons import ServiceReason
 from services.common.wire.refusals import Refusal
@@ -39,29 +38,6 @@ def reason_text(text: str, *, required: bool) -> str:
     return text
 
 
-def refusal_of(error: Exception) -> Refusal | None:
-    """The refusal an admin call gets for an exception from below, if expected."""
-    if isinstance(error, Refusal):
-        return error
-    if isinstance(error, asyncpg.DataError):
-        return Refusal(
-            grpc.StatusCode.INVALID_ARGUMENT,
-            ServiceReason.MALFORMED_REQUEST,
-            "The request holds a value the database cannot store.",
-        )
-    if isinstance(error, asyncpg.SerializationError | asyncpg.DeadlockDetectedError):
-        return Refusal(
-            grpc.StatusCode.ABORTED, ServiceReason.CONFLICT, "Another change got there first."
-        )
-    if isinstance(error, DB_ERRORS):
-        return Refusal(
-            grpc.StatusCode.UNAVAILABLE,
-            ServiceReason.DATABASE_UNAVAILABLE,
-            "The database is briefly out of reach: try again in a moment.",
-        )
-    return None
-
-
 class AdminCall:
     """One admin call, made by an operator and logged as ``admin_action``: who
     (``operator``), the call (``action``), what it asked and how it ended
@@ -71,11 +47,9 @@ class AdminCall:
         self,
         context: grpc.aio.ServicerContext[Any, Any],
         action: str,
-        refusal: Callable[[Exception], Refusal | None] = refusal_of,
     ) -> None:
         self._context = context
         self._action = action
-        self._refusal = refusal
 
     async def run(
         self,
@@ -90,7 +64,7 @@ class AdminCall:
         try:
             result = await work()
         except Exception as error:
-            refusal = self._refusal(error)
+            refusal = refusal_of_failure(error)
             if refusal is None:
                 bound.error("admin_action", outcome=ServiceReason.INTERNAL.value)
                 raise

@@ -18,7 +18,6 @@ from services.common.wire.refusals import Refusal
 from . import admin_queries
 from .admin_ending import end_table
 from .admin_queries import MAX_LOG_EVENTS, TableFilter
-from .failures import refusal_of_failure
 from .request_parsing import table_id_of
 from .rules.events import GameEnded
 from .tables import Tables
@@ -72,7 +71,7 @@ class TableAdminServicer(admin_pb2_grpc.TableAdminServiceServicer):
         self._pool = pool
 
     def _call(self, context: grpc.aio.ServicerContext[Any, Any], action: str) -> AdminCall:
-        return AdminCall(context, action, refusal_of_failure)
+        return AdminCall(context, action)
 
     async def ListTables(
         self, request: admin_pb2.ListTablesRequest, context: grpc.aio.ServicerContext[Any, Any]

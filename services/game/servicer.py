@@ -14,6 +14,7 @@ from google.protobuf.message import Message
 
 from services.common import errors
 from services.common.errors import DB_ERRORS
+from services.common.failures import refusal_of_failure
 from services.common.identity import require_player, require_service
 from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc
 from services.common.wire import options
@@ -23,7 +24,7 @@ from services.common.wire.refusals import Refusal
 from . import convert
 from .event_kinds import table_event
 from .event_wire import Viewing
-from .failures import guard, refusal_of_failure
+from .failures import guard
 from .fanout import Fanout
 from .moves import KeptAnswer, Move
 from .presence import Presence

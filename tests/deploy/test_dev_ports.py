@@ -21,6 +21,21 @@ SETTINGS = {
 }
 
 
+async def _dev_main(env: dict[str, str]) -> tuple[int | None, bytes, bytes]:
+    """`rummy-dev` run with ``env`` alone: its exit code, stdout and stderr."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        "from services.launch import dev_main; raise SystemExit(dev_main())",
+        cwd=REPO,
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(process.communicate(), 60)
+    return process.returncode, out, err
+
+
 @pytest.mark.parametrize("setting", sorted(SETTINGS))
 async def test_a_taken_port_is_told_in_one_line(tmp_path: Path, setting: str) -> None:
     with socket.socket() as holder:
@@ -37,17 +52,8 @@ async def test_a_taken_port_is_told_in_one_line(tmp_path: Path, setting: str) ->
             "RUMMY_GAME_METRICS_PORT": "0",
         }
         env[setting] = str(port) if setting.endswith("PORT") else f"127.0.0.1:{port}"
-        process = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-c",
-            "from services.launch import dev_main; raise SystemExit(dev_main())",
-            cwd=REPO,
-            env=env,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-        )
-        out, err = await asyncio.wait_for(process.communicate(), 60)
-    assert process.returncode == 2
+        code, out, err = await _dev_main(env)
+    assert code == 2
     assert out == b""
     lines = err.decode().splitlines()
     assert len(lines) == 1, lines
@@ -82,16 +88,7 @@ async def test_a_data_folder_that_cannot_be_made_is_told_in_one_line(
         "RUMMY_MATCHMAKER_LISTEN": "127.0.0.1:0",
         "RUMMY_GAME_METRICS_PORT": "0",
     }
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-c",
-        "from services.launch import dev_main; raise SystemExit(dev_main())",
-        cwd=REPO,
-        env=env,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(process.communicate(), 60)
-    assert process.returncode == (2 if told.startswith("configuration") else 1)
+    code, out, err = await _dev_main(env)
+    assert code == (2 if told.startswith("configuration") else 1)
     assert out == b""
     assert err.decode().splitlines() == [told]
