@@ -163,7 +163,7 @@ async def while_down(replica: GameProcess, channel: grpc.aio.Channel, probe: Sea
             metadata=metadata,
             timeout=CALL_TIMEOUT_S,
         ),
-        "Login": auth_pb2_grpc.AuthServiceAsyncStub(channel).Login(
+        "Login": auth_pb2_grpc.AuthServiceStub(channel).Login(
             auth_pb2.LoginRequest(device_id=f"device-{uuid.uuid4().hex}", display_name="Late"),
             timeout=CALL_TIMEOUT_S,
         ),

@@ -219,7 +219,7 @@ async def test_concurrent_creates_of_one_table_make_one_table(
     players = [await login(channels[0], f"P{i}") for i in range(2)]
     table_id = str(uuid.uuid4())
     request = with_(create_request(players), table_id=table_id)
-    stubs = [game_pb2_grpc.GameServiceAsyncStub(c) for c in channels]
+    stubs = [game_pb2_grpc.GameServiceStub(c) for c in channels]
     calls = [stubs[i % 2].CreateTable(request, metadata=service_auth()) for i in range(6)]
     results = await asyncio.gather(*calls, return_exceptions=True)
     for r in results:
