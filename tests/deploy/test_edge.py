@@ -22,7 +22,7 @@ import services.common.pb.rummy as pb_rummy
 from services.common.serving import KEEPALIVE_MS, KEEPALIVE_TIMEOUT_MS
 
 from ..cli.harness import servers
-from .support import Manifest, Rendered, selects
+from .support import REPO, Manifest, Rendered, selects
 
 PUBLIC_PACKAGE = "rummy.v1"
 # Envoy Gateway's labels on the proxies it runs for a Gateway, in its own namespace.
@@ -297,3 +297,14 @@ def test_the_proxies_alone_reach_the_grpc_ports(rendered: dict[str, Rendered]) -
     for name in backends:
         pods, port, _ = _backend_pods(dev, backends[name])
         assert _admits(dev, pods, port, {"app": "anything"}, "default"), name
+
+
+def test_the_readme_names_what_is_routed_and_where(rendered: dict[str, Rendered]) -> None:
+    """deploy/README.md's table of the edge's routes, and its host, are the render's."""
+    production = rendered["production"]
+    text = (REPO / "deploy" / "README.md").read_text()
+    section = text.split("## The edge (production)", 1)[1].split("\n## ", 1)[0]
+    table = dict(re.findall(r"^\| `([\w.]+)` \| `([\w-]+)`", section, re.M))
+    assert table == {service: backend["name"] for service, backend in _routed(production)}
+    _, listener = _gateway(production)
+    assert f"Host `{listener['hostname']}`, port {listener['port']}, TLS" in section
