@@ -201,6 +201,10 @@ class JokerSuit(google.protobuf.message.Message):
     SUIT_FIELD_NUMBER: builtins.int
     card_id: builtins.int
     suit: services.common.pb.rummy.v1.cards_pb2.Suit.ValueType
+    """One of the four suits: unspecified, or a value outside the enum, is
+    refused with INVALID_ARGUMENT, reason SUIT_INVALID (to name no suit,
+    leave the joker out of `joker_suits`).
+    """
     def __init__(
         self,
         *,
@@ -387,6 +391,9 @@ class LayOffPlacement(google.protobuf.message.Message):
     SIDE_FIELD_NUMBER: builtins.int
     meld_id: builtins.int
     side: Global___Side.ValueType
+    """As in LayOffRequest: a value outside the enum is refused with
+    INVALID_ARGUMENT, reason SIDE_INVALID.
+    """
     @property
     def card_ids(self) -> google.protobuf.internal.containers.RepeatedScalarFieldContainer[builtins.int]:
         """Must include the joker; may include more cards from the hand."""

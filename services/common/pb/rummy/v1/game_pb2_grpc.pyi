@@ -46,7 +46,8 @@ class GameServiceStub:
     with a stable UPPER_SNAKE `reason` to switch on, and a message a player
     can read. Status codes:
       INVALID_ARGUMENT     malformed request (unknown card id, same card twice,
-                           a request id already used for another request;
+                           a value outside an enum, a request id already used
+                           for another request;
                            over 64 KB: reason REQUEST_TOO_LARGE, the limit in
                            metadata `max_bytes`. Past 256 KB gRPC itself
                            refuses it, RESOURCE_EXHAUSTED with no ErrorInfo).
@@ -149,7 +150,8 @@ class GameServiceAsyncStub(GameServiceStub):
     with a stable UPPER_SNAKE `reason` to switch on, and a message a player
     can read. Status codes:
       INVALID_ARGUMENT     malformed request (unknown card id, same card twice,
-                           a request id already used for another request;
+                           a value outside an enum, a request id already used
+                           for another request;
                            over 64 KB: reason REQUEST_TOO_LARGE, the limit in
                            metadata `max_bytes`. Past 256 KB gRPC itself
                            refuses it, RESOURCE_EXHAUSTED with no ErrorInfo).
@@ -248,7 +250,8 @@ class GameServiceServicer(metaclass=abc.ABCMeta):
     with a stable UPPER_SNAKE `reason` to switch on, and a message a player
     can read. Status codes:
       INVALID_ARGUMENT     malformed request (unknown card id, same card twice,
-                           a request id already used for another request;
+                           a value outside an enum, a request id already used
+                           for another request;
                            over 64 KB: reason REQUEST_TOO_LARGE, the limit in
                            metadata `max_bytes`. Past 256 KB gRPC itself
                            refuses it, RESOURCE_EXHAUSTED with no ErrorInfo).

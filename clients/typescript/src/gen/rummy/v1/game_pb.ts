@@ -168,6 +168,10 @@ export type JokerSuit = Message<"rummy.v1.JokerSuit"> & {
   cardId: number;
 
   /**
+   * One of the four suits: unspecified, or a value outside the enum, is
+   * refused with INVALID_ARGUMENT, reason SUIT_INVALID (to name no suit,
+   * leave the joker out of `joker_suits`).
+   *
    * @generated from field: rummy.v1.Suit suit = 2;
    */
   suit: Suit;
@@ -371,6 +375,9 @@ export type LayOffPlacement = Message<"rummy.v1.LayOffPlacement"> & {
   cardIds: number[];
 
   /**
+   * As in LayOffRequest: a value outside the enum is refused with
+   * INVALID_ARGUMENT, reason SIDE_INVALID.
+   *
    * @generated from field: rummy.v1.Side side = 3;
    */
   side: Side;
@@ -873,7 +880,8 @@ export const SideSchema: GenEnum<Side> = /*@__PURE__*/
  * with a stable UPPER_SNAKE `reason` to switch on, and a message a player
  * can read. Status codes:
  *   INVALID_ARGUMENT     malformed request (unknown card id, same card twice,
- *                        a request id already used for another request;
+ *                        a value outside an enum, a request id already used
+ *                        for another request;
  *                        over 64 KB: reason REQUEST_TOO_LARGE, the limit in
  *                        metadata `max_bytes`. Past 256 KB gRPC itself
  *                        refuses it, RESOURCE_EXHAUSTED with no ErrorInfo).
