@@ -21,6 +21,7 @@ from bench.game.settings import LONG_TIMER_MS, SEATS
 from clients.cli.viewstate import state_from_view
 from services.common.db import database_name
 from services.common.heap import freeze_heap
+from services.common.pb.rummy.internal.v1 import tables_pb2, tables_pb2_grpc
 from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc, table_pb2
 from services.game.rules.bots import GreedyBot
 
@@ -97,6 +98,7 @@ async def play_table(
     stub: game_pb2_grpc.GameServiceAsyncStub,
     stats: LoadStats,
     *,
+    maker: tables_pb2_grpc.TableServiceAsyncStub,
     interval: float,
     watchers: int,
     background: set[asyncio.Task[None]],
@@ -110,12 +112,12 @@ async def play_table(
     next_at = time.perf_counter() + random.uniform(0, interval)
     while time.perf_counter() < end:
         bots = [Bot.new() for _ in range(SEATS)]
-        reply = await stub.CreateTable(
-            game_pb2.CreateTableRequest(
+        reply = await maker.CreateTable(
+            tables_pb2.CreateTableRequest(
                 ruleset="cafe",
                 options=table_pb2.TableOptions(turn_timer_ms=LONG_TIMER_MS),
                 players=[
-                    game_pb2.SeatedPlayer(player_id=b.player_id, display_name="bot") for b in bots
+                    tables_pb2.SeatedPlayer(player_id=b.player_id, display_name="bot") for b in bots
                 ],
             ),
             metadata=service_metadata(),
@@ -189,11 +191,13 @@ async def service_load(
     lagging = asyncio.create_task(loop_lag(stats.window, server.metrics_port))
     try:
         stubs = [game_pb2_grpc.GameServiceStub(c) for c in chans]
+        makers = [tables_pb2_grpc.TableServiceStub(c) for c in chans]
         await asyncio.gather(
             *(
                 play_table(
                     stubs[k % len(stubs)],
                     stats,
+                    maker=makers[k % len(makers)],
                     interval=interval,
                     watchers=args.watchers,
                     background=background,

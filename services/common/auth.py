@@ -3,7 +3,7 @@
 A player gets a token from ``AuthService/Login`` and sends it as
 ``authorization: Bearer <token>`` on every other call. The matchmaker uses a
 *service credential*: a token of the same format whose ``role`` is ``svc``,
-which internal calls such as ``GameService/CreateTable`` demand and which a
+which the internal calls (``rummy.internal.v1``) demand and which a
 player can never obtain from Login. The people who run the service use an
 *operator token* (role ``operator``, minted by ``rummy-admin-token``): only
 the admin services (``rummy.admin.v1``) take it, and they take nothing else.

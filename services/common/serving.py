@@ -82,16 +82,17 @@ async def serve(
     secret: str,
     health_servicer: health.aio.HealthServicer,
     address: str,
-    admin: Sequence[str] = (),
+    beside: Sequence[str] = (),
 ) -> tuple[int, HealthMonitor]:
     """Add sign-in, health and reflection beside ``service`` (the replica's own,
-    already added, with the ``admin`` services it serves its operators), bind
-    ``address`` and start. The port bound, and the started monitor that reports
-    ``service`` and sign-in healthy while the database is."""
+    already added, with the services it serves ``beside`` it: its operators',
+    the other services'), bind ``address`` and start. The port bound, and the
+    started monitor that reports ``service`` and sign-in healthy while the
+    database is."""
     auth_pb2_grpc.add_AuthServiceServicer_to_server(AuthServicer(pool, secret=secret), server)
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     monitored = (service, auth_pb2.DESCRIPTOR.services_by_name["AuthService"].full_name)
-    names = (*monitored, *admin, health.SERVICE_NAME, reflection.SERVICE_NAME)
+    names = (*monitored, *beside, health.SERVICE_NAME, reflection.SERVICE_NAME)
     reflection.enable_server_reflection(names, server)
     port = server.add_insecure_port(address)
     await server.start()

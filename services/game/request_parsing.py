@@ -14,6 +14,7 @@ import grpc
 from google.protobuf.message import Message
 
 from services.common.auth_servicer import MAX_NAME
+from services.common.pb.rummy.internal.v1 import tables_pb2
 from services.common.pb.rummy.v1 import game_pb2, table_pb2
 from services.common.wire.bot_levels import level_asked
 from services.common.wire.reasons import ServiceReason
@@ -74,7 +75,7 @@ def request_digest(request: Message) -> bytes:
     return digest.digest()
 
 
-def seat_players(seated: Iterable[game_pb2.SeatedPlayer]) -> list[SeatPlayer]:
+def seat_players(seated: Iterable[tables_pb2.SeatedPlayer]) -> list[SeatPlayer]:
     """The players of a new table, in seat order."""
     players = [SeatPlayer(p.player_id, p.display_name, p.is_bot) for p in seated]
     if any(not p.player_id or len(p.player_id) > MAX_PLAYER_ID for p in players):

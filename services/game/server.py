@@ -1,4 +1,5 @@
-"""The game server: GameService and AuthService over one PostgreSQL, plus the
+"""The game server: GameService and AuthService over one PostgreSQL (with the
+operators' TableAdminService and the services' TableService), plus the
 fan-out of live events, the table layer's loops (the sweeper, the clock's beat),
 presence, retention, health and reflection."""
 
@@ -22,6 +23,7 @@ from services.common.limits import Limits
 from services.common.looplag import LoopLag
 from services.common.metrics import ACTIVE_TABLES
 from services.common.pb.rummy.admin.v1 import admin_pb2, admin_pb2_grpc
+from services.common.pb.rummy.internal.v1 import tables_pb2, tables_pb2_grpc
 from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc
 from services.common.serving import CLIENT_PING_MS, KEEPALIVE_MS, serve, server_options
 
@@ -29,6 +31,7 @@ from . import retention
 from .admin_servicer import TableAdminServicer
 from .clockstop import BEAT_S, CLOCK_STOP_S
 from .fanout import CUT_OFF_S, Fanout
+from .internal_servicer import TableServicer
 from .pacing import BOT_DELAY_MS, BotPace
 from .presence import Presence, PresenceTimings
 from .rules.ruleset import preset
@@ -167,6 +170,7 @@ class GameServer:
         admin_pb2_grpc.add_TableAdminServiceServicer_to_server(
             TableAdminServicer(tables, pool), server
         )
+        tables_pb2_grpc.add_TableServiceServicer_to_server(TableServicer(tables), server)
         self.port, self.health = await serve(
             server,
             game_pb2.DESCRIPTOR.services_by_name["GameService"].full_name,
@@ -174,7 +178,10 @@ class GameServer:
             secret=config.secret,
             health_servicer=self._health,
             address=config.address,
-            admin=[admin_pb2.DESCRIPTOR.services_by_name["TableAdminService"].full_name],
+            beside=[
+                admin_pb2.DESCRIPTOR.services_by_name["TableAdminService"].full_name,
+                tables_pb2.DESCRIPTOR.services_by_name["TableService"].full_name,
+            ],
         )
         self._server = server
         self._beater = asyncio.create_task(tables.clock.run(), name="clock-beat")

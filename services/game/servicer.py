@@ -1,23 +1,19 @@
-"""`rummy.v1.GameService`: a thin layer from protobuf requests to table actions."""
+"""`rummy.v1.GameService`: a thin layer from protobuf requests to table actions (the
+tables are made by `internal_servicer`)."""
 
 from __future__ import annotations
 
-import asyncio
-import uuid
 from collections.abc import AsyncIterator, Callable
 from typing import Any, TypeVar
 
 import asyncpg
 import grpc
-import structlog
 from google.protobuf.message import Message
 
 from services.common import errors
 from services.common.errors import DB_ERRORS
-from services.common.failures import refusal_of_failure
-from services.common.identity import require_player, require_service
+from services.common.identity import require_player
 from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc
-from services.common.wire import options
 from services.common.wire.reasons import ServiceReason
 from services.common.wire.refusals import Refusal
 
@@ -30,13 +26,10 @@ from .moves import KeptAnswer, Move
 from .presence import Presence
 from .records import Committed
 from .request_parsing import (
-    Malformed,
-    bot_level_of,
     check_request_id,
     lay_off_of,
     meld_of,
     request_digest,
-    seat_players,
     swap_joker_of,
     table_id_of,
 )
@@ -49,13 +42,6 @@ from .subscription import ResumeRequired, TableGone
 from .tables import Tables
 
 Resp = TypeVar("Resp", bound=Message)
-log = structlog.get_logger(__name__)
-CREATED_BY_REQUEST = uuid.UUID("5b0e7f3c-2d61-4c9a-9f1e-6a3d8c7b4e21")
-"""Namespace of the table ids CreateTable derives from its caller and request id
-when it is given no table id (UUID version 5)."""
-TABLES_PER_CALL = 32
-"""CreateTables: the most tables one call makes (each holds a pool connection a
-moment). The largest such call still fits a request's size limit (checked by a test)."""
 
 
 class GameServicer(game_pb2_grpc.GameServiceServicer):
@@ -67,76 +53,7 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
         self._pool = pool
         self._presence = presence
 
-    # --- creating and reading tables ---------------------------------------
-
-    async def CreateTable(
-        self, request: game_pb2.CreateTableRequest, context: grpc.aio.ServicerContext[Any, Any]
-    ) -> game_pb2.CreateTableResponse:
-        claims = await require_service(context)
-        return await guard(context, self._create(request, claims.subject))
-
-    async def CreateTables(
-        self, request: game_pb2.CreateTablesRequest, context: grpc.aio.ServicerContext[Any, Any]
-    ) -> game_pb2.CreateTablesResponse:
-        claims = await require_service(context)
-        if not 1 <= len(request.tables) <= TABLES_PER_CALL:
-            await errors.abort(
-                context,
-                grpc.StatusCode.INVALID_ARGUMENT,
-                ServiceReason.TABLES_PER_CALL,
-                f"Create 1 to {TABLES_PER_CALL} tables per call.",
-            )
-        results = await asyncio.gather(
-            *(self._create_one(t, claims.subject) for t in request.tables)
-        )
-        return game_pb2.CreateTablesResponse(results=results)
-
-    async def _create_one(
-        self, request: game_pb2.CreateTableRequest, caller: str
-    ) -> game_pb2.CreateTableResult:
-        try:
-            return game_pb2.CreateTableResult(table=await self._create(request, caller))
-        except Exception as error:
-            refusal = refusal_of_failure(error)
-            if refusal is None:
-                # A fault of this table's alone: the other tables' answers still go back.
-                log.error("create_table_failed", exc_info=error)
-                refusal = Refusal(
-                    grpc.StatusCode.INTERNAL, ServiceReason.INTERNAL, errors.INTERNAL_MESSAGE
-                )
-            return game_pb2.CreateTableResult(
-                refused=game_pb2.TableRefusal(
-                    code=refusal.code.value[0], reason=refusal.reason, message=refusal.message
-                )
-            )
-
-    async def _create(
-        self, request: game_pb2.CreateTableRequest, caller: str
-    ) -> game_pb2.CreateTableResponse:
-        try:
-            table_options = options.from_message(request.options)
-        except ValueError as error:
-            raise Malformed(ServiceReason.OPTIONS_INVALID, str(error)) from None
-        players = seat_players(request.players)
-        bot_level = bot_level_of(request.bot_level, players)
-        check_request_id(request.request_id)
-        table_id = None
-        if request.table_id:
-            table_id = table_id_of(request.table_id)
-        elif request.request_id:
-            # The request id names the table: a retry finds the table the first made.
-            table_id = uuid.uuid5(CREATED_BY_REQUEST, f"{caller}\n{request.request_id}")
-        committed = await self._tables.creation.create(
-            request.ruleset or "cafe",
-            table_options,
-            players,
-            deck_order=list(request.deck_order),
-            table_id=table_id,
-            bot_level=bot_level,
-        )
-        return game_pb2.CreateTableResponse(
-            table_id=str(committed.table_id), version=committed.version
-        )
+    # --- reading tables ---------------------------------------------------
 
     async def GetTable(
         self, request: game_pb2.GetTableRequest, context: grpc.aio.ServicerContext[Any, Any]

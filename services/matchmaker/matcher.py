@@ -38,7 +38,7 @@ import structlog
 from services.common import metrics, tracing
 from services.common.db import Connection, Pool
 from services.common.errors import DB_ERRORS
-from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc
+from services.common.pb.rummy.internal.v1 import tables_pb2, tables_pb2_grpc
 from services.common.wire.bot_levels import level_message
 from services.game.rules import BotLevel
 
@@ -81,7 +81,7 @@ def backoff_s(interval: float, failures: int) -> float:
 @dataclass(frozen=True, slots=True)
 class Plan:
     table_id: uuid.UUID
-    request: game_pb2.CreateTableRequest
+    request: tables_pb2.CreateTableRequest
     seats: list[tuple[uuid.UUID, int]]
     traces: tuple[str, ...] = ()
     """The trace contexts its tickets were queued in, in seat order (see `tracing`)."""
@@ -91,16 +91,16 @@ def _plan(group: Group, queue: Queue) -> Plan:
     table_id = uuid.uuid4()
     ruleset, options = queue.games[group.tickets[0].family]
     players = [
-        game_pb2.SeatedPlayer(player_id=t.player_id, display_name=queue.names[t.ticket_id])
+        tables_pb2.SeatedPlayer(player_id=t.player_id, display_name=queue.names[t.ticket_id])
         for t in group.tickets
     ]
     players += [
-        game_pb2.SeatedPlayer(
+        tables_pb2.SeatedPlayer(
             player_id=f"bot-{uuid.uuid4().hex[:12]}", display_name=f"Bot {i + 1}", is_bot=True
         )
         for i in range(group.bots)
     ]
-    request = game_pb2.CreateTableRequest(
+    request = tables_pb2.CreateTableRequest(
         table_id=str(table_id),
         ruleset=ruleset,
         options=options,
@@ -120,7 +120,7 @@ class Matcher:
     def __init__(
         self,
         pool: Pool,
-        game: game_pb2_grpc.GameServiceAsyncStub,
+        game: tables_pb2_grpc.TableServiceAsyncStub,
         credential: Callable[[], tuple[tuple[str, str], ...]],
         *,
         interval: float = 0.1,
@@ -332,7 +332,7 @@ class Matcher:
             unreadable: list[uuid.UUID] = []
             for r in rows:
                 try:
-                    request = game_pb2.CreateTableRequest.FromString(r["request"])
+                    request = tables_pb2.CreateTableRequest.FromString(r["request"])
                 except Exception:
                     log.exception("match_unreadable", table_id=str(r["table_id"]))
                     unreadable.append(r["table_id"])
@@ -346,7 +346,7 @@ class Matcher:
         return len(rows)
 
     async def _create(
-        self, requests: list[game_pb2.CreateTableRequest], ready_within_s: float
+        self, requests: list[tables_pb2.CreateTableRequest], ready_within_s: float
     ) -> list[bool | None]:
         """`TableMaker.create_all`, its calls waiting up to ``ready_within_s`` for
         the game service to be reachable (0: failing at once). A fault of its own

@@ -22,11 +22,8 @@ from services.common.interceptors import Gate
 from services.common.limits import Limits
 from services.common.looplag import LoopLag
 from services.common.pb.rummy.admin.v1 import admin_pb2, admin_pb2_grpc
-from services.common.pb.rummy.v1 import (
-    game_pb2_grpc,
-    matchmaker_pb2,
-    matchmaker_pb2_grpc,
-)
+from services.common.pb.rummy.internal.v1 import tables_pb2_grpc
+from services.common.pb.rummy.v1 import matchmaker_pb2, matchmaker_pb2_grpc
 from services.common.serving import serve, server_options
 
 from . import retention
@@ -125,7 +122,7 @@ class MatchmakerServer:
         )
         await migrate(pool)
         self._game_channel = open_game_channel(config.game_target, config.reconnect)
-        game = game_pb2_grpc.GameServiceStub(self._game_channel)
+        game = tables_pb2_grpc.TableServiceStub(self._game_channel)
         self.matcher = Matcher(
             pool,
             game,
@@ -153,7 +150,7 @@ class MatchmakerServer:
             secret=config.secret,
             health_servicer=self._health,
             address=config.address,
-            admin=[admin_pb2.DESCRIPTOR.services_by_name["QueueAdminService"].full_name],
+            beside=[admin_pb2.DESCRIPTOR.services_by_name["QueueAdminService"].full_name],
         )
         self._server = server
         self._tasks.append(asyncio.create_task(self._listen(), name="ticket-listener"))

@@ -28,6 +28,7 @@ from .queueing import AlreadyQueued, AlreadySeated, BeingSeated
 from .request_checks import (
     bot_level_wanted,
     invite_not_found,
+    match_mode_wanted,
     table_full,
     table_wanted,
     wait_wanted,
@@ -226,7 +227,7 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
 
         async def start() -> TicketRow:
             ruleset, options = table_wanted(request)
-            mode = "rating" if request.mode == mm.MATCH_MODE_RATING else "fifo"
+            mode = match_mode_wanted(request.mode)
             family = f"{ruleset}|{mode}|{json.dumps(options, sort_keys=True)}"
             return await self._queue(
                 player,

@@ -18,7 +18,7 @@ from collections.abc import Callable
 import grpc
 import structlog
 
-from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc
+from services.common.pb.rummy.internal.v1 import tables_pb2, tables_pb2_grpc
 
 log = structlog.get_logger(__name__)
 
@@ -50,7 +50,7 @@ class TableMaker:
 
     def __init__(
         self,
-        game: game_pb2_grpc.GameServiceAsyncStub,
+        game: tables_pb2_grpc.TableServiceAsyncStub,
         credential: Callable[[], tuple[tuple[str, str], ...]],
     ) -> None:
         self._game = game
@@ -60,7 +60,7 @@ class TableMaker:
         self._batched = True
 
     async def create_all(
-        self, requests: list[game_pb2.CreateTableRequest], *, ready_within_s: float = 0.0
+        self, requests: list[tables_pb2.CreateTableRequest], *, ready_within_s: float = 0.0
     ) -> list[bool | None]:
         """Each table: True once it exists, False if refused for good, None to retry
         later. Asked in batches of CREATE_BATCH tables, a few batches at once.
@@ -73,7 +73,7 @@ class TableMaker:
         return [ok for batch in outcomes for ok in batch]
 
     async def _create_batch(
-        self, requests: list[game_pb2.CreateTableRequest], call: _Call
+        self, requests: list[tables_pb2.CreateTableRequest], call: _Call
     ) -> list[bool | None]:
         if self._batched:
             async with self._in_flight:
@@ -86,13 +86,13 @@ class TableMaker:
         return list(await asyncio.gather(*(self._create(r, call) for r in requests)))
 
     async def _create_together(
-        self, requests: list[game_pb2.CreateTableRequest], call: _Call
+        self, requests: list[tables_pb2.CreateTableRequest], call: _Call
     ) -> list[bool | None] | None:
         """One CreateTables call; None from a game service that does not have it,
         or whose answer does not say what became of each table."""
         try:
             reply = await self._game.CreateTables(
-                game_pb2.CreateTablesRequest(tables=requests),
+                tables_pb2.CreateTablesRequest(tables=requests),
                 metadata=self._credential(),
                 timeout=call.timeout_s,
                 wait_for_ready=call.wait,
@@ -125,7 +125,7 @@ class TableMaker:
             outcomes.append(False if code in PERMANENT else None)
         return outcomes
 
-    async def _create(self, request: game_pb2.CreateTableRequest, call: _Call) -> bool | None:
+    async def _create(self, request: tables_pb2.CreateTableRequest, call: _Call) -> bool | None:
         """One table by itself (CreateTable): as `create_all` says."""
         try:
             async with self._singles:

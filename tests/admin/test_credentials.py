@@ -18,6 +18,7 @@ from structlog.testing import capture_logs
 from services.common.auth import Role, issue_operator_token, verify_token
 from services.common.errors import error_info
 from services.common.pb.rummy.admin.v1 import admin_pb2
+from services.common.pb.rummy.internal.v1 import tables_pb2
 from services.common.pb.rummy.v1 import auth_pb2, auth_pb2_grpc, game_pb2, matchmaker_pb2
 from tests.game.harness import SECRET, create_table, login, service_auth
 from tests.matchmaker.harness import backend
@@ -119,7 +120,9 @@ async def test_only_an_operator_token_opens_the_admin_services(fresh_dsn: str) -
             await game.close()
 
 
-async def test_an_operator_token_opens_no_call_of_the_public_api(fresh_dsn: str) -> None:
+async def test_an_operator_token_opens_no_call_of_the_public_or_internal_api(
+    fresh_dsn: str,
+) -> None:
     async with backend(fresh_dsn) as b:
         game = grpc.aio.insecure_channel(b.game_target)
         try:
@@ -127,19 +130,20 @@ async def test_an_operator_token_opens_no_call_of_the_public_api(fresh_dsn: str)
             table_id = await create_table(game, [ana, bo])
             operator = operator_auth()
             tried = 0
-            for module, channel in ((game_pb2, game), (matchmaker_pb2, b.channel())):
+            served = ((game_pb2, game), (tables_pb2, game), (matchmaker_pb2, b.channel()))
+            for module, channel in served:
                 for service in module.DESCRIPTOR.services_by_name.values():
                     for method in service.methods:
                         request = _request(method, table_id)
                         got = await _call(channel, service, method, request, operator)
                         wanted = (
                             "SERVICE_CREDENTIAL_REQUIRED"
-                            if method.name.startswith("CreateTable")
+                            if module is tables_pb2
                             else "PLAYER_CREDENTIAL_REQUIRED"
                         )
                         assert got == (DENIED, wanted), (method.name, got)
                         tried += 1
-            assert tried >= 13 + 5
+            assert tried >= 12 + 2 + 5
 
             # Nor does it renew into a player's token for a player of the operator's name.
             (_, token), *_ = operator

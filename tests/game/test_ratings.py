@@ -8,7 +8,8 @@ import grpc
 import pytest
 
 from services.common.db import migrate
-from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc, table_pb2
+from services.common.pb.rummy.internal.v1 import tables_pb2, tables_pb2_grpc
+from services.common.pb.rummy.v1 import table_pb2
 from services.common.rating import DEFAULT_DEVIATION, DEFAULT_RATING, Rating, updated
 from services.game import statements
 
@@ -80,16 +81,16 @@ async def test_a_table_with_bots_leaves_ratings_alone(
     channel: grpc.aio.Channel, fresh_dsn: str
 ) -> None:
     humans = [await login(channel, f"H{i}") for i in range(2)]
-    stub = game_pb2_grpc.GameServiceStub(channel)
+    stub = tables_pb2_grpc.TableServiceStub(channel)
     created = await stub.CreateTable(
-        game_pb2.CreateTableRequest(
+        tables_pb2.CreateTableRequest(
             ruleset="cafe",
             players=[
                 *(
-                    game_pb2.SeatedPlayer(player_id=h.player_id, display_name=h.name)
+                    tables_pb2.SeatedPlayer(player_id=h.player_id, display_name=h.name)
                     for h in humans
                 ),
-                game_pb2.SeatedPlayer(player_id="bot-r", display_name="Bot", is_bot=True),
+                tables_pb2.SeatedPlayer(player_id="bot-r", display_name="Bot", is_bot=True),
             ],
         ),
         metadata=service_auth(),

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from structlog.testing import capture_logs
 
-from services.common.pb.rummy.v1 import game_pb2
+from services.common.pb.rummy.internal.v1 import tables_pb2
 from services.common.pb.rummy.v1 import matchmaker_pb2 as mm
 from services.matchmaker import matcher as matcher_module
 from services.matchmaker.matcher import Matcher
@@ -51,7 +51,7 @@ async def test_the_matching_loop_survives_an_unexpected_error(
 
 
 def without_the_last_table(reply: bytes) -> bytes:
-    answer = game_pb2.CreateTablesResponse.FromString(reply)
+    answer = tables_pb2.CreateTablesResponse.FromString(reply)
     del answer.results[-1]
     return answer.SerializeToString()
 

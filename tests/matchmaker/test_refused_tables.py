@@ -10,7 +10,7 @@ import uuid
 import pytest
 from structlog.testing import capture_logs
 
-from services.common.pb.rummy.v1 import game_pb2
+from services.common.pb.rummy.internal.v1 import tables_pb2
 from services.common.pb.rummy.v1 import matchmaker_pb2 as mm
 from services.matchmaker import matcher as matcher_module
 
@@ -80,7 +80,7 @@ async def test_a_table_the_game_service_says_exists_already_seats_its_tickets(
         (plan,) = await b.matcher().claim()
         # An earlier call made this table, asking for it in other words (a name
         # as it read then): asked again, the game service answers ALREADY_EXISTS.
-        earlier = game_pb2.CreateTableRequest()
+        earlier = tables_pb2.CreateTableRequest()
         earlier.CopyFrom(plan.request)
         earlier.players[0].display_name = "Alice before"
         assert await b.matcher().tables.create_all([earlier]) == [True]

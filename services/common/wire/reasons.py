@@ -60,6 +60,8 @@ class ServiceReason(StrEnum):
 
     # Matchmaking (MatchmakerService).
     TABLE_SIZE_INVALID = "TABLE_SIZE_INVALID"
+    MATCH_MODE_INVALID = "MATCH_MODE_INVALID"
+    """A way of matching (`MatchMode`) this build does not know."""
     WAIT_TOO_LONG = "WAIT_TOO_LONG"
     TICKET_ID_INVALID = "TICKET_ID_INVALID"
     TICKET_NOT_FOUND = "TICKET_NOT_FOUND"

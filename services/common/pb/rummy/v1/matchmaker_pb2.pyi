@@ -249,6 +249,10 @@ class EnqueueRequest(google.protobuf.message.Message):
     ends with it CANCELLED), and the last one's ticket stays live.
     """
     mode: Global___MatchMode.ValueType
+    """How the players of the table are picked. Unspecified means
+    MATCH_MODE_FIFO. A value this server does not know is INVALID_ARGUMENT,
+    reason MATCH_MODE_INVALID.
+    """
     accept_smaller_after_ms: builtins.int
     """After this long in the queue, also accept a table with fewer seats
     (never fewer than 2). 0: never. Like every wait asked for, shorter than

@@ -223,6 +223,10 @@ export type EnqueueRequest = Message<"rummy.v1.EnqueueRequest"> & {
   replaceExisting: boolean;
 
   /**
+   * How the players of the table are picked. Unspecified means
+   * MATCH_MODE_FIFO. A value this server does not know is INVALID_ARGUMENT,
+   * reason MATCH_MODE_INVALID.
+   *
    * @generated from field: rummy.v1.MatchMode mode = 5;
    */
   mode: MatchMode;

@@ -57,7 +57,9 @@ class ListTablesRequest(google.protobuf.message.Message):
     IDLE_FOR_FIELD_NUMBER: builtins.int
     LIMIT_FIELD_NUMBER: builtins.int
     state: Global___TableState.ValueType
-    """Only tables in this state; unspecified: both."""
+    """Only tables in this state; unspecified: both. A value this server does not
+    know is INVALID_ARGUMENT, reason FILTER_INVALID.
+    """
     limit: builtins.int
     """At most this many tables: 1 to 500; 0 means 50."""
     @property
