@@ -1,0 +1,56 @@
+"""The TypeScript SDK (clients/typescript) against real servers, with Node's
+test runner: a whole game, a Watch across a restart of the game server, a
+retried action applied once, refused moves that change nothing, the token's
+renewal and the SDK's own rules (clients/typescript/test/*.test.ts).
+
+The servers and the control endpoint run here; the Node tests run in a
+subprocess, told the matchmaker's address and the endpoint's in their
+environment, one test file at a time (a restart must not cut another file's
+game short).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+
+from tests.cli.harness import servers
+from tests.game.harness import UNLIMITED
+
+from .harness import PACKAGE, build, control_endpoint
+
+NODE_TIMEOUT_S = 150.0
+
+
+async def test_the_typescript_sdk_plays_against_real_servers(fresh_dsn: str) -> None:
+    await asyncio.to_thread(build)
+    async with (
+        servers(fresh_dsn, limits=UNLIMITED) as running,
+        control_endpoint(running) as control,
+    ):
+        env = {k: v for k, v in os.environ.items() if not k.startswith("RUMMY_")}
+        env.update(RUMMY_SERVER=f"http://{running.address}", RUMMY_CONTROL=control)
+        node = await asyncio.create_subprocess_exec(
+            *("node", "--test", "--test-concurrency=1", "--test-reporter=tap"),
+            *sorted(str(p) for p in (PACKAGE / "dist" / "test").glob("*.test.js")),
+            cwd=PACKAGE,
+            env=env,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+        )
+        try:
+            out, _ = await asyncio.wait_for(node.communicate(), NODE_TIMEOUT_S)
+        except BaseException:
+            with contextlib.suppress(ProcessLookupError):
+                node.kill()
+            await node.wait()
+            raise
+    report = out.decode()
+    assert node.returncode == 0, report
+    counts = dict(re.findall(r"^# (pass|fail|cancelled) (\d+)$", report, re.MULTILINE))
+    assert counts.keys() == {"pass", "fail", "cancelled"}, report
+    assert (counts["fail"], counts["cancelled"]) == ("0", "0"), report
+    assert int(counts["pass"]) >= 14, report
