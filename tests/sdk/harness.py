@@ -23,7 +23,7 @@ from tests.game.harness import start_server
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "clients" / "typescript"
 TSC = PACKAGE / "node_modules" / ".bin" / "tsc"
-LOCK = PACKAGE / "package-lock.json"
+PINS = (PACKAGE / "package.json", PACKAGE / "package-lock.json")
 NPM_TIMEOUT_S = 300
 
 
@@ -36,8 +36,8 @@ def _run(*command: str, timeout: float) -> None:
 
 def build() -> None:
     """Install the package's pinned dependencies if they are missing or older
-    than its lock (`npm ci`, as `make test` does first), then compile it (tsc)."""
-    if not TSC.exists() or TSC.stat().st_mtime < LOCK.stat().st_mtime:
+    than its pins (`npm ci`, as `make test` does first), then compile it (tsc)."""
+    if not TSC.exists() or any(TSC.stat().st_mtime < pin.stat().st_mtime for pin in PINS):
         _run("npm", "ci", "--no-audit", "--no-fund", timeout=NPM_TIMEOUT_S)
         TSC.touch()
     _run(str(TSC), "-p", "tsconfig.json", timeout=NPM_TIMEOUT_S)

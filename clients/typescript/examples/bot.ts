@@ -98,7 +98,11 @@ export async function playTurn(table: Table, start: TableView, refused: RummyErr
 }
 
 /** Queues with `request`, then plays the table it gets to the end. */
-export async function playGame(client: RummyClient, request: EnqueueInit, hooks: BotHooks = {}): Promise<GameRecord> {
+export async function playGame(
+  client: RummyClient,
+  request: EnqueueInit,
+  hooks: BotHooks = {},
+): Promise<GameRecord> {
   const log = hooks.log ?? (() => undefined);
   const seated = await client.quickMatch(request, {
     onUpdate: (update) => {

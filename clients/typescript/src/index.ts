@@ -9,7 +9,14 @@ export { TableWatch, type WatchItem } from "./watch.js";
 export type { Seated, QueueUpdate, QueueOptions, EnqueueInit } from "./matchmaking.js";
 export { ServerClock, TurnCountdown, type Monotonic } from "./countdown.js";
 export { Code, DOMAIN, RummyError, type ClientReason } from "./errors.js";
-export { GAME_REASONS, SERVICE_REASONS, isKnownReason, type GameReason, type Reason, type ServiceReason } from "./reasons.js";
+export {
+  GAME_REASONS,
+  SERVICE_REASONS,
+  isKnownReason,
+  type GameReason,
+  type Reason,
+  type ServiceReason,
+} from "./reasons.js";
 export { READS, repeatableMethods, safeToRepeat, type RetryOptions } from "./retries.js";
 export { newRequestId } from "./ids.js";
 

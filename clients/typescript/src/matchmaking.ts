@@ -61,6 +61,7 @@ export async function queue(
   const signal = options.signal;
   let ticketId = "";
   let lostAt: number | undefined;
+  let relogged = false;
   for (;;) {
     const openedWith = calls.session.token;
     let error: RummyError;
@@ -73,6 +74,7 @@ export async function queue(
         }
         if (update.case === "ticket") {
           ticketId = update.value.ticketId;
+          relogged = false;
           if (lostAt !== undefined) {
             lostAt = undefined;
             retry.onConnection?.("back");
@@ -101,7 +103,16 @@ export async function queue(
         rejoined: true,
       };
     }
-    if (error.code === Code.Unauthenticated && openedWith !== "") {
+    if (error.code === Code.Unauthenticated) {
+      if (relogged) {
+        // Refused even fresh: sign in again, but not at once, and not for ever.
+        lostAt ??= Date.now();
+        if (Date.now() - lostAt > retry.giveUpAfterMs) {
+          throw error;
+        }
+        await sleep(backoff.next(), signal);
+      }
+      relogged = true;
       await calls.session.signInAgain(openedWith);
     } else if (error.reason === "TICKET_MATCHING") {
       // Too late to replace it: its table is being made. Queueing again a
@@ -153,7 +164,8 @@ function outcome(ticket: Ticket): Seated | undefined {
     return seatedAt(ticket.match);
   }
   if (ticket.state === TicketState.CANCELLED || ticket.state === TicketState.EXPIRED) {
-    const cause = new ConnectError(ticket.endMessage || "The wait for a table ended.", Code.FailedPrecondition);
+    const why = ticket.endMessage || "The wait for a table ended.";
+    const cause = new ConnectError(why, Code.FailedPrecondition);
     throw new RummyError(cause, { reason: "TICKET_ENDED", metadata: { ticket_id: ticket.ticketId } });
   }
   return undefined;

@@ -189,9 +189,10 @@ export async function withRetries<T>(
       throw error;
     }
     const elapsed = Date.now() - started;
-    if (error.code === Code.Unauthenticated && used !== "") {
-      // TOKEN_EXPIRED, TOKEN_INVALID: refused before anything was done. A
-      // token refused even fresh is renewed again after a pause, for a while.
+    if (error.code === Code.Unauthenticated) {
+      // TOKEN_EXPIRED, TOKEN_INVALID (TOKEN_MISSING: not signed in yet):
+      // refused before anything was done. A token refused even fresh is
+      // renewed again after a pause, for a while.
       if (renewed) {
         if (elapsed > options.giveUpAfterMs) {
           throw error;

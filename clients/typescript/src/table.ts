@@ -7,7 +7,13 @@
 // player, the turn timer), the move is refused (ABORTED, VERSION_STALE) and
 // nothing is applied.
 
-import { create, type DescMessage, type DescMethodUnary, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
+import {
+  create,
+  type DescMessage,
+  type DescMethodUnary,
+  type MessageInitShape,
+  type MessageShape,
+} from "@bufbuild/protobuf";
 import type { Transport } from "@connectrpc/connect";
 import type { Calls } from "./calls.js";
 import {

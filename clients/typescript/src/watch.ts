@@ -177,7 +177,8 @@ export class TableWatch implements AsyncIterable<WatchItem> {
 
   private async snapshot(): Promise<TableView> {
     const request = create(GetTableRequestSchema, { tableId: this.tableId });
-    const reply = await this.calls.unary(this.transport, GameService.method.getTable, request, this.abort.signal);
+    const method = GameService.method.getTable;
+    const reply = await this.calls.unary(this.transport, method, request, this.abort.signal);
     if (reply.view === undefined) {
       throw new Error("GetTable answered no view");
     }

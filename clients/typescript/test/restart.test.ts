@@ -10,7 +10,10 @@ import { AGAINST_A_BOT, assertContiguous, control, eventsAfter, newClient, outli
 
 const told: string[] = [];
 const client = newClient("Restart", {
-  retry: { onConnection: (state: "lost" | "back", error?: RummyError) => told.push(error ? `${state} ${error.code}` : state) },
+  retry: {
+    onConnection: (state: "lost" | "back", error?: RummyError) =>
+      told.push(error ? `${state} ${error.code}` : state),
+  },
 });
 after(() => client.close());
 

@@ -92,10 +92,13 @@ test("the calls retried are those the API's service config retries", () => {
   const config = JSON.parse(
     readFileSync(new URL("../../../../proto/service_config.json", import.meta.url), "utf8"),
   ) as { methodConfig: { name: { service: string; method: string }[] }[] };
-  const published = config.methodConfig.flatMap((entry) => entry.name.map((n) => `${n.service}/${n.method}`));
+  const published = config.methodConfig.flatMap((entry) =>
+    entry.name.map((name) => `${name.service}/${name.method}`),
+  );
   // CreateTable(s) are the services' own calls, not an app's.
   const internal = new Set(["rummy.v1.GameService/CreateTable", "rummy.v1.GameService/CreateTables"]);
-  const ours = repeatableMethods([AuthService, GameService, MatchmakerService]).filter((m) => !internal.has(m));
+  const services = [AuthService, GameService, MatchmakerService];
+  const ours = repeatableMethods(services).filter((method) => !internal.has(method));
   assert.deepEqual([...ours].sort(), [...published].sort());
 });
 
