@@ -3,9 +3,10 @@ test runner: a whole game, a Watch across a restart of the game server, a
 retried action applied once, refused moves that change nothing, the token's
 renewal and the SDK's own rules (clients/typescript/test/*.test.ts).
 
-The servers and the control endpoint run here; the Node tests run in a
-subprocess, told the matchmaker's address and the endpoint's in their
-environment, one test file at a time (a restart must not cut another file's
+The servers (a matchmaker, the game server it names, and a second game
+replica) and the control endpoint run here; the Node tests run in a
+subprocess, told the matchmaker's, the replica's and the endpoint's addresses
+in their environment, one test file at a time (a restart must not cut another file's
 game short).
 """
 
@@ -17,7 +18,7 @@ import os
 import re
 
 from tests.cli.harness import servers
-from tests.game.harness import UNLIMITED
+from tests.game.harness import UNLIMITED, start_server
 
 from .harness import PACKAGE, build, control_endpoint
 
@@ -30,8 +31,14 @@ async def test_the_typescript_sdk_plays_against_real_servers(fresh_dsn: str) -> 
         servers(fresh_dsn, limits=UNLIMITED) as running,
         control_endpoint(running) as control,
     ):
+        # Another replica of the game service, on the same database.
+        replica = await start_server(fresh_dsn, bot_delay_ms=0)
         env = {k: v for k, v in os.environ.items() if not k.startswith("RUMMY_")}
-        env.update(RUMMY_SERVER=f"http://{running.address}", RUMMY_CONTROL=control)
+        env.update(
+            RUMMY_SERVER=f"http://{running.address}",
+            RUMMY_CONTROL=control,
+            RUMMY_GAME_REPLICA=f"127.0.0.1:{replica.port}",
+        )
         node = await asyncio.create_subprocess_exec(
             *("node", "--test", "--test-concurrency=1", "--test-reporter=tap"),
             *sorted(str(p) for p in (PACKAGE / "dist" / "test").glob("*.test.js")),
@@ -48,6 +55,8 @@ async def test_the_typescript_sdk_plays_against_real_servers(fresh_dsn: str) -> 
                 node.kill()
             await node.wait()
             raise
+        finally:
+            await replica.stop(0)
     report = out.decode()
     assert node.returncode == 0, report
     counts = dict(re.findall(r"^# (pass|fail|cancelled) (\d+)$", report, re.MULTILINE))

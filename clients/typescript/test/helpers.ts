@@ -26,6 +26,9 @@ function required(name: string): string {
 /** The matchmaker (where players sign in and queue): "http://127.0.0.1:PORT". */
 export const SERVER = (): string => required("RUMMY_SERVER");
 
+/** Another replica of the game service than the one matches name ("host:port"). */
+export const REPLICA = (): string => required("RUMMY_GAME_REPLICA");
+
 /** Asks the test that started the servers to do something to them, and
  * waits until it is done: "restart-game", "stop-game", "start-game". */
 export async function control(action: "restart-game" | "stop-game" | "start-game"): Promise<void> {

@@ -6,7 +6,15 @@ import assert from "node:assert/strict";
 import { after, test } from "node:test";
 import { EventKind, Phase, type RummyError } from "../src/index.js";
 import { playGame } from "../examples/bot.js";
-import { AGAINST_A_BOT, assertContiguous, control, eventsAfter, newClient, outline } from "./helpers.js";
+import {
+  AGAINST_A_BOT,
+  REPLICA,
+  assertContiguous,
+  control,
+  eventsAfter,
+  newClient,
+  outline,
+} from "./helpers.js";
 
 const told: string[] = [];
 const client = newClient("Restart", {
@@ -47,4 +55,8 @@ test("the game goes on across a restart of the game server", async () => {
   assert.deepEqual(record.refused.map(String), []);
   const again = await eventsAfter(record.table, record.first.lastSeq);
   assert.deepEqual(outline(again), outline(record.events));
+  // Any replica serves the same log from any seq.
+  const middle = record.events[Math.floor(record.events.length / 2)]?.seq ?? 0n;
+  const elsewhere = await eventsAfter(client.table(record.table.tableId, REPLICA()), middle);
+  assert.deepEqual(outline(elsewhere), outline(record.events.filter((event) => event.seq > middle)));
 });
