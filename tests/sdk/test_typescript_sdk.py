@@ -17,6 +17,7 @@ import contextlib
 import os
 import re
 
+from services.common.auth import PLAYER_TTL_S
 from tests.cli.harness import servers
 from tests.game.harness import UNLIMITED, start_server
 
@@ -38,6 +39,7 @@ async def test_the_typescript_sdk_plays_against_real_servers(fresh_dsn: str) -> 
             RUMMY_SERVER=f"http://{running.address}",
             RUMMY_CONTROL=control,
             RUMMY_GAME_REPLICA=f"127.0.0.1:{replica.port}",
+            RUMMY_TOKEN_LIFE_S=str(PLAYER_TTL_S),
         )
         node = await asyncio.create_subprocess_exec(
             *("node", "--test", "--test-concurrency=1", "--test-reporter=tap"),

@@ -3,7 +3,13 @@
 // (gRPC-Web, browsers and React Native).
 
 export { RummyClient, type ClientOptions } from "./client.js";
-export { Session, defaultRefreshDelay, type Credentials, type SessionOptions } from "./session.js";
+export {
+  Session,
+  defaultRefreshDelay,
+  tokenLifeMs,
+  type Credentials,
+  type SessionOptions,
+} from "./session.js";
 export { Table, type MoveOptions, type MoveResult } from "./table.js";
 export { TableWatch, type WatchItem } from "./watch.js";
 export type { Seated, QueueUpdate, QueueOptions, EnqueueInit } from "./matchmaking.js";

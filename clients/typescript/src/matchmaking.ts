@@ -106,8 +106,8 @@ export async function queue(
     if (error.code === Code.Unauthenticated) {
       if (relogged) {
         // Refused even fresh: sign in again, but not at once, and not for ever.
-        lostAt ??= Date.now();
-        if (Date.now() - lostAt > retry.giveUpAfterMs) {
+        lostAt ??= performance.now();
+        if (performance.now() - lostAt > retry.giveUpAfterMs) {
           throw error;
         }
         await sleep(backoff.next(), signal);
@@ -122,9 +122,9 @@ export async function queue(
       await sleep(error.retryAfterMs ?? backoff.next(), signal);
     } else if (isOutage(error)) {
       if (lostAt === undefined) {
-        lostAt = Date.now();
+        lostAt = performance.now();
         retry.onConnection?.("lost", error);
-      } else if (Date.now() - lostAt > retry.giveUpAfterMs) {
+      } else if (performance.now() - lostAt > retry.giveUpAfterMs) {
         throw error;
       }
       await sleep(backoff.next(), signal);

@@ -170,7 +170,7 @@ export async function withRetries<T>(
 ): Promise<T> {
   const options = { ...DEFAULT_RETRY, ...context.options };
   const backoff = new Backoff(options.firstBackoffMs, options.maxBackoffMs);
-  const started = Date.now();
+  const started = performance.now();
   let renewed = false;
   let lost = false;
   for (;;) {
@@ -188,7 +188,7 @@ export async function withRetries<T>(
     if (context.signal?.aborted) {
       throw error;
     }
-    const elapsed = Date.now() - started;
+    const elapsed = performance.now() - started;
     if (error.code === Code.Unauthenticated) {
       // TOKEN_EXPIRED, TOKEN_INVALID (TOKEN_MISSING: not signed in yet):
       // refused before anything was done. A token refused even fresh is

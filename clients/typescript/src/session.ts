@@ -2,7 +2,9 @@
 //
 // The device is the identity: `Login` with a device id (kept by the app, say a
 // UUID in the keychain) always gives the same player. The token is renewed
-// with `Refresh` at four fifths of its life, and wherever a server refuses it
+// with `Refresh` at four fifths of its life (its life as the server counts it,
+// from the token's own issue and expiry times, so a phone clock that is off
+// changes nothing), and wherever a server refuses it
 // (TOKEN_EXPIRED; TOKEN_INVALID when the servers changed their signing secret)
 // the session signs in again with the device id: once for every call refused
 // with that token at the same time.
@@ -28,17 +30,36 @@ export interface SessionOptions {
   deviceId: string;
   /** 1 to 32 characters, shown to the other players. */
   displayName: string;
-  /** How long to wait before renewing a token (default: four fifths of what
-   * is left of its life, at least a second). */
-  refreshDelay?: (expiresAtMs: number, nowMs: number) => number;
+  /** How long to wait before renewing a token that has `lifeMs` left
+   * (default: four fifths of it, at least a second). */
+  refreshDelay?: (lifeMs: number) => number;
   /** Told of every new token (a sign-in or a refresh): store it if you like. */
   onCredentials?: (credentials: Credentials) => void;
   callTimeoutMs?: number;
 }
 
 /** Four fifths of the time left, at least a second. */
-export function defaultRefreshDelay(expiresAtMs: number, nowMs: number): number {
-  return Math.max(1_000, (expiresAtMs - nowMs) * 0.8);
+export function defaultRefreshDelay(lifeMs: number): number {
+  return Math.max(1_000, lifeMs * 0.8);
+}
+
+/** A new token's life, as the server counts it: from its `iat` to its `exp`
+ * (the tokens are JWTs); undefined for a token that says neither. */
+export function tokenLifeMs(token: string): number | undefined {
+  const payload = token.split(".")[1];
+  if (payload === undefined) {
+    return undefined;
+  }
+  try {
+    const base64 = payload.replace(/-/g, "+").replace(/_/g, "/");
+    const claims = JSON.parse(atob(base64)) as { iat?: unknown; exp?: unknown };
+    if (typeof claims.iat === "number" && typeof claims.exp === "number") {
+      return (claims.exp - claims.iat) * 1000;
+    }
+  } catch {
+    // Not a JWT: the caller falls back on the expiry and the local clock.
+  }
+  return undefined;
 }
 
 /** A refresh that did not get through is tried again this soon. */
@@ -105,7 +126,8 @@ export class Session implements Renewer {
    * that turns out to be refused is replaced by a new sign-in. */
   resume(credentials: Credentials): void {
     this.credentials = { ...credentials };
-    this.schedule();
+    // A kept token's life left can only be told by this device's clock.
+    this.schedule(credentials.expiresAtMs - Date.now());
   }
 
   /** Signs in afresh, `stale` having been refused: once for all the calls
@@ -170,21 +192,26 @@ export class Session implements Renewer {
     const expiresAtMs = reply.expiresAt ? timestampMs(reply.expiresAt) : Date.now() + 3_600_000;
     this.credentials = { token: reply.token, playerId: reply.playerId, expiresAtMs };
     this.options.onCredentials?.(this.current());
-    this.schedule();
+    this.schedule(tokenLifeMs(reply.token) ?? expiresAtMs - Date.now());
     return this.current();
   }
 
-  private schedule(delayMs?: number): void {
+  /** Renews the token once it has used most of `lifeMs` (its life left now). */
+  private schedule(lifeMs: number): void {
+    this.wake((this.options.refreshDelay ?? defaultRefreshDelay)(lifeMs));
+  }
+
+  private wake(delay: number): void {
     if (this.closed) {
       return;
     }
     if (this.timer !== undefined) {
       clearTimeout(this.timer);
     }
-    const delay = delayMs ?? (this.options.refreshDelay ?? defaultRefreshDelay)(this.expiresAtMs, Date.now());
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      this.refresh().catch(() => this.schedule(Math.min(REFRESH_RETRY_MS, delay)));
+      // A refresh that did not get through (the server away) is tried again sooner.
+      this.refresh().catch(() => this.wake(Math.min(REFRESH_RETRY_MS, delay)));
     }, delay);
     // The renewal alone does not keep a Node process running.
     (this.timer as { unref?: () => void }).unref?.();

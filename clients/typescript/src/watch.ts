@@ -85,7 +85,7 @@ export class TableWatch implements AsyncIterable<WatchItem> {
     try {
       for (;;) {
         const openedWith = session.token;
-        const openedAt = Date.now();
+        const openedAt = performance.now();
         const settled = setTimeout(back, SETTLED_MS);
         this.opens += 1;
         let error: RummyError;
@@ -113,7 +113,7 @@ export class TableWatch implements AsyncIterable<WatchItem> {
         if (signal.aborted) {
           return;
         }
-        if (Date.now() - openedAt >= SETTLED_MS) {
+        if (performance.now() - openedAt >= SETTLED_MS) {
           lostAt = undefined; // that stream was healthy: a new outage
         }
         if (error.code === Code.OutOfRange && error.reason === "SEQ_AHEAD") {
@@ -127,7 +127,7 @@ export class TableWatch implements AsyncIterable<WatchItem> {
           // token, then the stream again from the same seq.
           if (relogged) {
             this.outage(error, lostAt, options.giveUpAfterMs);
-            lostAt ??= Date.now();
+            lostAt ??= performance.now();
             await sleep(backoff.next(), signal);
           }
           relogged = true;
@@ -139,7 +139,7 @@ export class TableWatch implements AsyncIterable<WatchItem> {
               throw refused;
             }
             this.outage(refused, lostAt, options.giveUpAfterMs);
-            lostAt ??= Date.now();
+            lostAt ??= performance.now();
             await sleep(backoff.next(), signal);
           }
           continue;
@@ -153,7 +153,7 @@ export class TableWatch implements AsyncIterable<WatchItem> {
         }
         this.outage(error, lostAt, options.giveUpAfterMs);
         if (lostAt === undefined) {
-          lostAt = Date.now();
+          lostAt = performance.now();
           options.onConnection?.("lost", error);
         }
         await sleep(Math.max(backoff.next(), error.retryAfterMs ?? 0), signal);
@@ -170,7 +170,7 @@ export class TableWatch implements AsyncIterable<WatchItem> {
 
   /** Throws `error` once the outage begun at `lostAt` has lasted too long. */
   private outage(error: RummyError, lostAt: number | undefined, giveUpAfterMs: number): void {
-    if (lostAt !== undefined && Date.now() - lostAt > giveUpAfterMs) {
+    if (lostAt !== undefined && performance.now() - lostAt > giveUpAfterMs) {
       throw error;
     }
   }
