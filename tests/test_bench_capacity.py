@@ -11,13 +11,14 @@ from bench.capacity.runner import run
 
 FIGURES = (
     "think time before each action: lognormal",
+    "Idle: no player connected",
     "Step 1: 8 players",
     "most concurrent players one game-server process held:",
     "game server CPU per player-minute at",
     "game server CPU per action at that step:",
     "per call of a bare grpc.aio echo",
     "memory per connected player:",
-    "PostgreSQL CPU:",
+    "PostgreSQL CPU above idle:",
     "load processes (apart from the server):",
     "where the game server's CPU goes",
     "threads (cores):",

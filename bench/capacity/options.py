@@ -15,6 +15,7 @@ QUICK = {
     "settle": 1.0,
     "seconds": 2.0,
     "echo_seconds": 0.5,
+    "idle_seconds": 0.5,
     "think_median": 0.2,
     "loaders": 2,
 }
@@ -56,7 +57,22 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--echo-seconds", type=float, default=3.0, help="measured seconds of the echo (3)"
     )
+    p.add_argument(
+        "--idle-seconds",
+        type=float,
+        default=10.0,
+        help="seconds the idle servers' CPU is measured before the first step (10)",
+    )
+    p.add_argument(
+        "--keep-going",
+        action="store_true",
+        help="measure every step up to --max-players even past the latency limits"
+        " (a busy machine: the figures per player, not the capacity)",
+    )
     p.add_argument("--no-profile", dest="profile", action="store_false", help="skip py-spy")
+    p.add_argument(
+        "--native", action="store_true", help="py-spy samples C frames too (slower to sample)"
+    )
     p.add_argument(
         "--profile-dir", default="", help="where py-spy's raw profiles go (a new temporary one)"
     )

@@ -113,16 +113,18 @@ def short(path: str) -> str:
     return path
 
 
-async def record(pid: int, seconds: float, out: Path) -> Profile:
-    """py-spy's samples of ``pid`` over ``seconds`` (non-blocking: the server is
-    never paused), written to ``out`` in py-spy's raw (folded) format."""
+async def record(pid: int, seconds: float, out: Path, *, native: bool = False) -> Profile:
+    """py-spy's samples of ``pid`` over ``seconds`` (non-blocking, unless ``native``:
+    the server is never paused), written to ``out`` in py-spy's raw (folded) format."""
     exe = py_spy()
     if exe is None:
         return Profile(note="py-spy is not installed (the dev extra has it)")
     process = await asyncio.create_subprocess_exec(
         exe,
         *("record", "--pid", str(pid), "--duration", str(max(1, round(seconds)))),
-        *("--rate", "100", "--nonblocking", "--format", "raw", "--output", str(out)),
+        *("--rate", "100", "--format", "raw", "--output", str(out)),
+        # Native stacks need the process paused for each sample.
+        *(("--native",) if native else ("--nonblocking",)),
         stdout=asyncio.subprocess.DEVNULL,
         stderr=asyncio.subprocess.PIPE,
     )

@@ -24,9 +24,10 @@ from bench.capacity.thinking import ThinkTimes
 from bench.common import fresh_database, machine_load, server_facts
 from bench.game import servers as game_servers
 from bench.game.ceilings import echo_ceiling
-from bench.game.measure import rss_bytes
+from bench.game.measure import CpuMeter, rss_bytes
 from bench.matchmaker import servers as matchmaker_servers
 from bench.soak.measure import open_fds
+from services.common.db import database_name
 
 
 async def run(args: argparse.Namespace) -> None:
@@ -57,6 +58,7 @@ async def run(args: argparse.Namespace) -> None:
             stack.push_async_callback(loaders.close)
             await loaders.start()
             await asyncio.sleep(1.0)  # the idle server's memory, once started
+            idle = await idle_cpu(game, matchmaker.pid, loaders.pids, args.idle_seconds)
             rig = Rig(
                 args,
                 game,
@@ -65,6 +67,7 @@ async def run(args: argparse.Namespace) -> None:
                 base_rss=rss_bytes(game.pid),
                 base_sockets=open_fds(game.pid)[1],
                 profiles=profiles,
+                idle=idle,
             )
             steps, stopped = await climb(rig, began)
             await loaders.ask({"do": "stop"}, 300)
@@ -88,6 +91,25 @@ async def run(args: argparse.Namespace) -> None:
     print(f"  total run time {time.perf_counter() - began:.0f} s; {machine_load()}")
 
 
+async def idle_cpu(
+    game: game_servers.Child, matchmaker: int, loaders: dict[str, int], seconds: float
+) -> dict[str, float]:
+    """Cores each process uses with nobody playing: the servers' fixed costs (the
+    sweeper's and presence's polls, the clock's beat, timers), which the figures
+    per player leave out."""
+    processes = {"game server": game.pid, "matchmaker": matchmaker} | loaders
+    meter = CpuMeter(database_name(game.dsn), processes, "bench parent")
+    await asyncio.sleep(seconds)
+    usage = meter.stop()
+    idle = {name: used / usage.wall for name, used in usage.used.items()}
+    print(
+        f"\n== Idle: no player connected ==\n  {usage.describe()}"
+        "\n  (the figures per player and per action below are above these)",
+        flush=True,
+    )
+    return idle
+
+
 async def climb(rig: Rig, began: float) -> tuple[list[Step], str]:
     """Steps of more and more players until the server no longer holds one, the
     load cannot say more, or a bound is met; returns them and why it stopped."""
@@ -97,8 +119,10 @@ async def climb(rig: Rig, began: float) -> tuple[list[Step], str]:
     while True:
         step = await run_step(rig, len(steps) + 1, target)
         steps.append(step)
-        why = step.too_slow() or step.not_measurable()
-        if why:
+        if step.not_connected():
+            return steps, "; ".join(step.not_connected())
+        why = step.too_slow() + step.loaders_lagged()
+        if why and not args.keep_going:
             return steps, "; ".join(why)
         if target >= args.max_players:
             return steps, f"--max-players ({args.max_players:,}) reached"

@@ -34,6 +34,8 @@ class Rig:
     base_rss: int = 0
     base_sockets: int = 0
     profiles: Path = Path()
+    idle: dict[str, float] = field(default_factory=dict)
+    """Cores each process used with nobody playing."""
 
 
 @dataclass
@@ -54,6 +56,7 @@ class Step:
     loader_lag: float = math.nan
     threads: str = ""
     profile: Profile = field(default_factory=Profile)
+    idle: dict[str, float] = field(default_factory=dict)
 
     @property
     def p99(self) -> float:
@@ -67,18 +70,23 @@ class Step:
     def server_p99(self) -> float:
         return quantile(self.server.actions, 0.99) if self.server else math.nan
 
-    def cpu(self, name: str) -> float:
-        """CPU seconds a process (or, for "load", every load process) used."""
+    def cpu(self, name: str, *, above_idle: bool = False) -> float:
+        """CPU seconds a process (or, for "load", every load process) used; less what
+        it uses with nobody playing, if ``above_idle``."""
         assert self.usage is not None
+        used, wall = self.usage.used, self.usage.wall
         if name == "load":
-            return sum(s for n, s in self.usage.used.items() if n.startswith("load "))
-        return self.usage.used.get(name, 0.0)
+            return sum(s for n, s in used.items() if n.startswith("load "))
+        idle = self.idle.get(name, 0.0) * wall if above_idle else 0.0
+        return max(0.0, used.get(name, 0.0) - idle)
 
-    def per_player_minute_ms(self, name: str) -> float:
-        return self.cpu(name) * 1000 / max(self.players * self.seconds / 60, 1e-9)
+    def per_player_minute_ms(self, name: str, *, above_idle: bool = True) -> float:
+        """CPU per player-minute; by default above what the process uses idle."""
+        cpu = self.cpu(name, above_idle=above_idle)
+        return cpu * 1000 / max(self.players * self.seconds / 60, 1e-9)
 
-    def per_action_ms(self, name: str) -> float:
-        return self.cpu(name) * 1000 / max(self.actions, 1)
+    def per_action_ms(self, name: str, *, above_idle: bool = True) -> float:
+        return self.cpu(name, above_idle=above_idle) * 1000 / max(self.actions, 1)
 
     def cores(self, name: str) -> float:
         assert self.usage is not None
@@ -98,23 +106,26 @@ class Step:
             )
         return why
 
-    def not_measurable(self) -> list[str]:
-        """Why a larger step would say nothing more of the server (empty: go on)."""
-        why = []
+    def not_connected(self) -> list[str]:
+        """Why this step's players were not all there (empty: they were)."""
         if self.players < MIN_CONNECTED * self.target:
-            why.append(f"only {self.players:,} of {self.target:,} players connected")
+            return [f"only {self.players:,} of {self.target:,} players connected"]
+        return []
+
+    def loaders_lagged(self) -> list[str]:
+        """Why the load processes, not the server, may have set the latencies."""
         if self.loader_lag * 1000 > LOADER_LAG_MS:
-            why.append(
+            return [
                 f"the load processes' own event-loop lag p99 {ms(self.loader_lag)} passed"
                 f" {LOADER_LAG_MS:g} ms: they, not the server, were the limit (add --loaders"
                 " or cores)"
-            )
-        return why
+            ]
+        return []
 
 
 async def run_step(rig: Rig, number: int, target: int) -> Step:
     args, loaders = rig.args, rig.loaders
-    step = Step(target)
+    step = Step(target, idle=rig.idle)
     shares = loaders.share(target)
     rate = args.ramp_rate / len(loaders.all)
     await loaders.ask([{"do": "grow", "players": n, "rate": rate} for n in shares], GROW_TIMEOUT_S)
@@ -163,14 +174,16 @@ def print_step(rig: Rig, number: int, s: Step) -> None:
         f" the server's own p99 {ms(s.server_p99)}; its event-loop lag p99 {ms(s.lag_p99)}"
     )
     print(
-        f"  game server {s.cores('game server'):.2f} cores:"
+        f"  game server {s.cores('game server'):.2f} cores; above idle:"
         f" {s.per_player_minute_ms('game server'):.2f} ms CPU per player-minute,"
-        f" {s.per_action_ms('game server'):.2f} ms per action;"
+        f" {s.per_action_ms('game server'):.2f} ms per action"
+        f" (all in: {s.per_player_minute_ms('game server', above_idle=False):.2f} and"
+        f" {s.per_action_ms('game server', above_idle=False):.2f} ms);"
         f" RSS {s.rss / 2**20:,.0f} MiB ({s.rss_per_player(rig.base_rss) / 1024:,.1f} KiB"
         " per connected player above the idle server)"
     )
     print(
-        f"  PostgreSQL {s.cores('PostgreSQL'):.2f} cores:"
+        f"  PostgreSQL {s.cores('PostgreSQL'):.2f} cores, above idle:"
         f" {s.per_action_ms('PostgreSQL'):.2f} ms per action,"
         f" {s.per_player_minute_ms('PostgreSQL'):.2f} ms per player-minute;"
         f" matchmaker {s.cores('matchmaker'):.2f} cores"
