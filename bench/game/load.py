@@ -189,7 +189,9 @@ async def service_load(
     )
     lagging = asyncio.create_task(loop_lag(stats.window, server.metrics_port))
     try:
-        stubs = [game_pb2_grpc.GameServiceAsyncStub(c) for c in chans]
+        stubs: list[game_pb2_grpc.GameServiceAsyncStub] = [
+            game_pb2_grpc.GameServiceStub(c) for c in chans
+        ]
         await asyncio.gather(
             *(
                 play_table(

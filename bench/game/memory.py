@@ -88,7 +88,9 @@ async def stream_memory(kind: str, dsn: str, channels: int) -> StreamMemory:
 
 async def _game_opener(chans: list[grpc.aio.Channel], calls: list[Any]) -> Callable[[int], Any]:
     """Watch streams spread over 100 idle tables, each resuming one event back."""
-    stubs = [game_pb2_grpc.GameServiceAsyncStub(c) for c in chans]
+    stubs: list[game_pb2_grpc.GameServiceAsyncStub] = [
+        game_pb2_grpc.GameServiceStub(c) for c in chans
+    ]
     made: list[tuple[str, list[Bot], int]] = []
     for _ in range(100):
         bots = [Bot.new() for _ in range(SEATS)]

@@ -106,7 +106,9 @@ async def create_table_ceiling(
         ),
     )
     chans = [channel(game_port, i) for i in range(4)]
-    stubs = [game_pb2_grpc.GameServiceAsyncStub(c) for c in chans]
+    stubs: list[game_pb2_grpc.GameServiceAsyncStub] = [
+        game_pb2_grpc.GameServiceStub(c) for c in chans
+    ]
     gate = asyncio.Semaphore(in_flight)
     seats = 0
 

@@ -22,7 +22,9 @@ class Clients:
 
     def __init__(self, ports: list[int], per_replica: int) -> None:
         self.channels = [channel(p, i) for p in ports for i in range(per_replica)]
-        self.stubs = [matchmaker_pb2_grpc.MatchmakerServiceAsyncStub(c) for c in self.channels]
+        self.stubs: list[matchmaker_pb2_grpc.MatchmakerServiceAsyncStub] = [
+            matchmaker_pb2_grpc.MatchmakerServiceStub(c) for c in self.channels
+        ]
         self.tokens: dict[str, tuple[tuple[str, str]]] = {}
 
     async def close(self) -> None:
