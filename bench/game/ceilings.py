@@ -225,7 +225,10 @@ async def ceilings(dsn: str, args: argparse.Namespace) -> dict[str, Timings]:
 # --- ceiling (b): a raw grpc.aio unary echo ----------------------------------
 
 
-async def echo_ceiling(args: argparse.Namespace) -> Timings:
+async def echo_ceiling(
+    args: argparse.Namespace, title: str = "Ceiling (b)"
+) -> tuple[Timings, Usage]:
+    """Calls/s of a bare grpc.aio unary echo, and the CPU its server spent on them."""
     in_flight, channels = 64, 4
     async with Child("bare") as server:
         chans = [channel(server.port, i) for i in range(channels)]
@@ -252,8 +255,8 @@ async def echo_ceiling(args: argparse.Namespace) -> Timings:
             for c in chans:
                 await c.close()
     print(
-        f"\n== Ceiling (b): grpc.aio unary echo, {in_flight} in flight on {channels}"
+        f"\n== {title}: grpc.aio unary echo, {in_flight} in flight on {channels}"
         f" connections ==\n  {timings.rate:>7,.0f} calls/s   {timings.summary()}"
         f"\n  {usage.describe(len(timings.latencies), 'call')}"
     )
-    return timings
+    return timings, usage

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import grpc
 
 from bench.common import channel
-from bench.game.measure import Timings, Window, loop_lag, metered
+from bench.game.measure import Timings, Usage, Window, loop_lag, metered
 from bench.game.players import Bot, send, service_metadata
 from bench.game.servers import Child
 from bench.game.settings import LONG_TIMER_MS, SEATS
@@ -36,6 +36,7 @@ class LoadStats:
     tables: int = 0
     stalls: int = 0
     reads: int = 0
+    usage: Usage | None = None
 
     def __post_init__(self) -> None:
         self.actions = Timings(self.window)
@@ -214,6 +215,7 @@ async def service_load(
         await asyncio.gather(*unfinished, return_exceptions=True)
         for c in chans:
             await c.close()
+    stats.usage = usage
     a = stats.actions
     print(f"\n== Service: {title} ==")
     print(
