@@ -6,6 +6,9 @@ STAMP := $(VENV)/.installed
 # buf (proto lint, breaking) and protoc-gen-es come from npm, pinned by
 # tools/buf/package-lock.json.
 BUF := tools/buf/node_modules/.bin/buf
+# The TypeScript SDK's dependencies (tests/sdk compiles it and runs its Node
+# tests), pinned by clients/typescript/package-lock.json.
+SDK_TSC := clients/typescript/node_modules/.bin/tsc
 # promtool (the alert rules' unit tests): the one on PATH, else the binary alone
 # out of Debian's prometheus package, into .venv/bin (tools/promtool/get).
 PROMTOOL := $(BIN)/promtool
@@ -22,6 +25,10 @@ $(STAMP): pyproject.toml
 $(BUF): tools/buf/package.json tools/buf/package-lock.json
 	npm ci --prefix tools/buf --no-audit --no-fund
 	touch $(BUF)
+
+$(SDK_TSC): clients/typescript/package.json clients/typescript/package-lock.json
+	npm ci --prefix clients/typescript --no-audit --no-fund
+	touch $(SDK_TSC)
 
 promtool: $(STAMP)
 	@command -v promtool >/dev/null 2>&1 || test -x $(PROMTOOL) || tools/promtool/get $(PROMTOOL)
@@ -42,7 +49,7 @@ typecheck: $(STAMP)
 # Most tests wait on timers and sockets more than they compute: three workers
 # keep two cores busy (TEST_WORKERS=0 runs everything in one process).
 TEST_WORKERS ?= 3
-pytest: $(STAMP) $(BUF) promtool
+pytest: $(STAMP) $(BUF) $(SDK_TSC) promtool
 	$(BIN)/pytest -n $(TEST_WORKERS)
 
 bench: $(STAMP)
@@ -67,3 +74,4 @@ lock-upgrade: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis tools/buf/node_modules
+	rm -rf clients/typescript/node_modules clients/typescript/dist

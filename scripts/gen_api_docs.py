@@ -58,6 +58,19 @@ def _where(mention: Mention) -> str:
     return f"[{mention.label}]({target})"
 
 
+def retry_cell(reason: str, info: ReasonInfo) -> str:
+    """The wait of the RetryInfo a reason comes with: the metadata's own, or a
+    fixed one; empty if the same call would be refused again."""
+    import grpc
+
+    from services.common.errors import RETRY_AFTER, retry_delay_ms
+
+    if RETRY_AFTER in info.metadata:
+        return f"`{RETRY_AFTER}`"
+    waits = {retry_delay_ms(grpc.StatusCode[code], reason, {}) for code in info.codes}
+    return ", ".join(f"{wait} ms" for wait in sorted(w for w in waits if w is not None))
+
+
 def errors_page(reasons: dict[str, ReasonInfo], mentions: list[Mention]) -> str:
     from services.common.errors import DOMAIN
 
@@ -72,10 +85,13 @@ def errors_page(reasons: dict[str, ReasonInfo], mentions: list[Mention]) -> str:
         " message is a sentence for the player (those below, with `…` where a value is"
         " filled in): show it, never parse it. What each status code asks of an app is"
         " told at the top of [GameService](game-service.md).\n",
-        "Metadata lists the keys of `ErrorInfo.metadata` the reason comes with; *Named in*"
+        "Metadata lists the keys of `ErrorInfo.metadata` the reason comes with. *Retry*"
+        " is the wait of the `google.rpc.RetryInfo` detail a refusal carries when the same"
+        " call may be made again (`retry_after_ms`: the same wait as that metadata key);"
+        " without one, making the same call again only gets the same refusal. *Named in*"
         " links the comments of the protos that name it.\n",
-        "| Reason | Status | Metadata | Sentences | Named in |",
-        "| --- | --- | --- | --- | --- |",
+        "| Reason | Status | Metadata | Retry | Sentences | Named in |",
+        "| --- | --- | --- | --- | --- | --- |",
     ]
     for reason in sorted(reasons.keys() | unsent):
         info = reasons.get(reason, ReasonInfo())
@@ -83,7 +99,8 @@ def errors_page(reasons: dict[str, ReasonInfo], mentions: list[Mention]) -> str:
         metadata = ", ".join(f"`{key}`" for key in sorted(info.metadata))
         sentences = "<br>".join(cell(text) for text in info.sentences)
         named = ", ".join(_where(m) for m in places[reason])
-        out.append(f"| `{reason}` | {codes} | {metadata} | {sentences} | {named} |")
+        retry = retry_cell(reason, info)
+        out.append(f"| `{reason}` | {codes} | {metadata} | {retry} | {sentences} | {named} |")
     return "\n".join(out) + "\n"
 
 
@@ -105,7 +122,8 @@ def index_page(reference: Reference) -> str:
             f"| {cell(first_sentence(about))} |"
         )
     out.append(
-        "| [errors](errors.md) | | Every error reason: its status code, metadata and sentences. |"
+        "| [errors](errors.md) | | Every error reason: its status code, metadata, retry and"
+        " sentences. |"
     )
     return "\n".join(out) + "\n"
 

@@ -33,7 +33,7 @@ from grpc_health.v1 import health, health_pb2_grpc
 
 from services.common import eventloop, metrics, tracing
 from services.common.config import ConfigError, Env
-from services.common.db import resolve_database
+from services.common.db import EmbeddedPostgresError, resolve_database
 from services.common.db.resolve import DATABASE_URL
 from services.common.errors import DB_ERRORS
 from services.common.health import LIVENESS, NOT_SERVING, SERVING
@@ -82,6 +82,7 @@ def _matchmaker_config(env: Env, dsn: str, secret: str) -> MatchmakerConfig:
         ticket_ttl_s=env.integer("RUMMY_TICKET_TTL_S", low=5, high=86_400),
         pool_size=env.integer("RUMMY_DB_POOL_SIZE", low=2, high=200),
         grace=env.integer("RUMMY_SHUTDOWN_GRACE_S", high=600),
+        event_retention_days=env.integer("RUMMY_EVENT_RETENTION_DAYS", high=36_500),
         limits=Limits.from_env(env),
     )
 
@@ -204,6 +205,9 @@ def _main(prepare: Callable[[Env], Run]) -> int:
     except ConfigError as error:
         print(f"configuration error: {error}", file=sys.stderr)
         return 2
+    except EmbeddedPostgresError as error:
+        print(f"embedded PostgreSQL: {error}", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -60,3 +60,19 @@ def test_rewrite_touches_module_paths_only() -> None:
         "_builder.BuildTopDescriptorsAndMessages("
         "DESCRIPTOR, 'services.common.pb.rummy.v1.game_pb2', _globals)\n"
     )
+
+
+def test_the_operators_package_is_generated_beside_the_public_one() -> None:
+    from services.common.pb.rummy.admin.v1 import admin_pb2, admin_pb2_grpc
+    from services.common.pb.rummy.v1 import table_pb2
+
+    assert admin_pb2.DESCRIPTOR.package == "rummy.admin.v1"
+    assert hasattr(admin_pb2_grpc, "TableAdminServiceStub")
+    # It uses the public package's messages: one class, not a copy.
+    assert admin_pb2.GetTableLogResponse().view.__class__ is table_pb2.TableView
+    assert gen_proto.rewrite(
+        "from rummy.admin.v1 import admin_pb2\nrummy.admin.v1.admin_pb2.X"
+    ) == (
+        "from services.common.pb.rummy.admin.v1 import admin_pb2\n"
+        "services.common.pb.rummy.admin.v1.admin_pb2.X"
+    )

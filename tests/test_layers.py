@@ -17,6 +17,11 @@ WRONG_IMPORTS = {
     "engine": ("services/game/rules/probe.py", "import grpc\n"),
     # The engine's modules are not its public face, even when imported as names.
     "client": ("clients/cli/probe.py", "from services.game.rules import melds\n"),
+    # The generated code is the client's, but for the services' own package.
+    "app": (
+        "clients/cli/probe_app.py",
+        "from services.common.pb.rummy.internal.v1 import tables_pb2\n",
+    ),
     "matchmaker": (
         "services/matchmaker/probe.py",
         "from services.game.rules.levels import BotLevel\n",

@@ -33,7 +33,7 @@ async def run(args: argparse.Namespace) -> None:
             f" {await server_facts(dsn)} from {source}; {machine_load()}"
         )
         ceiling = await ceilings(dsn, args)
-        echo = await echo_ceiling(args)
+        echo, echo_usage = await echo_ceiling(args)
         async with Child("game", dsn) as server:
             peak = await service_load(server, args, None, "peak (closed loop)")
             ratio = peak.actions.rate / ceiling["after"].rate
@@ -72,6 +72,17 @@ async def run(args: argparse.Namespace) -> None:
         f"    (vs the service's own compare-and-set from asyncpg,"
         f" {ceiling['cas'].rate:,.0f} tx/s: {peak.actions.rate / ceiling['cas'].rate:.2f})"
     )
+    assert peak.usage is not None
+    per_action = peak.usage.used["game server"] * 1000 / max(len(peak.actions.latencies), 1)
+    per_echo = echo_usage.used["echo server"] * 1000 / max(len(echo.latencies), 1)
+    print(
+        f"  game server CPU per action at peak: {per_action:.2f} ms, beside"
+        f" {per_echo:.2f} ms per call of the bare echo server"
+        f"  [target <= {TARGETS['cpu_per_action_ms']:.1f} ms:"
+        f" {verdict(per_action <= TARGETS['cpu_per_action_ms'])}]"
+    )
+    pg_action = peak.usage.used.get("PostgreSQL", 0.0) * 1000 / max(len(peak.actions.latencies), 1)
+    print(f"    (PostgreSQL CPU per action at peak: {pg_action:.2f} ms)")
     print(
         f"  p99 action latency at {half.actions.rate:,.0f} actions/s"
         f" ({half.actions.rate / peak.actions.rate:.0%} of peak): {ms(half_p99)}"

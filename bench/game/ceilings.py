@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 import asyncpg
+import grpc
 
 from bench.common import channel
 from bench.game.measure import Timings, Usage, Window, metered
@@ -30,8 +31,9 @@ from services.game.rules.state import new_game
 
 # --- ceiling (a): the action's transaction straight from asyncpg -----------
 
-# The issue's reference transaction, as the service's locked path writes it
-# (`services/game/moves.py`: `_act_locked` -> `services/game/store.py`: `_write`).
+# The issue's reference transaction: the table's row locked, then written. The
+# service itself commits by compare-and-set (`services/game/store.py`: `commit`),
+# measured as the last mode ("cas").
 LOCK_SQL = (
     "SELECT state, version, last_seq, bot_seats,"
     " (extract(epoch from clock_timestamp()) * 1000)::bigint AS now_ms"
@@ -57,7 +59,7 @@ NOTIFY_MODES = {
 }
 """The last is what the service runs for a move on a table the replica knows:
 one statement (state if the version is unchanged, events, request answer) and
-a coalesced NOTIFY after it; see `services/game/moves.py`. (Each worker reads
+a coalesced NOTIFY after it; see `services/game/store.py`. (Each worker reads
 its tables once, then keeps their versions, as a replica does.)"""
 
 
@@ -135,26 +137,29 @@ async def ceiling_run(
             started = time.perf_counter()
             if mode == "cas":
                 if table_id not in known:
-                    row = await con.fetchrow(statements.READ, table_id, "bench", "", "")
+                    row = await statements.READ.fetchrow(
+                        con, table_id=table_id, player_id="bench", request_id=""
+                    )
                     assert row is not None
                     known[table_id] = (row["last_seq"], row["version"])
                 last, version = known[table_id][0], known[table_id][1] + 1
-                moved = await con.fetchval(
-                    statements.COMPARE_AND_SET,
-                    table_id,
-                    sample.state,
-                    version,
-                    last + n,
-                    deadline,
-                    datetime.now(UTC),
-                    list(range(last + 1, last + n + 1)),
-                    sample.kinds[:n],
-                    sample.payloads[:n],
-                    "bench",
-                    "",
-                    None,
-                    None,
-                    [],  # no seat eliminated
+                moved = await statements.WRITE.fetchval(
+                    con,
+                    table_id=table_id,
+                    state=sample.state,
+                    version=version,
+                    last_seq=last + n,
+                    turn_deadline=deadline,
+                    status="active",
+                    at=datetime.now(UTC),
+                    seqs=list(range(last + 1, last + n + 1)),
+                    kinds=sample.kinds[:n],
+                    payloads=sample.payloads[:n],
+                    player_id="bench",
+                    request_id="",
+                    answer=None,
+                    digest=None,
+                    gone=[],  # no seat left
                 )
                 assert moved == 1
                 known[table_id] = (last + n, version)
@@ -220,12 +225,17 @@ async def ceilings(dsn: str, args: argparse.Namespace) -> dict[str, Timings]:
 # --- ceiling (b): a raw grpc.aio unary echo ----------------------------------
 
 
-async def echo_ceiling(args: argparse.Namespace) -> Timings:
+async def echo_ceiling(
+    args: argparse.Namespace, title: str = "Ceiling (b)"
+) -> tuple[Timings, Usage]:
+    """Calls/s of a bare grpc.aio unary echo, and the CPU its server spent on them."""
     in_flight, channels = 64, 4
     async with Child("bare") as server:
         chans = [channel(server.port, i) for i in range(channels)]
         try:
-            calls = [c.unary_unary(f"/{BARE_SERVICE}/Echo") for c in chans]
+            calls: list[grpc.aio.UnaryUnaryMultiCallable[bytes, bytes]] = [
+                c.unary_unary(f"/{BARE_SERVICE}/Echo") for c in chans
+            ]
             timings = Timings(Window.after(1.0, args.seconds))
             payload = b"x" * 64
             metering = asyncio.create_task(
@@ -245,8 +255,8 @@ async def echo_ceiling(args: argparse.Namespace) -> Timings:
             for c in chans:
                 await c.close()
     print(
-        f"\n== Ceiling (b): grpc.aio unary echo, {in_flight} in flight on {channels}"
+        f"\n== {title}: grpc.aio unary echo, {in_flight} in flight on {channels}"
         f" connections ==\n  {timings.rate:>7,.0f} calls/s   {timings.summary()}"
         f"\n  {usage.describe(len(timings.latencies), 'call')}"
     )
-    return timings
+    return timings, usage

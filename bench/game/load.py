@@ -14,13 +14,14 @@ from dataclasses import dataclass, field
 import grpc
 
 from bench.common import channel
-from bench.game.measure import Timings, Window, loop_lag, metered
+from bench.game.measure import Timings, Usage, Window, loop_lag, metered
 from bench.game.players import Bot, send, service_metadata
 from bench.game.servers import Child
 from bench.game.settings import LONG_TIMER_MS, SEATS
 from clients.cli.viewstate import state_from_view
 from services.common.db import database_name
 from services.common.heap import freeze_heap
+from services.common.pb.rummy.internal.v1 import tables_pb2, tables_pb2_grpc
 from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc, table_pb2
 from services.game.rules.bots import GreedyBot
 
@@ -35,6 +36,7 @@ class LoadStats:
     tables: int = 0
     stalls: int = 0
     reads: int = 0
+    usage: Usage | None = None
 
     def __post_init__(self) -> None:
         self.actions = Timings(self.window)
@@ -63,7 +65,7 @@ class Tracker:
 
 
 async def watch_table(
-    stub: game_pb2_grpc.GameServiceStub, bot: Bot, table_id: str, tracker: Tracker
+    stub: game_pb2_grpc.GameServiceAsyncStub, bot: Bot, table_id: str, tracker: Tracker
 ) -> None:
     call = stub.Watch(game_pb2.WatchRequest(table_id=table_id), metadata=bot.metadata)
     newest = 0
@@ -94,9 +96,10 @@ def turn_view(last: table_pb2.TableView, mine: table_pb2.TableView) -> table_pb2
 
 
 async def play_table(
-    stub: game_pb2_grpc.GameServiceStub,
+    stub: game_pb2_grpc.GameServiceAsyncStub,
     stats: LoadStats,
     *,
+    maker: tables_pb2_grpc.TableServiceAsyncStub,
     interval: float,
     watchers: int,
     background: set[asyncio.Task[None]],
@@ -110,12 +113,12 @@ async def play_table(
     next_at = time.perf_counter() + random.uniform(0, interval)
     while time.perf_counter() < end:
         bots = [Bot.new() for _ in range(SEATS)]
-        reply = await stub.CreateTable(
-            game_pb2.CreateTableRequest(
+        reply = await maker.CreateTable(
+            tables_pb2.CreateTableRequest(
                 ruleset="cafe",
                 options=table_pb2.TableOptions(turn_timer_ms=LONG_TIMER_MS),
                 players=[
-                    game_pb2.SeatedPlayer(player_id=b.player_id, display_name="bot") for b in bots
+                    tables_pb2.SeatedPlayer(player_id=b.player_id, display_name="bot") for b in bots
                 ],
             ),
             metadata=service_metadata(),
@@ -189,11 +192,13 @@ async def service_load(
     lagging = asyncio.create_task(loop_lag(stats.window, server.metrics_port))
     try:
         stubs = [game_pb2_grpc.GameServiceStub(c) for c in chans]
+        makers = [tables_pb2_grpc.TableServiceStub(c) for c in chans]
         await asyncio.gather(
             *(
                 play_table(
                     stubs[k % len(stubs)],
                     stats,
+                    maker=makers[k % len(makers)],
                     interval=interval,
                     watchers=args.watchers,
                     background=background,
@@ -210,6 +215,7 @@ async def service_load(
         await asyncio.gather(*unfinished, return_exceptions=True)
         for c in chans:
             await c.close()
+    stats.usage = usage
     a = stats.actions
     print(f"\n== Service: {title} ==")
     print(

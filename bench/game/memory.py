@@ -17,6 +17,7 @@ from bench.game.measure import rss_bytes
 from bench.game.players import Bot, service_metadata
 from bench.game.servers import Child
 from bench.game.settings import BARE_SERVICE, LONG_TIMER_MS, SEATS, STREAM_COUNTS, TARGETS
+from services.common.pb.rummy.internal.v1 import tables_pb2, tables_pb2_grpc
 from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc, table_pb2
 
 
@@ -52,7 +53,9 @@ async def stream_memory(kind: str, dsn: str, channels: int) -> StreamMemory:
             if kind == "game":
                 opener = await _game_opener(chans, calls)
             else:
-                methods = [c.unary_stream(f"/{BARE_SERVICE}/Hold") for c in chans]
+                methods: list[grpc.aio.UnaryStreamMultiCallable[bytes, bytes]] = [
+                    c.unary_stream(f"/{BARE_SERVICE}/Hold") for c in chans
+                ]
 
                 def opener(k: int) -> Any:
                     call = methods[k % channels](b"")
@@ -90,11 +93,11 @@ async def _game_opener(chans: list[grpc.aio.Channel], calls: list[Any]) -> Calla
     made: list[tuple[str, list[Bot], int]] = []
     for _ in range(100):
         bots = [Bot.new() for _ in range(SEATS)]
-        reply = await stubs[0].CreateTable(
-            game_pb2.CreateTableRequest(
+        reply = await tables_pb2_grpc.TableServiceStub(chans[0]).CreateTable(
+            tables_pb2.CreateTableRequest(
                 ruleset="cafe",
                 options=table_pb2.TableOptions(turn_timer_ms=LONG_TIMER_MS),
-                players=[game_pb2.SeatedPlayer(player_id=b.player_id) for b in bots],
+                players=[tables_pb2.SeatedPlayer(player_id=b.player_id) for b in bots],
             ),
             metadata=service_metadata(),
         )

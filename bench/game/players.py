@@ -39,7 +39,9 @@ def service_metadata() -> tuple[tuple[str, str]]:
     return (("authorization", f"Bearer {token}"),)
 
 
-async def send(stub: game_pb2_grpc.GameServiceStub, bot: Bot, table_id: str, action: Action) -> Any:
+async def send(
+    stub: game_pb2_grpc.GameServiceAsyncStub, bot: Bot, table_id: str, action: Action
+) -> Any:
     """One engine action through its RPC; the reply carries `version` and `view`."""
     md = bot.metadata
     match action:

@@ -16,7 +16,8 @@ from bench.game.players import Bot, service_metadata
 from bench.game.servers import Child
 from bench.game.settings import SEATS, TARGETS
 from services.common.db import database_name
-from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc, table_pb2
+from services.common.pb.rummy.internal.v1 import tables_pb2, tables_pb2_grpc
+from services.common.pb.rummy.v1 import table_pb2
 from services.game import eventlog
 from services.game.rules.events import Discarded, TurnBegan, TurnPassed
 
@@ -28,7 +29,7 @@ async def timeout_run(
     and how many turns were overdue but not yet fired at the end."""
     chan = channel(server.port)
     try:
-        stub = game_pb2_grpc.GameServiceStub(chan)
+        stub = tables_pb2_grpc.TableServiceStub(chan)
         md = service_metadata()
         ids: list[str] = []
         cpu = CpuMeter(database_name(dsn), {"game server": server.pid})
@@ -38,11 +39,11 @@ async def timeout_run(
             at = started + k * timer_ms / 1000 / count
             await until(at)
             reply = await stub.CreateTable(
-                game_pb2.CreateTableRequest(
+                tables_pb2.CreateTableRequest(
                     ruleset="cafe",
                     options=table_pb2.TableOptions(turn_timer_ms=timer_ms),
                     players=[
-                        game_pb2.SeatedPlayer(player_id=Bot.new().player_id) for _ in range(SEATS)
+                        tables_pb2.SeatedPlayer(player_id=Bot.new().player_id) for _ in range(SEATS)
                     ],
                 ),
                 metadata=md,

@@ -14,7 +14,7 @@ from bench.matchmaker.settings import OPTIONS, REPLICAS, SECRET
 from bench.matchmaker.tickets import split_sizes
 from services.common.auth import issue_service_token
 from services.common.db import open_pool
-from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc
+from services.common.pb.rummy.internal.v1 import tables_pb2, tables_pb2_grpc
 
 # --- ceiling (a): the matching loop's database work, straight from asyncpg ---
 
@@ -106,26 +106,26 @@ async def create_table_ceiling(
         ),
     )
     chans = [channel(game_port, i) for i in range(4)]
-    stubs = [game_pb2_grpc.GameServiceStub(c) for c in chans]
+    stubs = [tables_pb2_grpc.TableServiceStub(c) for c in chans]
     gate = asyncio.Semaphore(in_flight)
     seats = 0
 
-    def request(i: int) -> game_pb2.CreateTableRequest:
+    def request(i: int) -> tables_pb2.CreateTableRequest:
         nonlocal seats
         size = (2, 3, 4)[i % 3]
         seats += size
-        return game_pb2.CreateTableRequest(
+        return tables_pb2.CreateTableRequest(
             table_id=str(uuid.uuid4()),
             ruleset="cafe",
             options=OPTIONS,
             players=[
-                game_pb2.SeatedPlayer(player_id=f"ceil-{i}-{s}", display_name=f"C{s}")
+                tables_pb2.SeatedPlayer(player_id=f"ceil-{i}-{s}", display_name=f"C{s}")
                 for s in range(size)
             ],
         )
 
     async def batch(k: int, first: int) -> None:
-        calls = game_pb2.CreateTablesRequest(
+        calls = tables_pb2.CreateTablesRequest(
             tables=[request(i) for i in range(first, min(first + per_call, tables))]
         )
         async with gate:

@@ -7,6 +7,7 @@ import contextlib
 import math
 import os
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from bench.common import cpu_seconds, machine_busy
@@ -48,11 +49,29 @@ class CpuMeter:
             used["PostgreSQL"] = postgres_cpu(self._database)
         return time.perf_counter(), machine_busy() if Path("/proc/stat").exists() else 0.0, used
 
-    def stop(self) -> str:
+    def stop(self) -> CpuUse:
         (t0, busy0, used0), (t1, busy1, used1) = self._start, self._sample()
-        wall = max(t1 - t0, 1e-9)
         used = {name: used1[name] - used0.get(name, 0.0) for name in used1}
         others = max(0.0, busy1 - busy0 - sum(used.values()))
-        parts = [f"{name} {seconds / wall:.2f}" for name, seconds in used.items()]
-        parts.append(f"everything else {others / wall:.2f}")
+        return CpuUse(max(t1 - t0, 1e-9), used, others)
+
+
+@dataclass(frozen=True)
+class CpuUse:
+    """CPU seconds each process (or group) used over ``wall`` seconds."""
+
+    wall: float
+    used: dict[str, float]
+    others: float
+
+    def of(self, prefix: str) -> float:
+        """CPU seconds of the processes whose names start with ``prefix``."""
+        return sum(seconds for name, seconds in self.used.items() if name.startswith(prefix))
+
+    def per_ticket_ms(self, prefix: str, tickets: int) -> float:
+        return self.of(prefix) * 1000 / max(tickets, 1)
+
+    def __str__(self) -> str:
+        parts = [f"{name} {seconds / self.wall:.2f}" for name, seconds in self.used.items()]
+        parts.append(f"everything else {self.others / self.wall:.2f}")
         return f"CPU cores used (of {os.cpu_count()}): " + ", ".join(parts)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from bench.common import pct
 from bench.matchmaker.clients import Clients
-from bench.matchmaker.measure import CpuMeter, secs
+from bench.matchmaker.measure import CpuMeter, CpuUse, secs
 from bench.matchmaker.servers import Child
 from bench.matchmaker.store import add_players
 from bench.matchmaker.tickets import Ticket, tickets_for
@@ -29,7 +29,7 @@ class Phase:
     tickets: list[Ticket]
     started: float = 0.0
     """When matching began (drain) or the first Enqueue was sent."""
-    cpu: str = ""
+    cpu: CpuUse | None = None
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -43,6 +43,12 @@ class Phase:
         if not ends:
             return 0.0
         return len(ends) / max(max(ends) - self.started, 1e-9)
+
+    def cpu_per_ticket_ms(self) -> float:
+        """Of every matchmaker replica together, per matched ticket."""
+        if self.cpu is None:
+            return math.nan
+        return self.cpu.per_ticket_ms("matchmaker", len(self.matched))
 
     def waits(self) -> list[float]:
         return [t.matched - max(t.sent, self.started) for t in self.matched]
@@ -61,8 +67,14 @@ class Phase:
             common = max(set(errors), key=errors.count)
             lines.append(f"  {len(errors)} errors, most often: {common}")
         lines += [f"  {n}" for n in self.notes]
-        if self.cpu:
+        if self.cpu is not None:
+            n = len(self.matched)
             lines.append(f"  {self.cpu}")
+            lines.append(
+                f"  CPU per matched ticket: matchmakers {self.cpu_per_ticket_ms():.2f} ms,"
+                f" PostgreSQL {self.cpu.per_ticket_ms('PostgreSQL', n):.2f} ms,"
+                f" game server {self.cpu.per_ticket_ms('game', n):.2f} ms"
+            )
         return "\n".join(lines)
 
 

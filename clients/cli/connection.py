@@ -7,6 +7,15 @@ device id, renews the token before it expires, retries what is safe to retry
 is briefly away, and follows a table's `Watch` stream across disconnects by
 resuming from the last `seq` it received.
 
+Two layers retry. Every channel loads the service config the API publishes for
+every app (`proto/service_config.json`, shipped in `services.common.pb`): gRPC
+itself spreads calls over the addresses a name resolves to (round_robin) and
+makes a safe call that met UNAVAILABLE again a few times within a second, so a
+blip is never seen here. Past that, `Connection` tries on for as long as an
+outage lasts (`GIVE_UP_AFTER_S`), telling the player, and handles what no
+service config can say: a sign-in to renew, a rate limit's wait, a server in the
+other protocol.
+
 Nothing drops the player for a token: wherever one is refused (TOKEN_EXPIRED,
 TOKEN_INVALID: it ran out, or the servers restarted with another signing
 secret) — a unary call, the stream, the stream's snapshot on a reconnect, the
@@ -23,6 +32,7 @@ import random
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
+from importlib import resources
 from typing import Any
 
 import grpc
@@ -56,12 +66,15 @@ GIVE_UP_AFTER_S = 60.0
 CLOSED_AT_ONCE_TRIES = 3
 """Attempts a never-reached server closes at once before the client says it wants TLS
 (a plaintext server restarting refuses connections instead; about a second)."""
-CHANNEL_OPTIONS = [
+CHANNEL_OPTIONS: list[tuple[str, int | str]] = [
     # A restarted server is found again within a couple of seconds, not minutes.
     ("grpc.initial_reconnect_backoff_ms", 200),
     ("grpc.min_reconnect_backoff_ms", 200),
     ("grpc.max_reconnect_backoff_ms", 2000),
 ]
+SERVICE_CONFIG = ("services.common.pb", "service_config.json")
+"""proto/service_config.json, as `make proto` copies it into the generated package
+(package data: in a wheel too)."""
 KEEPALIVE_MS = 20_000
 """While a call is open (the table's stream), a quiet connection is pinged this
 often, and dropped if the server has not answered 10 s later: a connection the
@@ -70,10 +83,19 @@ instead of a table that goes silent. Servers take pings every 10 s or more."""
 PING_TIMEOUT_MS = 10_000
 
 
-def channel_options(keepalive_ms: int = KEEPALIVE_MS) -> list[tuple[str, int]]:
+@functools.cache
+def service_config() -> str:
+    """The API's service config (JSON): load balancing, and which calls gRPC retries."""
+    package, name = SERVICE_CONFIG
+    return resources.files(package).joinpath(name).read_text(encoding="utf-8")
+
+
+def channel_options(keepalive_ms: int = KEEPALIVE_MS) -> list[tuple[str, int | str]]:
     timeout = min(keepalive_ms, PING_TIMEOUT_MS)
     return [
         *CHANNEL_OPTIONS,
+        ("grpc.service_config", service_config()),
+        ("grpc.enable_retries", 1),  # the default of grpcio; said, as the config needs it
         ("grpc.keepalive_time_ms", keepalive_ms),
         ("grpc.keepalive_timeout_ms", timeout),
         ("grpc.http2.ping_timeout_ms", timeout),
@@ -166,11 +188,11 @@ class Connection:
         return (("authorization", f"Bearer {self.token}"),)
 
     @property
-    def matchmaker(self) -> matchmaker_pb2_grpc.MatchmakerServiceStub:
+    def matchmaker(self) -> matchmaker_pb2_grpc.MatchmakerServiceAsyncStub:
         return matchmaker_pb2_grpc.MatchmakerServiceStub(self.channel(self.server))
 
     @property
-    def game(self) -> game_pb2_grpc.GameServiceStub:
+    def game(self) -> game_pb2_grpc.GameServiceAsyncStub:
         return game_pb2_grpc.GameServiceStub(self.channel(self.game_target))
 
     async def login(self) -> None:
@@ -373,7 +395,7 @@ class Connection:
             await backoff.wait()
             asked_with = self.token
             try:
-                reply = await self.game.GetTable(
+                looked = await self.game.GetTable(
                     game_pb2.GetTableRequest(table_id=table_id),
                     metadata=self.auth,
                     timeout=CALL_TIMEOUT_S,
@@ -393,5 +415,5 @@ class Connection:
                 if again.code in STREAM_RETRYABLE or rate_limited_for(again) is not None:
                     continue  # the stream's own loop waits (or gives up) as it should
                 raise again from None
-            if resume.fresh(reply.view):
-                yield reply.view
+            if resume.fresh(looked.view):
+                yield looked.view

@@ -11,6 +11,7 @@
     rummy rules check 8S 9S JK [--rules cafe]
     rummy rules score KS QH JC AD [--rules cafe]
     rummy rules show [cafe]
+    rummy admin tables|log|end|queues|tickets remove ...   (operators: `rummy admin -h`)
 
 `--server` is the matchmaker (which also signs players in); `make run` prints
 its address. The default is $RUMMY_SERVER, else 127.0.0.1:50052. `--tls` talks
@@ -41,7 +42,7 @@ from pathlib import Path
 from services.common.wire.refusals import Refusal
 from services.game.rules import PRESETS, QUICK_MATCH_SIZES
 
-from . import load, matchmaking, rules_cmd, waiting
+from . import admin, load, matchmaking, rules_cmd, waiting
 from .cards import Style, colour_wanted, symbols_wanted
 from .connection import Connection
 from .identity import Identity, LastMatch, ProfileError, profile_dir
@@ -242,6 +243,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     for command in (play, host, join, watch, bots):
         command.set_defaults(parser=command)
+    admin.add_parser(sub)
     return parser
 
 
@@ -373,6 +375,8 @@ def _seek(args: argparse.Namespace) -> Seek:
 
 
 def _run(args: argparse.Namespace) -> int:
+    if args.command == "admin":
+        return admin.run(args)
     if args.command == "rules":
         if args.verb == "check":
             return rules_cmd.check(args.cards, args.rules, Style(colour_wanted()))

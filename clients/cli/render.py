@@ -31,6 +31,7 @@ END_REASON = {
     table_pb2.END_REASON_LAST_STANDING: "{winner} is the last player standing",
     table_pb2.END_REASON_OTHERS_LEFT: "everyone else left",
     table_pb2.END_REASON_TARGET_REACHED: "{winner} reached the target",
+    table_pb2.END_REASON_ENDED_BY_OPERATOR: "the people who run the game ended it",
 }
 PLAYING_PHASES = (table_pb2.PHASE_DRAW, table_pb2.PHASE_PLAY)
 
@@ -230,7 +231,9 @@ def game_text(view: table_pb2.TableView, ended: table_pb2.GameEnded | None = Non
         totals = [(t.seat, t.total) for t in ended.totals]
         winner = ended.winner_seat if ended.HasField("winner_seat") else None
         reason = ended.reason
+        note = ended.note
     else:
+        note = ""
         totals = [(s.seat, s.score_total) for s in view.seats]
         last = view.round_results[-1] if view.round_results else None
         playing = [s for s in view.seats if s.status == table_pb2.SEAT_STATUS_PLAYING]
@@ -241,5 +244,7 @@ def game_text(view: table_pb2.TableView, ended: table_pb2.GameEnded | None = Non
     who = seat_name(view, winner, you="you") if winner is not None else "nobody"
     verb = "win" if winner is not None and is_mine(view, winner) else "wins"
     why = END_REASON.get(reason, "the game ended").format(winner=who)
+    if note:
+        why = f"{why}: {note}"
     board = ", ".join(f"{seat_name(view, s)} {t}" for s, t in totals)
     return f"Game over: {who} {verb} ({why}).\n  Final totals: {board}"

@@ -159,11 +159,27 @@ def _module_level(scan: _Scan, module: _Module) -> None:
             if len(defaults) == 1:
                 scan.default_reasons[node.name] = defaults[0]
         elif isinstance(node, ast.ClassDef):
+            if _catalogue(node):
+                for member in node.body:
+                    if (
+                        isinstance(member, ast.Assign)
+                        and len(member.targets) == 1
+                        and isinstance(member.targets[0], ast.Name)
+                        and isinstance(member.value, ast.Constant)
+                        and isinstance(member.value.value, str)
+                    ):
+                        scan.constants[member.targets[0].id] = member.value.value
             for call in (n for n in ast.walk(node) if isinstance(n, ast.Call)):
                 if _callee(call) == "__init__" and call.args:
                     code = _status_code(call.args[0])
                     if code is not None:
                         scan.fixed_codes[node.name] = code
+
+
+def _catalogue(node: ast.ClassDef) -> bool:
+    """A catalogue of reason codes (``class ServiceReason(StrEnum)``): its members
+    are named ``ServiceReason.X`` where a refusal is made."""
+    return any(isinstance(base, ast.Name) and base.id == "StrEnum" for base in node.bases)
 
 
 def _metadata_keys(node: ast.expr | None) -> set[str]:

@@ -3,8 +3,10 @@
 A player gets a token from ``AuthService/Login`` and sends it as
 ``authorization: Bearer <token>`` on every other call. The matchmaker uses a
 *service credential*: a token of the same format whose ``role`` is ``svc``,
-which internal calls such as ``GameService/CreateTable`` demand and which a
-player can never obtain from Login.
+which the internal calls (``rummy.internal.v1``) demand and which a
+player can never obtain from Login. The people who run the service use an
+*operator token* (role ``operator``, minted by ``rummy-admin-token``): only
+the admin services (``rummy.admin.v1``) take it, and they take nothing else.
 
 The secret comes from the environment variable ``RUMMY_TOKEN_SECRET`` (at
 least 32 bytes, the HS256 key size; for example ``openssl rand -hex 32``).
@@ -40,6 +42,8 @@ soon dies. Apps call Refresh before it runs out."""
 SERVICE_TTL_S = 3600
 """Services mint their own credential from the shared secret and renew it, so
 it can be short-lived."""
+OPERATOR_TTL_S = 8 * 3600
+"""A working day: an operator mints a token when they need one."""
 CLOCK_SKEW_S = 30
 """Tolerated difference between replicas' clocks for a token's issue time."""
 
@@ -47,6 +51,7 @@ CLOCK_SKEW_S = 30
 class Role(StrEnum):
     PLAYER = "player"
     SERVICE = "svc"
+    OPERATOR = "operator"
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +59,8 @@ class Claims:
     """What a verified token says about its bearer."""
 
     subject: str
-    """The player id, or the service's name for a service credential."""
+    """The player id; the service's name for a service credential, the
+    operator's for an operator token."""
     role: Role
     issued_at: int
     expires_at: int
@@ -63,6 +69,14 @@ class Claims:
     @property
     def is_service(self) -> bool:
         return self.role is Role.SERVICE
+
+    @property
+    def is_player(self) -> bool:
+        return self.role is Role.PLAYER
+
+    @property
+    def is_operator(self) -> bool:
+        return self.role is Role.OPERATOR
 
 
 class TokenError(Exception):
@@ -135,6 +149,11 @@ def issue_service_token(
 ) -> str:
     """A service credential (role ``svc``) for internal calls, e.g. ``"matchmaker"``."""
     return _issue(service, Role.SERVICE, secret=secret, ttl_s=ttl_s, now=now)
+
+
+def issue_operator_token(name: str, *, secret: str, ttl_s: int = OPERATOR_TTL_S, now: float) -> str:
+    """An operator token (role ``operator``) for the admin services, naming who holds it."""
+    return _issue(name, Role.OPERATOR, secret=secret, ttl_s=ttl_s, now=now)
 
 
 def verify_token(token: str, *, secret: str, now: float) -> Claims:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import time
 import uuid
+from typing import Any
 
 import asyncpg
 import grpc
@@ -13,7 +14,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from services.common import errors
 from services.common.auth import PLAYER_TTL_S, TokenError, issue_token, verify_token
 from services.common.errors import DB_ERRORS
-from services.common.identity import current_claims
+from services.common.identity import current_claims, require_player
 from services.common.pb.rummy.v1 import auth_pb2, auth_pb2_grpc
 from services.common.wire.reasons import ServiceReason
 
@@ -45,7 +46,7 @@ class AuthServicer(auth_pb2_grpc.AuthServiceServicer):
         self._ttl_s = ttl_s
 
     async def Login(
-        self, request: auth_pb2.LoginRequest, context: grpc.aio.ServicerContext
+        self, request: auth_pb2.LoginRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> auth_pb2.LoginResponse:
         device = request.device_id  # as sent: a padded id is no other device's
         name = display_name_of(request.display_name)
@@ -87,15 +88,18 @@ class AuthServicer(auth_pb2_grpc.AuthServiceServicer):
         )
 
     async def Refresh(
-        self, request: auth_pb2.RefreshRequest, context: grpc.aio.ServicerContext
+        self, request: auth_pb2.RefreshRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> auth_pb2.RefreshResponse:
+        # Only a player's token renews into a player's token: never a service's or
+        # an operator's, whose subject is no player.
+        await require_player(context)
         caller = current_claims()
         now = time.time()
         try:
             claims = verify_token(request.token, secret=self._secret, now=now)
         except TokenError:
             claims = None
-        if claims is None or claims.subject != caller.subject or claims.is_service:
+        if claims is None or claims.subject != caller.subject or not claims.is_player:
             await errors.abort(
                 context,
                 grpc.StatusCode.UNAUTHENTICATED,

@@ -55,7 +55,8 @@ SETTINGS = (
     Setting(
         "RUMMY_ALLOW_TEST_DECKS",
         "false",
-        "Accept an explicit deck order in CreateTable (tests only, never in production)",
+        "Accept an explicit deck order in the internal CreateTable"
+        " (tests only, never in production)",
     ),
     Setting("RUMMY_TICKET_TTL_S", "300", "Seconds a queued ticket waits before it expires"),
     Setting(

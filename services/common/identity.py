@@ -3,7 +3,8 @@
 The interceptor (`services.common.interceptors.Gate`) verifies the bearer token
 once per call and binds the call to `CURRENT_CALL`; servicers and plain
 functions read the caller through :func:`current_claims`,
-:func:`current_player_id`, :func:`require_player` and :func:`require_service`.
+:func:`current_player_id`, :func:`require_player`, :func:`require_service` and
+:func:`require_operator`: each kind of token opens its own calls and no other.
 
 The claims travel in a ContextVar rather than a servicer argument, so plain
 functions a thin servicer calls (and log binding) can read them. grpc.aio runs
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from contextvars import ContextVar
-from typing import NoReturn, Protocol
+from typing import Any, NoReturn, Protocol
 
 import grpc
 import structlog
@@ -23,6 +24,8 @@ import structlog
 from services.common import errors
 from services.common.auth import Claims, TokenInvalid
 from services.common.wire.reasons import ServiceReason
+
+log = structlog.get_logger(__name__)
 
 
 class Caller(Protocol):
@@ -56,7 +59,9 @@ TOKEN_MESSAGES = {
 }
 
 
-async def refuse_token(context: grpc.aio.ServicerContext, reason: ServiceReason) -> NoReturn:
+async def refuse_token(
+    context: grpc.aio.ServicerContext[Any, Any], reason: ServiceReason
+) -> NoReturn:
     """End the call with UNAUTHENTICATED: ``reason`` is a token refusal's code."""
     await errors.abort(context, grpc.StatusCode.UNAUTHENTICATED, reason, TOKEN_MESSAGES[reason])
 
@@ -87,14 +92,14 @@ def log_context(
 
 
 def current_player_id() -> str:
-    """The calling player's id. Service credentials have no player id."""
+    """The calling player's id. Service credentials and operators have none."""
     claims = current_claims()
-    if claims.is_service:
-        raise NotAuthenticated(f"service {claims.subject!r} is not a player")
+    if not claims.is_player:
+        raise NotAuthenticated(f"{claims.role.value} {claims.subject!r} is not a player")
     return claims.subject
 
 
-async def require_service(context: grpc.aio.ServicerContext) -> Claims:
+async def require_service(context: grpc.aio.ServicerContext[Any, Any]) -> Claims:
     """For internal methods: abort with PERMISSION_DENIED unless a service calls."""
     claims = current_claims()
     if not claims.is_service:
@@ -107,10 +112,11 @@ async def require_service(context: grpc.aio.ServicerContext) -> Claims:
     return claims
 
 
-async def require_player(context: grpc.aio.ServicerContext) -> str:
-    """For player methods: abort with PERMISSION_DENIED for a service credential."""
+async def require_player(context: grpc.aio.ServicerContext[Any, Any]) -> str:
+    """For player methods: abort with PERMISSION_DENIED for a service credential
+    or an operator token."""
     claims = current_claims()
-    if claims.is_service:
+    if not claims.is_player:
         await errors.abort(
             context,
             grpc.StatusCode.PERMISSION_DENIED,
@@ -118,6 +124,28 @@ async def require_player(context: grpc.aio.ServicerContext) -> str:
             "This call needs a player's sign-in.",
         )
     return claims.subject
+
+
+async def require_operator(context: grpc.aio.ServicerContext[Any, Any]) -> Claims:
+    """For the admin services: abort with PERMISSION_DENIED unless an operator calls.
+    A refusal is logged with who tried: every use of these calls leaves a line."""
+    claims = current_claims()
+    if not claims.is_operator:
+        log.warning(
+            "admin_refused", who=claims.subject, role=claims.role.value, rpc=_method_called()
+        )
+        await errors.abort(
+            context,
+            grpc.StatusCode.PERMISSION_DENIED,
+            ServiceReason.OPERATOR_CREDENTIAL_REQUIRED,
+            "This call is reserved for the people who run the game, with an operator token.",
+        )
+    return claims
+
+
+def _method_called() -> str:
+    call = CURRENT_CALL.get()
+    return call.method if call is not None else ""
 
 
 def bearer_token(metadata: Iterable[tuple[str, str | bytes]] | None) -> str:

@@ -3,11 +3,13 @@
 For each call, in this order:
 
 1. Metrics and log context: the call is timed and counted by its final status
-   code, and a request id (the client's ``x-request-id``, else a new one), the
-   method and the caller are bound to the structlog context of its task.
+   code (CANCELLED for one its client cancelled, even as a response was being
+   written: never INTERNAL, and no traceback), and a request id (the client's
+   ``x-request-id``, else a new one), the method and the caller are bound to the
+   structlog context of its task.
 2. Limits (`services.common.limits`): the connection's and the player's rate,
-   and open response streams per player. Verified service credentials and the
-   health and reflection services are not limited.
+   and open response streams per player. Verified service credentials, operator
+   tokens and the health and reflection services are not limited.
 3. A request over `MAX_REQUEST_BYTES` is refused unread with INVALID_ARGUMENT,
    reason ``REQUEST_TOO_LARGE``; one that does not decode, with
    INVALID_ARGUMENT, reason ``MALFORMED_REQUEST`` (gRPC alone would answer
@@ -76,8 +78,20 @@ def _split(method: str) -> tuple[str, str]:
     return service.rpartition(".")[2], name
 
 
-def _code(context: grpc.aio.ServicerContext, error: BaseException | None) -> str:
+def _closed_under(error: BaseException | None) -> bool:
+    """Whether the call ended at the transport while its handler was at work: its
+    client cancelled it, its connection dropped or its deadline passed as the
+    handler wrote (or ended) it. grpc.aio fails that write with an
+    ExecuteBatchError, a `grpc.aio.InternalError`, and may do so before it
+    cancels the handler's task: the call is cancelled all the same, no fault of
+    the handler's, and nobody is left to send a status to."""
+    return isinstance(error, grpc.aio.InternalError)
+
+
+def _code(context: grpc.aio.ServicerContext[Any, Any], error: BaseException | None) -> str:
     """The call's status; CANCELLED when its client went away (or the server stops)."""
+    if _closed_under(error):
+        return "CANCELLED"
     code = context.code()
     if isinstance(code, grpc.StatusCode):
         return str(code.name)
@@ -87,7 +101,7 @@ def _code(context: grpc.aio.ServicerContext, error: BaseException | None) -> str
     return "CANCELLED" if cancelled else "UNKNOWN"
 
 
-async def _internal(context: grpc.aio.ServicerContext, error: Exception) -> NoReturn:
+async def _internal(context: grpc.aio.ServicerContext[Any, Any], error: Exception) -> NoReturn:
     """A handler failed unexpectedly: logged whole, told to the client as INTERNAL
     with a reason and a sentence, never with the error's own text (gRPC would send
     "Unexpected <class ...>: ..." as UNKNOWN). One that set its status first
@@ -95,16 +109,31 @@ async def _internal(context: grpc.aio.ServicerContext, error: Exception) -> NoRe
     if isinstance(context.code(), grpc.StatusCode):
         raise error
     log.error("unexpected_error", exc_info=error)
-    await errors.abort(
-        context,
-        grpc.StatusCode.INTERNAL,
-        ServiceReason.INTERNAL,
-        errors.INTERNAL_MESSAGE,
-    )
+    try:
+        await errors.abort(
+            context,
+            grpc.StatusCode.INTERNAL,
+            ServiceReason.INTERNAL,
+            errors.INTERNAL_MESSAGE,
+        )
+    except grpc.aio.InternalError as closed:  # the client left meanwhile: see _failed
+        raise asyncio.CancelledError from closed
+
+
+async def _failed(context: grpc.aio.ServicerContext[Any, Any], error: BaseException) -> None:
+    """A handler ended with ``error``, which its caller raises on if this returns.
+    A call the client cancelled (or lost) as the handler wrote to it ends as grpc.aio
+    ends a cancelled call, with CancelledError: grpc.aio would log the error it
+    raised for that write as a fault (with a traceback) unless its own notice of
+    the cancellation had come first."""
+    if _closed_under(error):
+        raise asyncio.CancelledError from error
+    if isinstance(error, Exception) and not isinstance(error, grpc.aio.AbortError):
+        await _internal(context, error)
 
 
 async def _written(
-    inner: Callable[..., Any], requests: Any, context: grpc.aio.ServicerContext
+    inner: Callable[..., Any], requests: Any, context: grpc.aio.ServicerContext[Any, Any]
 ) -> None:
     """A request-streaming handler's responses written through the context, whichever
     way it makes them (an async generator, or a coroutine that writes them itself)."""
@@ -141,7 +170,7 @@ class _Call:
     def __init__(self, service: str, method: str) -> None:
         self.service = service
         self.method = method
-        self.context: grpc.aio.ServicerContext | None = None
+        self.context: grpc.aio.ServicerContext[Any, Any] | None = None
         self.claims: Claims | None = None
         self.denial: TokenError | None = None
         self.limited = True
@@ -161,11 +190,13 @@ class _Call:
     @property
     def player(self) -> str | None:
         """Whose bucket to charge: a verified player's id, else None."""
-        if self.claims is None or self.claims.is_service:
+        if self.claims is None or not self.claims.is_player:
             return None
         return self.claims.subject
 
-    async def enter(self, request: Any, context: grpc.aio.ServicerContext, quotas: Quotas) -> None:
+    async def enter(
+        self, request: Any, context: grpc.aio.ServicerContext[Any, Any], quotas: Quotas
+    ) -> None:
         """Bind the log context, then limits, decoding and identity, in that order."""
         self.context = context
         CURRENT_CALL.set(self)
@@ -193,7 +224,7 @@ class _Call:
 
     def finish(
         self,
-        context: grpc.aio.ServicerContext,
+        context: grpc.aio.ServicerContext[Any, Any],
         error: BaseException | None,
         started: float | None = None,
     ) -> None:
@@ -202,8 +233,7 @@ class _Call:
         RPC_REQUESTS.labels(self.service, self.method, _code(context, error)).inc()
 
 
-# grpcio ships no type hints, so its base class is `Any` to mypy.
-class Gate(grpc.aio.ServerInterceptor):  # type: ignore[misc]
+class Gate(grpc.aio.ServerInterceptor):
     """Metrics, limits, decoding and identity; see the module docstring.
 
     The wrappers are methods bound with `functools.partial` rather than
@@ -242,9 +272,11 @@ class Gate(grpc.aio.ServerInterceptor):  # type: ignore[misc]
 
     async def intercept_service(
         self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        continuation: Callable[
+            [grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler[Any, Any] | None]
+        ],
         details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler:
+    ) -> grpc.RpcMethodHandler[Any, Any] | None:
         handler = await continuation(details)
         if handler is None:
             return handler
@@ -265,8 +297,8 @@ class Gate(grpc.aio.ServerInterceptor):  # type: ignore[misc]
                     call.denial = error
             except UnicodeDecodeError:
                 call.denial = TokenInvalid("authorization header is not text")
-            if call.claims is not None and call.claims.is_service:
-                call.limited = False
+            if call.claims is not None and not call.claims.is_player:
+                call.limited = False  # a service, or an operator
         decode = self._decoder(handler.request_deserializer)
         if handler.unary_unary is not None:
             return grpc.unary_unary_rpc_method_handler(
@@ -296,7 +328,7 @@ class Gate(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         call: _Call,
         inner: Callable[..., Any],
         request: Any,
-        context: grpc.aio.ServicerContext,
+        context: grpc.aio.ServicerContext[Any, Any],
     ) -> Any:
         started = time.perf_counter()
         error: BaseException | None = None
@@ -306,8 +338,7 @@ class Gate(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             return await result if inspect.isawaitable(result) else result
         except BaseException as exc:
             error = exc
-            if isinstance(exc, Exception) and not isinstance(exc, grpc.aio.AbortError):
-                await _internal(context, exc)
+            await _failed(context, exc)
             raise
         finally:
             call.finish(context, error, started)
@@ -317,7 +348,7 @@ class Gate(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         call: _Call,
         inner: Callable[..., Any],
         request: Any,
-        context: grpc.aio.ServicerContext,
+        context: grpc.aio.ServicerContext[Any, Any],
     ) -> None:
         """Any response stream, written through the context: whether the handler
         yields its messages (an async generator) or writes them itself (grpc
@@ -340,8 +371,7 @@ class Gate(grpc.aio.ServerInterceptor):  # type: ignore[misc]
                 await self._until_stopping(inner(request, context), context)
         except BaseException as exc:
             error = exc
-            if isinstance(exc, Exception) and not isinstance(exc, grpc.aio.AbortError):
-                await _internal(context, exc)
+            await _failed(context, exc)
             raise
         finally:
             if player is not None:
@@ -349,7 +379,7 @@ class Gate(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             call.finish(context, error)
 
     async def _until_stopping(
-        self, work: Awaitable[None], context: grpc.aio.ServicerContext
+        self, work: Awaitable[None], context: grpc.aio.ServicerContext[Any, Any]
     ) -> None:
         handling = asyncio.ensure_future(work)
         stopping = asyncio.ensure_future(self._stopping.wait())
@@ -370,7 +400,7 @@ class Gate(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             "The server is restarting: connect again.",
         )
 
-    async def _open(self, call: _Call, context: grpc.aio.ServicerContext) -> str | None:
+    async def _open(self, call: _Call, context: grpc.aio.ServicerContext[Any, Any]) -> str | None:
         """Count a limited player's open stream, or a public one's by its connection;
         who to give it back to, if anyone."""
         player = f"peer {context.peer()}" if call.public else call.player

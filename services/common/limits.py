@@ -30,6 +30,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import grpc
 
@@ -168,7 +169,7 @@ class Quotas:
         self.peers = Buckets(limits.peer_rate, limits.peer_burst, max_buckets=limits.max_buckets)
         self.streams = StreamCounts(limits.streams_per_player, limits.streams_per_replica)
 
-    async def admit(self, context: grpc.aio.ServicerContext, player: str | None) -> None:
+    async def admit(self, context: grpc.aio.ServicerContext[Any, Any], player: str | None) -> None:
         """Charge the connection's bucket, then the player's; abort if one is empty."""
         now = self._clock()
         wait = self.peers.take(context.peer() or "", now)
@@ -184,7 +185,7 @@ class Quotas:
                 metadata={"retry_after_ms": str(retry_ms)},
             )
 
-    async def open_stream(self, context: grpc.aio.ServicerContext, player: str) -> None:
+    async def open_stream(self, context: grpc.aio.ServicerContext[Any, Any], player: str) -> None:
         """Count one more open stream of ``player``, or abort; `close_stream` gives it back."""
         refused = self.streams.open(player)
         if refused == ServiceReason.TOO_MANY_STREAMS:

@@ -34,7 +34,18 @@ def kept_secret(path: Path) -> str:
     """The secret kept at ``path``, made up and written there (mode 0600) if none is.
 
     Raises `ConfigError` with a one-line message for a file that other users may
-    read or write, that is not a plain file, or that holds too short a secret."""
+    read or write, that is not a plain file, or that holds too short a secret, and
+    for a folder where it cannot be kept."""
+    try:
+        return _kept(path)
+    except OSError as error:
+        raise ConfigError(
+            f"cannot keep the token secret in {path}: {error.strerror or error};"
+            " set RUMMY_DATA_DIR to a folder of yours, or RUMMY_TOKEN_SECRET"
+        ) from None
+
+
+def _kept(path: Path) -> str:
     try:
         return _read(path)
     except FileNotFoundError:

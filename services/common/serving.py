@@ -3,6 +3,8 @@ replica serves beside its own (sign-in, health, reflection)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import grpc
 from grpc_health.v1 import health, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
@@ -80,22 +82,21 @@ async def serve(
     secret: str,
     health_servicer: health.aio.HealthServicer,
     address: str,
+    beside: Sequence[str] = (),
 ) -> tuple[int, HealthMonitor]:
     """Add sign-in, health and reflection beside ``service`` (the replica's own,
-    already added), bind ``address`` and start. The port bound, and the started
-    monitor that reports ``service`` and sign-in healthy while the database is."""
+    already added, with the services it serves ``beside`` it: its operators',
+    the other services'), bind ``address`` and start. The port bound, and the
+    started monitor that reports ``service`` and sign-in healthy while the
+    database is."""
     auth_pb2_grpc.add_AuthServiceServicer_to_server(AuthServicer(pool, secret=secret), server)
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    names = (
-        service,
-        auth_pb2.DESCRIPTOR.services_by_name["AuthService"].full_name,
-        health.SERVICE_NAME,
-        reflection.SERVICE_NAME,
-    )
+    monitored = (service, auth_pb2.DESCRIPTOR.services_by_name["AuthService"].full_name)
+    names = (*monitored, *beside, health.SERVICE_NAME, reflection.SERVICE_NAME)
     reflection.enable_server_reflection(names, server)
     port = server.add_insecure_port(address)
     await server.start()
-    monitor = HealthMonitor(health_servicer, pool, names[:2])
+    monitor = HealthMonitor(health_servicer, pool, monitored)
     try:
         await monitor.start()
     except BaseException:

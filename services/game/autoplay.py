@@ -1,4 +1,5 @@
-"""Bot seats, played by the server itself with the engine's bots, at the level
+"""What a table does by itself: the house deals every round (`House`), and the
+bot seats are played by the server itself with the engine's bots, at the level
 the table was made with (`rules.levels`).
 
 A bot's next action is due a moment after the last (`pacing`: one action at a
@@ -13,17 +14,19 @@ bots do not play it out for nobody.
 
 from __future__ import annotations
 
+import random
+import secrets
 from collections.abc import Sequence
 
-from .rules.actions import Action, Claim
+from .dealrng import DealRandom
+from .rules.actions import SYSTEM, Abandon, Action, Claim, Deal
 from .rules.engine import apply
 from .rules.errors import RuleError
-from .rules.events import Event, PlayerEliminated, PlayerLeft
+from .rules.events import ClaimWindowOpened, Event, PlayerEliminated, PlayerLeft
 from .rules.levels import BotLevel, LevelBot
 from .rules.state import GameState, Phase
 
-BOT_DELAY_MS = 800
-"""How long a bot seems to think before it plays a whole turn (`pacing`)."""
+SALT_BYTES = 16
 TURN_ACTIONS = 64
 """More actions than any turn takes: a bot still moving after these is stuck."""
 
@@ -87,3 +90,44 @@ def abandoned(state: GameState, events: Sequence[Event], bots: Sequence[int]) ->
     if any(s not in bots for s in state.playing()):
         return False
     return any(isinstance(e, PlayerLeft | PlayerEliminated) and e.seat not in bots for e in events)
+
+
+class House:
+    """The house at every table: it deals (from the OS's cryptographic source in
+    production), and plays what no player does after a move."""
+
+    def __init__(self, rng: random.Random | None = None) -> None:
+        self._rng = rng or DealRandom()
+
+    def deal(self, state: GameState, order: Sequence[int] | None = None) -> Deal:
+        """The next round's deal: shuffled, or in ``order`` (a test deck)."""
+        if order is None:
+            cards = list(state.ruleset.deck.ids())
+            self._rng.shuffle(cards)
+            order = cards
+        # The salt is always secret and cryptographic, even for a test deck: it is
+        # what keeps the order from being guessed from the commitment.
+        return Deal(tuple(order), self._rng.getrandbits(63), secrets.token_bytes(SALT_BYTES))
+
+    def followed(
+        self,
+        state: GameState,
+        events: list[Event],
+        now_ms: int,
+        *,
+        bots: Sequence[int],
+        level: BotLevel,
+    ) -> tuple[GameState, list[Event]]:
+        """The next round's deal when a move ended a round; the bot seats' claims
+        when a move opened a claim window; the game's end when the move took the
+        last person out and only bots play on. In the move's own commit."""
+        if abandoned(state, events, bots):
+            state, more = apply(state, SYSTEM, Abandon(), now_ms)
+            return state, events + more
+        if state.phase == Phase.DEAL:
+            state, more = apply(state, SYSTEM, self.deal(state), now_ms)
+            events = events + more
+        if bots and any(isinstance(e, ClaimWindowOpened) for e in events):
+            state, more = bot_claims(state, bots, now_ms, level)
+            events = events + more
+        return state, events

@@ -12,7 +12,7 @@ from services.common.pb.rummy.v1 import cards_pb2, table_pb2
 from services.common.wire import options
 from services.common.wire.bot_levels import level_message
 
-from .outcomes import Committed
+from .records import Committed, SeatPlayer
 from .rules import events as ev
 from .rules.cards import Deck, rank_name
 from .rules.events import HIDDEN
@@ -22,7 +22,6 @@ from .rules.ruleset import Contract, Ruleset
 from .rules.scoring import hand_penalty
 from .rules.state import GameState, Phase, SeatStatus
 from .rules.view import view
-from .seating import SeatPlayer
 
 _PHASES = {
     Phase.DEAL: table_pb2.PHASE_ROUND_OVER,
@@ -43,6 +42,7 @@ _END = {
     ev.EndReason.OTHERS_LEFT: table_pb2.END_REASON_OTHERS_LEFT,
     ev.EndReason.BLOCKED: table_pb2.END_REASON_BLOCKED,
     ev.EndReason.TARGET_REACHED: table_pb2.END_REASON_TARGET_REACHED,
+    ev.EndReason.ENDED_BY_OPERATOR: table_pb2.END_REASON_ENDED_BY_OPERATOR,
 }
 MELD_VIEWS_KEPT = 4096
 """Meld views remembered: a few busy tables' worth of melds on one replica."""
@@ -214,7 +214,7 @@ def table_view(
         message.deck_commitment = _commitment(state.deal_order, state.seed, state.deal_salt)
     if state.phase == Phase.GAME_OVER:
         reason = ev.EndReason(state.end_reason) if state.end_reason else None
-        message.result.CopyFrom(game_ended(state.winner, reason, state.totals))
+        message.result.CopyFrom(game_ended(state.winner, reason, state.totals, state.end_note))
     if state.claim_card >= 0 and seen.phase in (Phase.DRAW, Phase.PLAY):
         message.claim_window.CopyFrom(
             table_pb2.ClaimWindow(
@@ -251,11 +251,12 @@ def end_reason(reason: ev.EndReason | None) -> table_pb2.EndReason.ValueType:
 
 
 def game_ended(
-    winner: int, reason: ev.EndReason | None, totals: Sequence[int]
+    winner: int, reason: ev.EndReason | None, totals: Sequence[int], note: str = ""
 ) -> table_pb2.GameEnded:
     """The game's result (``reason`` None: not known, for a game ended long ago)."""
     return table_pb2.GameEnded(
         winner_seat=winner if winner >= 0 else None,
         reason=_END[reason] if reason is not None else table_pb2.END_REASON_UNSPECIFIED,
         totals=[table_pb2.SeatScore(seat=s, points=t, total=t) for s, t in enumerate(totals)],
+        note=note,
     )

@@ -86,26 +86,36 @@ def _codec_of(hint: Any) -> tuple[Callable[[Any], Any] | None, Callable[[Any], A
     raise TypeError(f"no way to log a field of type {hint}")
 
 
+_ALWAYS = object()
+"""A field that is always written, whatever its value."""
+
+
 class PayloadCodec(Generic[E]):
     """An event's fields by name, as a JSON object, and back. A field this build
     does not know (logged by a newer replica, mid-upgrade) is left out when read:
     events gain fields with defaults, so older readers lose only news; a field
-    missing (logged before it existed) takes its default."""
+    missing (logged before it existed) takes its default. A ``sparse`` field is
+    written only when it differs from its default: one added since events were
+    first logged, so the rows of the events that do not use it stay as they were."""
 
-    def __init__(self, cls: type[E]) -> None:
+    def __init__(self, cls: type[E], sparse: tuple[str, ...] = ()) -> None:
         self._cls = cls
         hints = typing.get_type_hints(cls)
-        self._writers: list[tuple[str, Callable[[Any], Any] | None]] = []
+        self._writers: list[tuple[str, Callable[[Any], Any] | None, object]] = []
         self._readers: dict[str, Callable[[Any], Any] | None] = {}
         for f in dataclasses.fields(cls):
             write, read = _codec_of(hints[f.name])
-            self._writers.append((f.name, write))
+            if f.name in sparse and f.default is dataclasses.MISSING:
+                raise TypeError(f"{cls.__name__}.{f.name} has no default to leave out")
+            self._writers.append((f.name, write, f.default if f.name in sparse else _ALWAYS))
             self._readers[f.name] = read
 
     def encode(self, event: E) -> bytes:
         fields = {}
-        for name, write in self._writers:
+        for name, write, unless in self._writers:
             value = getattr(event, name)
+            if unless is not _ALWAYS and value == unless:
+                continue
             fields[name] = value if write is None else write(value)
         return orjson.dumps(fields)
 
@@ -131,10 +141,12 @@ class Kind(Generic[E]):
     sends: tuple[type[Message], ...]
     """The `TableEvent.payload` messages it may become."""
     wire: Callable[[E, E, Viewing], Message]
+    sparse: tuple[str, ...] = ()
+    """Fields written only when they differ from their default (`PayloadCodec`)."""
     payload: PayloadCodec[E] = field(init=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "payload", PayloadCodec(self.cls))
+        object.__setattr__(self, "payload", PayloadCodec(self.cls, self.sparse))
 
 
 T = table_pb2  # the wire's messages, short for the table below
@@ -154,7 +166,7 @@ KINDS: tuple[Kind[Any], ...] = (
     Kind("PlayerEliminated", ev.PlayerEliminated, (T.PlayerEliminated,), wire.player_eliminated),
     Kind("BoughtBack", ev.BoughtBack, (T.BoughtBack,), wire.bought_back),
     Kind("RoundEnded", ev.RoundEnded, (T.RoundEnded,), wire.round_ended),
-    Kind("GameEnded", ev.GameEnded, (T.GameEnded,), wire.game_ended),
+    Kind("GameEnded", ev.GameEnded, (T.GameEnded,), wire.game_ended, sparse=("note",)),
     Kind("Reposed", ev.Reposed, (T.Reposed,), wire.reposed),
     Kind(
         "ClaimWindowOpened", ev.ClaimWindowOpened, (T.ClaimWindowOpened,), wire.claim_window_opened

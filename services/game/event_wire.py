@@ -167,7 +167,7 @@ def round_ended(seen: ev.RoundEnded, _: ev.RoundEnded, at: Viewing) -> table_pb2
 
 
 def game_ended(seen: ev.GameEnded, _: ev.GameEnded, at: Viewing) -> table_pb2.GameEnded:
-    return convert.game_ended(seen.winner, seen.reason, seen.totals)
+    return convert.game_ended(seen.winner, seen.reason, seen.totals, seen.note)
 
 
 def reposed(seen: ev.Reposed, _: ev.Reposed, at: Viewing) -> table_pb2.Reposed:

@@ -47,11 +47,6 @@ def decode(kind: str, payload: bytes) -> ev.Event:
     return event
 
 
-def eliminated(events: list[ev.Event]) -> list[int]:
-    """The seats these events put out of the game: their players leave the table."""
-    return [e.seat for e in events if isinstance(e, ev.PlayerEliminated)]
-
-
 async def read_events(con: Connection | Pool, table_id: uuid.UUID, after: int) -> list[LoggedEvent]:
     """Up to `READ_BATCH` events of the table after seq ``after``, in seq order."""
     rows = await con.fetch(

@@ -1,57 +1,21 @@
-"""What a GameService call answers when the work below it fails: a refusal as
-it is, a database error as the refusal it amounts to, all as rich statuses."""
+"""A GameService call whose work below fails: the refusal it amounts to
+(`services.common.failures`), as a rich status."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable
-from typing import TypeVar
+from typing import Any, TypeVar
 
-import asyncpg
 import grpc
 from google.protobuf.message import Message
 
 from services.common import errors
-from services.common.errors import DB_ERRORS
-from services.common.wire.reasons import ServiceReason
-from services.common.wire.refusals import Refusal
+from services.common.failures import refusal_of_failure
 
 Resp = TypeVar("Resp", bound=Message)
 
 
-def refusal_of_failure(error: Exception) -> Refusal | None:
-    """The refusal a call gets for an exception from below, if it is one we expect."""
-    if isinstance(error, Refusal):
-        return error
-    if isinstance(error, asyncpg.DataError):
-        # A value the database cannot hold (a NUL in a text, say) that no check
-        # above caught: the request is at fault, not the server.
-        return Refusal(
-            grpc.StatusCode.INVALID_ARGUMENT,
-            ServiceReason.MALFORMED_REQUEST,
-            "The request holds a value the game cannot store.",
-        )
-    if isinstance(
-        error,
-        asyncpg.SerializationError
-        | asyncpg.DeadlockDetectedError
-        # Two creates of one table id at once: the loser retries and gets the same answer.
-        | asyncpg.UniqueViolationError,
-    ):
-        return Refusal(
-            grpc.StatusCode.ABORTED,
-            ServiceReason.CONFLICT,
-            "Another move got there first: try again.",
-        )
-    if isinstance(error, DB_ERRORS):
-        return Refusal(
-            grpc.StatusCode.UNAVAILABLE,
-            ServiceReason.DATABASE_UNAVAILABLE,
-            "The game is briefly unavailable: try again in a moment.",
-        )
-    return None
-
-
-async def guard(context: grpc.aio.ServicerContext, call: Awaitable[Resp]) -> Resp:
+async def guard(context: grpc.aio.ServicerContext[Any, Any], call: Awaitable[Resp]) -> Resp:
     """Run a call; refusals and outages become rich statuses."""
     try:
         return await call

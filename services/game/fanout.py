@@ -29,8 +29,7 @@ import structlog
 from services.common.errors import DB_ERRORS
 from services.common.metrics import WATCH_STREAMS
 
-from .eventlog import READ_BATCH, read_events
-from .eventlog import LoggedEvent as LoggedEvent  # where the store imports it from
+from .eventlog import READ_BATCH, LoggedEvent, read_events
 from .notices import FAULTS, LISTEN_CHECK_S, Notices
 from .rules.events import GameEnded
 from .subscription import (

@@ -1,99 +1,77 @@
-"""A player's move on a table (`TableMoves.act`), in one or two round trips:
+"""A player's move on a table (`TableMoves.act`), by the commit protocol of
+`store`:
 
-1. Read the table row (and, in the same query, its seats and the stored
-   answer of a known `request_id`), then apply the engine in memory. A replica
-   that knows the table's state at its current version (it wrote or read it
-   last) skips the read and judges the move from that state, on its estimate
-   of the database's clock (`DbClock`).
-2. Commit it in one statement: the state and version (only if the version is
-   still the one judged from: compare-and-set), the events it caused and the
-   request's answer. If another move got there first, or the request was
-   answered already, nothing is written and the action starts again from the
-   read; the engine then judges it against the stored state. So does a move
-   the known state refuses: the stored one may differ.
+1. Judged from the table as this replica knows it (its own last commit or read
+   of it, on its estimate of the database's clock): one round trip, the write,
+   when nobody moved the table since.
+2. Otherwise, or when the known state refuses the move (the stored one may
+   differ), the table is read, with its seats and what the request id already
+   holds, and the move judged from that.
+3. Written only over the version judged from (`TableStore.commit`); when
+   another change got there first, read and judged again.
 
-Only then is the action answered and announced (`Fanout.published`: this
-replica's watchers at once, other replicas by a coalesced NOTIFY). The rare
-actions that touch other rows (leaving, or ending the game, which updates
-ratings) run as one transaction under the table's row lock, as the sweeper's
-timeouts and bot turns do; the version makes the two ways exclusive.
+A request id makes a move idempotent (AIP-155): the call's answer is kept with
+it in the move's own commit, and a retry gets those very bytes; a refusal is
+kept too, so a retry gets no second chance once the table has moved on.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
-import asyncpg
 import grpc
 import structlog
-from google.protobuf.message import Message
 
 from services.common import metrics
 from services.common.db import Connection
 from services.common.wire.reasons import ServiceReason
 from services.common.wire.refusals import Refusal
 
-from . import eventlog, statements
-from .outcomes import Committed, Responder, refusal_of
-from .parsed import Known
-from .rules import serial
-from .rules.actions import SYSTEM, Action, Leave
+from .autoplay import House
+from .outcomes import refusal_of
+from .records import Committed, Known, RequestAnswer, bot_level
+from .rules.actions import Action
 from .rules.engine import apply
 from .rules.errors import Reason, RuleError
-from .rules.events import Event
-from .rules.levels import BotLevel
-from .rules.state import GameState, Phase
-from .seating import SeatPlayer, bot_level
-from .store import TableStore, connected_of, count_endings, timestamp, turn_deadline
+from .store import TableStore
 
 CAS_ATTEMPTS = 8
-"""Reads and retries of one action that keeps losing races (in play, at most one or two)."""
-
+"""Reads and retries of one move that keeps losing races (in play, at most one or two)."""
 
 log = structlog.get_logger(__name__)
 
 
-@dataclass(frozen=True, slots=True)
-class _Move:
-    """One player's action as `Tables.act` was asked for it, through every attempt."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Move:
+    """One player's action, as a call asks for it."""
 
     table_id: uuid.UUID
     player_id: str
     action: Action
-    respond: Responder
-    request_id: str
+    request_id: str = ""
     """The player's id for this request, whatever the call, or empty."""
-    expected_version: int | None
-    digest: bytes | None
-    """Of what the request asked (`request_digest`), kept with its answer."""
+    expected_version: int | None = None
+    digest: bytes | None = None
+    """Of what the request asked (all but its id), kept with its answer: the same
+    id sent with another request is refused (REQUEST_ID_REUSED)."""
+    answer: Callable[[Committed], bytes] | None = None
+    """With a request id: the call's answer to what the move committed, as the
+    bytes it sends, kept with the id. The caller's encoding: never read here."""
+
+    def __post_init__(self) -> None:
+        if self.request_id and self.answer is None:
+            raise ValueError("a move with a request id needs its answer")
 
 
-def _seated(row: asyncpg.Record) -> tuple[SeatPlayer, ...]:
-    """The seats `statements.READ` found, in seat order."""
-    if row["players"] is None:
-        return ()
-    level = BotLevel(row["bot_level"])
-    return tuple(
-        SeatPlayer(p, n, b, level if b else None)
-        for p, n, b in zip(row["players"], row["names"], row["bots"], strict=True)
-    )
+@dataclass(frozen=True, slots=True)
+class KeptAnswer:
+    """The answer kept with a move's request id: what the call answers, the first
+    time and on every retry alike."""
 
-
-def request_digest(request: Message) -> bytes:
-    """What a request asked, but its id: the same id must always ask the same, with
-    the same call (two calls' requests can hold the same bytes)."""
-    asked = type(request)()
-    asked.CopyFrom(request)
-    asked.ClearField("request_id")
-    digest = hashlib.blake2b(request.DESCRIPTOR.full_name.encode(), digest_size=16)
-    digest.update(b"\0")
-    digest.update(asked.SerializeToString(deterministic=True))
-    return digest.digest()
+    data: bytes
 
 
 def _reused() -> Refusal:
@@ -112,123 +90,99 @@ def _stale() -> Refusal:
     )
 
 
-class TableMoves(TableStore):
-    """A player's move: judged from the state this replica knows and committed by
-    compare-and-set, or read and judged again, or written under the row lock."""
+_Outcome = tuple[Committed | KeptAnswer, Committed | None]
+"""What a move is answered with, and what this call committed (None: a retry's)."""
 
-    async def act(
-        self,
-        table_id: uuid.UUID,
-        player_id: str,
-        action: Action,
-        respond: Responder,
-        *,
-        request_id: str = "",
-        expected_version: int | None = None,
-        digest: bytes | None = None,
-    ) -> Message | bytes:
-        """Apply one player's action. The answer is ``respond``'s message, committed
-        with the action; a replayed ``request_id`` gets the first answer's bytes,
-        unless its ``digest`` (`request_digest`) differs: then REQUEST_ID_REUSED."""
-        kind = type(action).__name__
+
+class TableMoves:
+    """The players' moves, judged from the table at a version and committed over it."""
+
+    def __init__(self, store: TableStore, house: House) -> None:
+        self._store = store
+        self._house = house
+
+    async def act(self, move: Move) -> Committed | KeptAnswer:
+        """Apply one player's action: what it committed, or with a request id the
+        answer kept with it (the first time as on a retry). A retry whose digest
+        differs from the first request's is refused (REQUEST_ID_REUSED)."""
+        kind = type(move.action).__name__
         started = time.perf_counter()
-        move = _Move(table_id, player_id, action, respond, request_id, expected_version, digest)
         try:
-            response, committed = await self._act(move)
+            outcome, committed = await self._act(move)
         except Refusal as refusal:
             metrics.ACTIONS.labels(kind, refusal.reason).inc()
-            log.info("action_refused", table_id=str(table_id), action=kind, reason=refusal.reason)
+            log.info(
+                "action_refused", table_id=str(move.table_id), action=kind, reason=refusal.reason
+            )
             raise
         metrics.DB_TRANSACTION.labels("action").observe(time.perf_counter() - started)
-        metrics.ACTIONS.labels(kind, "applied" if committed else "replayed").inc()
+        metrics.ACTIONS.labels(kind, "replayed" if committed is None else "applied").inc()
         if committed is not None:
             log.debug(
-                "action_applied", table_id=str(table_id), action=kind, version=committed.version
+                "action_applied",
+                table_id=str(move.table_id),
+                action=kind,
+                version=committed.version,
             )
-            count_endings(committed)
-        return response
+        return outcome
 
-    async def _act(self, move: _Move) -> tuple[Message | bytes, Committed | None]:
-        async with self._pool.acquire() as con:
+    async def _act(self, move: Move) -> _Outcome:
+        async with self._store.pool.acquire() as con:
             outcome = await self._from_known(con, move)
             tries = 0
             while outcome is None and tries < CAS_ATTEMPTS:
-                outcome = await self._attempt(con, move)
+                outcome = await self._from_read(con, move)
                 tries += 1
-            if outcome is not None:
-                if outcome[1] is not None:
-                    # Announced before the connection goes back: a cancel while it
-                    # does must not leave a committed move unannounced.
-                    self._published(outcome[1])
-                return outcome
-        raise Refusal(
-            grpc.StatusCode.ABORTED,
-            ServiceReason.CONFLICT,
-            "Another move got there first: try again.",
-        )
+        if outcome is None:
+            raise Refusal(
+                grpc.StatusCode.ABORTED,
+                ServiceReason.CONFLICT,
+                "Another move got there first: try again.",
+            )
+        return outcome
 
-    async def _from_known(
-        self, con: Connection, move: _Move
-    ) -> tuple[Message | bytes, Committed | None] | None:
-        """One round trip: the move judged from the state this replica knows the
-        table to be at, committed only if it still is. None when it is not known,
-        or the move needs the stored state (a refusal, a retried request, a move
-        another replica got in first, the end of the game): then `_attempt` reads it."""
-        if isinstance(move.action, Leave):
-            return None
-        known = self._parsed.known(move.table_id)
-        now_ms = self._db_clock.now_ms()
+    async def _from_known(self, con: Connection, move: Move) -> _Outcome | None:
+        """The move judged from the table as this replica knows it, written if the
+        table is still there. None when it is not known, or the move needs the
+        stored table (a refusal, a retried request, a move another replica got in
+        first): then `_from_read` reads it."""
+        known = self._store.known(move.table_id)
+        now_ms = self._store.now_ms()
         if known is None or now_ms is None:
             metrics.KNOWN_STATE_MOVES.labels("unknown").inc()
             return None
         outcome = None
-        seat = next((s for s, p in enumerate(known.seats) if p.player_id == move.player_id), None)
+        seat = known.seat_of(move.player_id)
         if seat is not None and move.expected_version in (None, known.version):
             try:
-                state, events = self._judged(
-                    known.state,
-                    seat,
-                    move.action,
-                    now_ms,
-                    bots=known.bot_seats,
-                    level=bot_level(known.seats),
-                )
+                change = self._judged(known, seat, move.action, now_ms)
             except Refusal:
-                pass  # judged again from the stored state, which may differ
+                pass  # judged again from the stored table, which may differ
             else:
-                if state.phase != Phase.GAME_OVER:
-                    outcome = await self._commit(con, move, known, seat, state, events, now_ms)
+                outcome = await self._commit(con, move, change)
         metrics.KNOWN_STATE_MOVES.labels("committed" if outcome else "read").inc()
         return outcome
 
-    async def _attempt(
-        self, con: Connection, move: _Move
-    ) -> tuple[Message | bytes, Committed | None] | None:
-        """One read and one compare-and-set; None when another write got there first."""
-        table_id, player_id, request_id = move.table_id, move.player_id, move.request_id
-        row = await self._clocked(
-            con,
-            statements.READ,
-            table_id,
-            player_id,
-            request_id,
-            f"{type(move.action).__name__}:{request_id}" if request_id else "",
+    async def _from_read(self, con: Connection, move: Move) -> _Outcome | None:
+        """One read, and the move judged from it and written; None when another
+        change got there first."""
+        read = await self._store.read(
+            con, table_id=move.table_id, player_id=move.player_id, request_id=move.request_id
         )
-        if row is None:
+        if read is None:
             raise Refusal(
                 grpc.StatusCode.NOT_FOUND, ServiceReason.TABLE_NOT_FOUND, "There is no such table."
             )
-        if row["response"] is not None or row["error"] is not None:
-            # A row kept under the older form of the id was kept for this very call,
-            # with a digest of another formula: the id alone makes it this request's.
-            checked = row["kept_as"] == request_id and row["digest"] is not None
-            if checked and row["digest"] != move.digest:
+        kept = read.request
+        if kept is not None:
+            if kept.digest is not None and kept.digest != move.digest:
                 raise _reused()
-            if row["error"] is not None:
-                raise Refusal.from_json(row["error"])
-            return bytes(row["response"]), None
-        seats = _seated(row)
-        seat = next((s for s, p in enumerate(seats) if p.player_id == player_id), None)
+            if kept.refusal is not None:
+                raise kept.refusal
+            assert kept.answer is not None  # an answer or a refusal, always
+            return KeptAnswer(kept.answer), None
+        table = read.table
+        seat = table.seat_of(move.player_id)
         if seat is None:
             raise Refusal(
                 grpc.StatusCode.PERMISSION_DENIED,
@@ -236,157 +190,48 @@ class TableMoves(TableStore):
                 "You have no seat at this table.",
             )
         try:
-            if move.expected_version not in (None, row["version"]):
+            if move.expected_version not in (None, table.version):
                 raise _stale()
-            before = self._read(table_id, row)
-            self._parsed.seat(table_id, seats, row["bot_seats"])
-            state, events = self._judged(
-                before,
-                seat,
-                move.action,
-                row["now_ms"],
-                bots=row["bot_seats"],
-                level=bot_level(seats),
-            )
+            change = self._judged(table, seat, move.action, read.now_ms)
         except Refusal as refusal:
-            if not request_id or row["status"] != "active":
+            if not move.request_id or not read.active:
                 raise  # a finished table cannot move on: nothing to keep
             # Kept, so a retry gets this refusal rather than a second chance once
             # the table has moved on; unless a retry's answer is already kept.
-            if await con.fetchval(
-                statements.REMEMBER_REFUSAL,
-                table_id,
-                player_id,
-                request_id,
-                refusal.to_json(),
-                move.digest,
+            if await self._store.remember_refusal(
+                con,
+                table_id=move.table_id,
+                player_id=move.player_id,
+                request_id=move.request_id,
+                refusal=refusal,
+                digest=move.digest,
             ):
                 raise
             return None
-        if isinstance(move.action, Leave) or state.phase == Phase.GAME_OVER:
-            # Other rows change too (the seat, the players' ratings): under the lock.
-            return await self._act_locked(con, move, seats, seat, row["version"])
-        read = Known(
-            before,
-            row["version"],
-            row["last_seq"],
-            seats,
-            tuple(row["bot_seats"]),
-            connected_of(row),
-        )
-        return await self._commit(con, move, read, seat, state, events, row["now_ms"])
+        return await self._commit(con, move, change)
 
-    async def _commit(
-        self,
-        con: Connection,
-        move: _Move,
-        before: Known,
-        seat: int,
-        state: GameState,
-        events: list[Event],
-        now_ms: int,
-    ) -> tuple[Message, Committed] | None:
-        """Compare-and-set from ``before``'s version: the new state, its events and
-        the answer, in one statement. None if the table is no longer at that version,
-        or the request was answered meanwhile."""
-        table_id, request_id = move.table_id, move.request_id
-        version = before.version + 1
-        last_seq = before.last_seq + len(events)
-        seqs = list(range(before.last_seq + 1, last_seq + 1))
-        committed = Committed(
-            table_id,
-            version,
-            last_seq,
-            state,
-            seat,
-            now_ms,
-            tuple(zip(seqs, events, strict=True)),
-            before.seats,
-            before.connected,
-        )
-        response = move.respond(committed)
-        data = serial.dumps(state)
+    def _judged(self, table: Known, seat: int, action: Action, now_ms: int) -> Committed:
+        """The engine's move on ``table``, then what the table does by itself."""
         try:
-            row = await self._clocked(
-                con,
-                statements.COMPARE_AND_SET,
-                table_id,
-                data,
-                version,
-                last_seq,
-                turn_deadline(state, before.bot_seats, now_ms, self._bot_pace),
-                timestamp(now_ms),
-                seqs,
-                [eventlog.kind_of(e) for e in events],
-                [eventlog.encode(e) for e in events],
-                move.player_id,
-                request_id,
-                response.SerializeToString() if request_id else None,
-                move.digest,
-                eventlog.eliminated(events),
-            )
-        except asyncpg.UniqueViolationError:
-            return None  # a retry of this very request was answered first: replay it
-        assert row is not None  # one row, always
-        if not row["moved"]:
-            return None
-        self._parsed.keep(table_id, data, state, version, last_seq, before.connected)
-        return response, committed
-
-    def _judged(
-        self,
-        state: GameState,
-        seat: int | None,
-        action: Action,
-        now_ms: int,
-        *,
-        bots: Sequence[int],
-        level: BotLevel,
-    ) -> tuple[GameState, list[Event]]:
-        """The engine's move on ``state``, then what the table does by itself after it."""
-        try:
-            state, events = apply(state, SYSTEM if seat is None else seat, action, now_ms)
+            state, events = apply(table.state, seat, action, now_ms)
         except RuleError as error:
             raise refusal_of(error) from None
-        return self._followed(state, events, now_ms, bots=bots, level=level)
-
-    async def _act_locked(
-        self,
-        con: Connection,
-        move: _Move,
-        seats: tuple[SeatPlayer, ...],
-        seat: int,
-        version_read: int,
-    ) -> tuple[Message | bytes, Committed | None] | None:
-        table_id, action, request_id = move.table_id, move.action, move.request_id
-        async with con.transaction():
-            row = await con.fetchrow(statements.LOCK, table_id)
-            if row is None or row["version"] != version_read:
-                return None  # moved since the read: judge the action again
-            state, events = self._judged(
-                self._read(table_id, row),
-                seat,
-                action,
-                row["now_ms"],
-                bots=row["bot_seats"],
-                level=bot_level(seats),
-            )
-            if isinstance(action, Leave):
-                await con.execute(statements.LEAVE_SEAT, table_id, seat)
-            committed = dataclasses.replace(
-                await self._write(con, table_id, row, state, events, seat), seats=seats
-            )
-            response = move.respond(committed)
-            if request_id:
-                await con.execute(
-                    statements.REMEMBER_ANSWER,
-                    table_id,
-                    move.player_id,
-                    request_id,
-                    response.SerializeToString(),
-                    move.digest,
-                )
-        self._parsed.committed(
-            table_id, state, committed.version, committed.last_seq, committed.connected
+        state, events = self._house.followed(
+            state, events, now_ms, bots=table.bot_seats, level=bot_level(table.seats)
         )
-        return response, committed
+        return table.advanced(state=state, events=events, seat=seat, now_ms=now_ms)
+
+    async def _commit(self, con: Connection, move: Move, change: Committed) -> _Outcome | None:
+        """Write the move with its answer; None when the table moved meanwhile, or
+        a retry of this request was answered first."""
+        answer = None
+        if move.request_id and move.answer is not None:
+            answer = RequestAnswer(
+                player_id=move.player_id,
+                request_id=move.request_id,
+                answer=move.answer(change),
+                digest=move.digest,
+            )
+        if not await self._store.commit(con, change, answer=answer):
+            return None
+        return (change if answer is None else KeptAnswer(answer.answer)), change

@@ -25,6 +25,8 @@ DRAW_THINK_MS = (1500, 3000)
 """Before the draw: the bot looks at the discard and its hand."""
 PLAY_THINK_MS = (1000, 2000)
 """Before each later action of the turn (a meld, a lay-off, a swap, the discard)."""
+BOT_DELAY_MS = 800
+"""Where bots play whole turns: how long a bot seems to think before it plays."""
 SHARE_OF_TIME_LEFT = 4
 """A think takes at most this share of the turn's time left. A 45 s turn never
 meets it; a short table timer hurries the bot instead of passing its turn (after
@@ -44,7 +46,7 @@ def think_ms(state: GameState) -> int:
 class BotPace:
     scale: float = 1.0
     """Think times are multiplied by this; 0: every bot plays each turn whole."""
-    delay_ms: int = 800
+    delay_ms: int = BOT_DELAY_MS
     """Where turns are played whole: how long after the turn began."""
 
     def paced(self, state: GameState, bots: Collection[int]) -> bool:

@@ -7,8 +7,8 @@ another replica wrote since is parsed anew: correctness never depends on it.
 
 A kept state may also be known as the table's state at a version (`Known`):
 only bytes the database holds are marked so, read back or after their commit.
-A version is written once (a compare-and-set from the one before, or under the
-row lock), so the state at a version never changes: a move judged from a known
+A version is written once (`TableStore.commit` writes it only over the one
+before), so the state at a version never changes: a move judged from a known
 state commits only if the table is still at that version, and is judged again
 from a read otherwise. Who sits where never changes at a table, so its seats
 are kept beside it.
@@ -23,9 +23,9 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .records import Known, SeatPlayer
 from .rules import serial
 from .rules.state import GameState
-from .seating import SeatPlayer
 
 STATES_KEPT = 4096
 """Tables whose state is kept: more than one replica's busy tables. A parsed
@@ -34,7 +34,7 @@ finished table's is dropped at once: every kept object lengthens Python's full
 collections, which every call in flight waits for."""
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, kw_only=True)
 class _Kept:
     data: bytes
     state: GameState
@@ -45,21 +45,10 @@ class _Kept:
     connected: tuple[int, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class Known:
-    """A table's state at a committed version, with its seats."""
-
-    state: GameState
-    version: int
-    last_seq: int
-    seats: tuple[SeatPlayer, ...]
-    bot_seats: tuple[int, ...]
-    connected: tuple[int, ...] = ()
-    """The seats told connected as of ``last_seq``: presence takes seqs, never a
-    version, so a move judged from this commits only at this very last seq."""
-
-
 class ParsedStates:
+    """The states of the tables this replica served lately, parsed, each known at
+    its version once the database holds it."""
+
     def __init__(self, most: int = STATES_KEPT) -> None:
         self._most = most
         self._kept: OrderedDict[uuid.UUID, _Kept] = OrderedDict()
@@ -71,6 +60,7 @@ class ParsedStates:
         self,
         table_id: uuid.UUID,
         data: bytes,
+        *,
         version: int | None = None,
         last_seq: int = 0,
         connected: tuple[int, ...] = (),
@@ -85,7 +75,7 @@ class ParsedStates:
                 kept.version, kept.last_seq, kept.connected = version, last_seq, connected
             return kept.state
         state = serial.loads(data)
-        self.keep(table_id, data, state, version, last_seq, connected)
+        self.keep(table_id, data, state, version=version, last_seq=last_seq, connected=connected)
         return state
 
     def keep(
@@ -93,6 +83,7 @@ class ParsedStates:
         table_id: uuid.UUID,
         data: bytes,
         state: GameState,
+        *,
         version: int | None = None,
         last_seq: int = 0,
         connected: tuple[int, ...] = (),
@@ -101,7 +92,9 @@ class ParsedStates:
         ``version`` only once the database holds it."""
         kept = self._kept.get(table_id)
         if kept is None:
-            self._kept[table_id] = _Kept(data, state, version, last_seq, connected=connected)
+            self._kept[table_id] = _Kept(
+                data=data, state=state, version=version, last_seq=last_seq, connected=connected
+            )
         else:
             kept.data, kept.state, kept.version, kept.last_seq = data, state, version, last_seq
             kept.connected = connected
@@ -117,6 +110,7 @@ class ParsedStates:
         self,
         table_id: uuid.UUID,
         state: GameState,
+        *,
         version: int,
         last_seq: int,
         connected: tuple[int, ...] = (),
@@ -141,5 +135,11 @@ class ParsedStates:
             return None
         self._kept.move_to_end(table_id)
         return Known(
-            kept.state, kept.version, kept.last_seq, kept.seats, kept.bot_seats, kept.connected
+            table_id=table_id,
+            state=kept.state,
+            version=kept.version,
+            last_seq=kept.last_seq,
+            seats=kept.seats,
+            bot_seats=kept.bot_seats,
+            connected=kept.connected,
         )

@@ -7,6 +7,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import asyncpg
 import grpc
@@ -92,7 +93,7 @@ class PlayerServicer(player_pb2_grpc.PlayerServiceServicer):
     # --- the profile ----------------------------------------------------------
 
     async def GetProfile(
-        self, request: player_pb2.GetProfileRequest, context: grpc.aio.ServicerContext
+        self, request: player_pb2.GetProfileRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> player_pb2.GetProfileResponse:
         caller = await require_player(context)
         return await guard(context, self._profile(request.player_id or caller))
@@ -124,7 +125,7 @@ class PlayerServicer(player_pb2_grpc.PlayerServiceServicer):
         )
 
     async def UpdateProfile(
-        self, request: player_pb2.UpdateProfileRequest, context: grpc.aio.ServicerContext
+        self, request: player_pb2.UpdateProfileRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> player_pb2.UpdateProfileResponse:
         caller = await require_player(context)
         return await guard(context, self._rename(caller, request.display_name))
@@ -145,7 +146,7 @@ class PlayerServicer(player_pb2_grpc.PlayerServiceServicer):
     # --- finished games -------------------------------------------------------
 
     async def ListGames(
-        self, request: player_pb2.ListGamesRequest, context: grpc.aio.ServicerContext
+        self, request: player_pb2.ListGamesRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> player_pb2.ListGamesResponse:
         caller = await require_player(context)
         return await guard(context, self._games(request, caller))
@@ -200,7 +201,7 @@ class PlayerServicer(player_pb2_grpc.PlayerServiceServicer):
     # --- a replay -------------------------------------------------------------
 
     async def GetReplay(
-        self, request: player_pb2.GetReplayRequest, context: grpc.aio.ServicerContext
+        self, request: player_pb2.GetReplayRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> player_pb2.GetReplayResponse:
         caller = await require_player(context)
         return await guard(context, self._replay(request, caller))
@@ -254,7 +255,7 @@ class PlayerServicer(player_pb2_grpc.PlayerServiceServicer):
     # --- leaderboards ---------------------------------------------------------
 
     async def GetLeaderboard(
-        self, request: player_pb2.GetLeaderboardRequest, context: grpc.aio.ServicerContext
+        self, request: player_pb2.GetLeaderboardRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> player_pb2.GetLeaderboardResponse:
         caller = await require_player(context)
         return await guard(context, self._top(request, caller))

@@ -19,7 +19,7 @@ and no presence.
 Presence is not a move: its event takes the next seq (Watch resumes across it
 like any other) but keeps the table's version, so a player's `expected_version`
 never goes stale for someone's connection. A move judged from a cached state
-commits only at the last seq it judged from (`statements.COMPARE_AND_SET`).
+commits only at the last seq it judged from (`statements.WRITE`).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from typing import Any
 import asyncpg
 import structlog
 
-from services.common.db import Connection
+from services.common.db import Connection, Statement
 from services.common.errors import DB_ERRORS
 
 from . import eventlog
@@ -115,11 +115,11 @@ SEEN = (
 )
 """Whether the seat has held a lease within the last $3 s (0: holds one now)."""
 
-TELL = (
-    "WITH told AS (UPDATE tables SET last_seq = $2, connected_seats = $4::smallint[]"
-    " WHERE id = $1)"
+TELL = Statement(
+    "WITH told AS (UPDATE tables SET last_seq = :seq, connected_seats = :told::smallint[]"
+    " WHERE id = :table_id)"
     " INSERT INTO table_events (table_id, seq, version, kind, payload, created_at)"
-    " VALUES ($1, $2, $3, $5, $6, $7)"
+    " VALUES (:table_id, :seq, :version, :kind, :payload, :at)"
 )
 """The event at the next seq and the current version, and the seats now told connected."""
 
@@ -222,15 +222,15 @@ class Presence:
             told = sorted({*told, seat}) if connected else [s for s in told if s != seat]
             event = PlayerConnection(seat, connected)
             seq, at = row["last_seq"] + 1, timestamp(row["now_ms"])
-            await con.execute(
-                TELL,
-                table_id,
-                seq,
-                row["version"],
-                told,
-                eventlog.kind_of(event),
-                eventlog.encode(event),
-                at,
+            await TELL.execute(
+                con,
+                table_id=table_id,
+                seq=seq,
+                version=row["version"],
+                told=told,
+                kind=eventlog.kind_of(event),
+                payload=eventlog.encode(event),
+                at=at,
             )
         log.info("presence_told", table_id=str(table_id), seat=seat, connected=connected)
         return LoggedEvent(seq, row["version"], event, at)

@@ -1,27 +1,31 @@
-"""GameService requests read into table ids, seats and the engine's actions. A
-request the game cannot read is refused (`Malformed`, INVALID_ARGUMENT) before
-any table is touched."""
+"""GameService requests read into table ids, seats and the engine's actions, and
+what a request asked, kept with its request id (`request_digest`). A request the
+game cannot read is refused (`Malformed`, INVALID_ARGUMENT) before any table is
+touched."""
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 import grpc
+from google.protobuf.message import Message
 
 from services.common.auth_servicer import MAX_NAME
+from services.common.pb.rummy.internal.v1 import tables_pb2
 from services.common.pb.rummy.v1 import game_pb2, table_pb2
 from services.common.wire.bot_levels import level_asked
 from services.common.wire.reasons import ServiceReason
 from services.common.wire.refusals import Refusal
 
+from .records import SeatPlayer
 from .rules import actions as act
 from .rules.cards import SUITS
 from .rules.errors import Reason
 from .rules.levels import BotLevel
 from .rules.melds import MeldKind, Side
-from .seating import SeatPlayer
 
 MAX_REQUEST_ID = 64
 MAX_PLAYER_ID = 128
@@ -59,7 +63,19 @@ def check_request_id(request_id: str) -> None:
         )
 
 
-def seat_players(seated: Iterable[game_pb2.SeatedPlayer]) -> list[SeatPlayer]:
+def request_digest(request: Message) -> bytes:
+    """What a request asked, but its id: the same id must always ask the same, with
+    the same call (two calls' requests can hold the same bytes)."""
+    asked = type(request)()
+    asked.CopyFrom(request)
+    asked.ClearField("request_id")
+    digest = hashlib.blake2b(request.DESCRIPTOR.full_name.encode(), digest_size=16)
+    digest.update(b"\0")
+    digest.update(asked.SerializeToString(deterministic=True))
+    return digest.digest()
+
+
+def seat_players(seated: Iterable[tables_pb2.SeatedPlayer]) -> list[SeatPlayer]:
     """The players of a new table, in seat order."""
     players = [SeatPlayer(p.player_id, p.display_name, p.is_bot) for p in seated]
     if any(not p.player_id or len(p.player_id) > MAX_PLAYER_ID for p in players):

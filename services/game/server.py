@@ -1,12 +1,13 @@
-"""The game server: GameService, PlayerService and AuthService over one PostgreSQL,
-plus the fan-out of live events and the turn-timeout sweeper, health and reflection."""
+"""The game server: GameService, PlayerService and AuthService over one
+PostgreSQL (with the operators' TableAdminService and the services'
+TableService), plus the fan-out of live events, the table layer's loops (the
+sweeper, the clock's beat), presence, retention, health and reflection."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 from dataclasses import dataclass, field
-from datetime import datetime
 
 import asyncpg
 import grpc
@@ -21,14 +22,17 @@ from services.common.interceptors import Gate
 from services.common.limits import Limits
 from services.common.looplag import LoopLag
 from services.common.metrics import ACTIVE_TABLES
-from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc, player_pb2_grpc
+from services.common.pb.rummy.admin.v1 import admin_pb2, admin_pb2_grpc
+from services.common.pb.rummy.internal.v1 import tables_pb2, tables_pb2_grpc
+from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc, player_pb2, player_pb2_grpc
 from services.common.serving import CLIENT_PING_MS, KEEPALIVE_MS, serve, server_options
 
 from . import retention
-from .autoplay import BOT_DELAY_MS
-from .clockstop import BEAT_S, BEAT_TIMEOUT_S, CLOCK_STOP_S
+from .admin_servicer import TableAdminServicer
+from .clockstop import BEAT_S, CLOCK_STOP_S
 from .fanout import CUT_OFF_S, Fanout
-from .pacing import BotPace
+from .internal_servicer import TableServicer
+from .pacing import BOT_DELAY_MS, BotPace
 from .player_servicer import PlayerServicer
 from .presence import Presence, PresenceTimings
 from .rules.ruleset import preset
@@ -38,12 +42,7 @@ from .tables import Tables
 log = structlog.get_logger(__name__)
 
 TABLE_COUNT_INTERVAL_S = 15.0
-SWEEPERS = 3
-SWEEP_BATCH = 100
-"""Due turns counted by one probe; the drains then fire that many before asking again."""
 MAX_CONNECTION_AGE_MS = 15 * 60 * 1000
-REARM_ATTEMPTS = 30
-"""Tries at re-arming a stop's turns, one a beat apart."""
 
 
 async def _ended(task: asyncio.Task[None]) -> None:
@@ -82,7 +81,7 @@ class GameConfig:
     """Bots' think times at a person's table are multiplied by this (`pacing`);
     0: they play each turn whole, as at a table of bots alone."""
     event_retention_days: int = 30
-    """Finished tables and ended matchmaking rows older than this are purged (0: never)."""
+    """Finished tables older than this are purged (0: never)."""
     answer_retention_s: float = retention.ANSWER_RETENTION_S
     """Finished tables' stored request answers are purged this long after the end."""
     purge_interval_s: float = 600.0
@@ -143,13 +142,15 @@ class GameServer:
         await migrate(pool)
         self._fanout = fanout = Fanout(pool, config.dsn, cut_off_s=config.watch_cut_off_s)
         await fanout.start()
-        self.tables = tables = Tables(
+        self.tables = tables = Tables.open(
             pool,
             fanout,
+            dsn=config.dsn,
             rulesets=preset,
             allow_test_decks=config.allow_test_decks,
             bot_pace=BotPace(scale=config.bot_pace, delay_ms=config.bot_delay_ms),
             clock_stop_s=config.clock_stop_s,
+            beat_s=config.beat_s,
         )
         self._gate = Gate(config.limits, secret=config.secret)
         server = grpc.aio.server(
@@ -167,6 +168,10 @@ class GameServer:
         game_pb2_grpc.add_GameServiceServicer_to_server(
             GameServicer(tables, fanout, pool, presence), server
         )
+        admin_pb2_grpc.add_TableAdminServiceServicer_to_server(
+            TableAdminServicer(tables, pool), server
+        )
+        tables_pb2_grpc.add_TableServiceServicer_to_server(TableServicer(tables), server)
         player_pb2_grpc.add_PlayerServiceServicer_to_server(
             PlayerServicer(pool, retention_days=config.event_retention_days), server
         )
@@ -177,128 +182,28 @@ class GameServer:
             secret=config.secret,
             health_servicer=self._health,
             address=config.address,
+            beside=[
+                admin_pb2.DESCRIPTOR.services_by_name["TableAdminService"].full_name,
+                tables_pb2.DESCRIPTOR.services_by_name["TableService"].full_name,
+                player_pb2.DESCRIPTOR.services_by_name["PlayerService"].full_name,
+            ],
         )
         self._server = server
-        self._beater = asyncio.create_task(self._beat(), name="clock-beat")
-        self._sweeper = asyncio.create_task(self._sweep(), name="sweeper")
+        self._beater = asyncio.create_task(tables.clock.run(), name="clock-beat")
+        self._sweeper = asyncio.create_task(
+            tables.sweeper.run(config.sweep_interval), name="sweeper"
+        )
         self._gauges = asyncio.create_task(self._count_tables(), name="gauges")
-        self._purger = asyncio.create_task(self._purge(), name="retention")
+        purging = retention.run(
+            pool,
+            keep_days=config.event_retention_days,
+            answer_retention_s=config.answer_retention_s,
+            interval_s=config.purge_interval_s,
+        )
+        self._purger = asyncio.create_task(purging, name="retention")
         presence.start()
         self.loop_lag.start()
         log.info("game_server_started", port=self.port)
-
-    async def _sweep(self) -> None:
-        """Fire expired turns; several replicas may sweep at once (SKIP LOCKED).
-
-        Every `sweep_interval` a cheap probe (one statement, no transaction) counts
-        the turns due; only then are they claimed, one table per transaction, by up
-        to `SWEEPERS` drains at once, so a burst of expiring turns (many tables
-        started together) does not queue behind one drain's round trips. An idle
-        replica thus costs the database one indexed read per interval.
-
-        While the database is out of reach the loop backs off (up to 2 s) and logs
-        the first failure and then every twentieth, not one line per poll. Any other
-        failure is logged as an error and backed off the same way: the loop itself
-        only ends when the server stops (a table that cannot be fired is put off by
-        `Tables.sweep_once`, so it holds up no other table)."""
-        assert self.tables is not None
-        interval = self.config.sweep_interval
-        failures = 0
-        while True:
-            try:
-                due = await self.tables.due(SWEEP_BATCH)
-                fired = 0
-                if due:
-                    drains = min(due, SWEEPERS)
-                    share = -(-due // drains)
-                    drained = await asyncio.gather(
-                        *(self._drain(share) for _ in range(drains)), return_exceptions=True
-                    )
-                    for result in drained:
-                        if isinstance(result, BaseException):
-                            raise result
-                        fired += result
-                failures = 0
-            except (*DB_ERRORS, asyncpg.PostgresError) as error:
-                failures += 1
-                if failures % 20 == 1:
-                    log.warning("sweep_failed", error=str(error), failures=failures)
-                await asyncio.sleep(min(2.0, interval * 2 ** min(failures, 10)))
-                continue
-            except Exception:
-                failures += 1
-                if failures % 20 == 1:
-                    log.exception("sweep_crashed", failures=failures)
-                await asyncio.sleep(min(2.0, interval * 2 ** min(failures, 10)))
-                continue
-            if not fired:  # else more may have fallen due meanwhile
-                await asyncio.sleep(interval)
-
-    async def _beat(self) -> None:
-        """Mark every `beat_s` that this replica reaches the database (`Tables.beat`),
-        over a connection of its own (a busy pool must not delay the mark), and
-        re-arm the turns of a stop it records, apart (a mark must not wait on
-        them). Failures are logged as the sweep loop's are: the first, then every
-        twentieth. While no replica marks, no turn is swept (`clockstop`)."""
-        tables = self.tables
-        assert tables is not None
-        failures = 0
-        con: asyncpg.Connection | None = None
-        rearming: set[asyncio.Task[None]] = set()
-        try:
-            while True:
-                try:
-                    if con is None or con.is_closed():
-                        con = await asyncpg.connect(self.config.dsn, timeout=BEAT_TIMEOUT_S)
-                    stopped_at = await tables.beat(con)
-                    if stopped_at is not None:
-                        task = asyncio.create_task(self._rearm(stopped_at))
-                        rearming.add(task)
-                        task.add_done_callback(rearming.discard)
-                    failures = 0
-                except (*DB_ERRORS, asyncpg.PostgresError) as error:
-                    if con is not None:
-                        con.terminate()  # a fresh one next time: this one may be stuck
-                        con = None
-                    failures += 1
-                    if failures % 20 == 1:
-                        log.warning("clock_beat_failed", error=str(error), failures=failures)
-                except Exception:
-                    failures += 1
-                    if failures % 20 == 1:
-                        log.exception("clock_beat_crashed", failures=failures)
-                await asyncio.sleep(self.config.beat_s)
-        finally:
-            for task in rearming:
-                task.cancel()
-            if con is not None:
-                con.terminate()
-
-    async def _rearm(self, stopped_at: datetime) -> None:
-        """Make the turns in play at a stop due now (`Tables.rearm`), trying again
-        while the database is still coming back (the pool's connections from before
-        the stop fail once each); a turn never re-armed gets its time back when it
-        falls due all the same."""
-        assert self.tables is not None
-        for attempt in range(REARM_ATTEMPTS):
-            try:
-                rearmed = await self.tables.rearm(stopped_at)
-            except (*DB_ERRORS, asyncpg.PostgresError) as error:
-                if attempt == REARM_ATTEMPTS - 1:
-                    log.warning("clock_rearm_failed", error=str(error), attempts=REARM_ATTEMPTS)
-                    return
-                await asyncio.sleep(self.config.beat_s)
-            else:
-                log.info("clock_turns_rearmed", turns=rearmed)
-                return
-
-    async def _drain(self, most: int) -> int:
-        """Fire up to ``most`` due turns, one per transaction; how many fired."""
-        assert self.tables is not None
-        fired = 0
-        while fired < most and await self.tables.sweep_once() is not None:
-            fired += 1
-        return fired
 
     async def _count_tables(self) -> None:
         assert self._pool is not None
@@ -306,36 +211,6 @@ class GameServer:
             with contextlib.suppress(*DB_ERRORS, asyncpg.PostgresError):
                 ACTIVE_TABLES.set(await self._pool.fetchval(ACTIVE_TABLES_SQL))
             await asyncio.sleep(TABLE_COUNT_INTERVAL_S)
-
-    async def _purge(self) -> None:
-        """Delete finished tables' request answers, and old finished tables and
-        matchmaking rows (unless kept forever); replicas may overlap."""
-        assert self._pool is not None
-        keep_days = self.config.event_retention_days
-        while True:
-            try:
-                answers = await retention.purge_answers(
-                    self._pool, older_than_s=self.config.answer_retention_s
-                )
-                tables = tickets = matches = 0
-                if keep_days > 0:
-                    tables = await retention.purge_finished(
-                        self._pool, older_than_s=keep_days * 86_400.0
-                    )
-                    tickets, matches = await retention.purge_matchmaking(
-                        self._pool, older_than_s=keep_days * 86_400.0
-                    )
-                if answers or tables or tickets or matches:
-                    log.info(
-                        "retention_purged",
-                        answers_of_tables=answers,
-                        tables=tables,
-                        tickets=tickets,
-                        matches=matches,
-                    )
-            except (*DB_ERRORS, asyncpg.PostgresError) as error:
-                log.warning("retention_failed", error=str(error))
-            await asyncio.sleep(self.config.purge_interval_s)
 
     async def stop(self, grace: float | None = None) -> None:
         if self.health is not None:

@@ -1,15 +1,16 @@
-"""The sweeper's part of the tables (`TableSweeper`): fire the due turns, a bot's
-move or a timeout, exactly once across replicas, and put off a table whose turn
-cannot be fired so it never holds up the others. The server's sweep loop asks
-`due` how many are due and drains them with `sweep_once`. Its beat loop marks
-the turns' clock (`beat`): a turn in play while nobody could reach the service
-gets its time back before it may time out (`clockstop`)."""
+"""The due turns of every table (`TableSweeper`): a bot's move, a timeout, a turn's
+time given back after the clock stopped (`clockstop`), each fired exactly once
+across replicas and committed by the protocol of `store`. A table whose turn
+cannot be fired is put off, so it never holds up the others.
+
+`run` is the replica's sweep loop: a cheap probe (`due`) counts the due turns,
+then drains claim and fire them (`sweep_once`), one table per transaction."""
 
 from __future__ import annotations
 
-import contextlib
+import asyncio
 import enum
-from datetime import datetime
+import uuid
 
 import asyncpg
 import structlog
@@ -19,16 +20,22 @@ from services.common.db import Connection
 from services.common.errors import DB_ERRORS
 
 from . import statements
-from .autoplay import TURN_ACTIONS, bot_turn
-from .clockstop import BEAT_TIMEOUT_S
-from .outcomes import Committed
-from .rules.actions import SYSTEM, Resume, Timeout
+from .autoplay import TURN_ACTIONS, House, bot_turn
+from .clockstop import CLOCK_STOP_S, resumed
+from .pacing import BotPace
+from .records import Committed, Known
+from .rules.actions import SYSTEM, Timeout
 from .rules.engine import apply
 from .rules.errors import RuleError
 from .rules.events import Discarded, Event, TurnPassed
 from .rules.levels import BotLevel
-from .store import TableStore, count_endings, turn_deadline
+from .store import TableStore, turn_deadline
 
+SWEEPERS = 3
+"""Drains at once: a burst of expiring turns (many tables started together) does
+not queue behind one drain's round trips."""
+SWEEP_BATCH = 100
+"""Due turns counted by one probe; the drains then fire that many before asking again."""
 SWEEP_RETRY_S = 1.0
 SWEEP_RETRY_MAX_S = 300.0
 """A table whose due turn keeps failing to fire is retried after 1 s, 2 s, 4 s...
@@ -73,32 +80,81 @@ def _turn_over(events: list[Event]) -> bool:
     )
 
 
-class TableSweeper(TableStore):
+class TableSweeper:
     """The due turns of every table, fired by whichever replica claims each first."""
 
-    async def beat(self, con: Connection) -> datetime | None:
-        """Mark, over ``con``, that this replica reached the database. The first mark
-        after a gap records it as a stop of the turns' clock, and says when it
-        began: every turn then in play is to be made due at once (`rearm`)."""
-        row = await con.fetchrow(statements.BEAT, self._clock_stop_s, timeout=BEAT_TIMEOUT_S)
-        assert row is not None  # the clock's one row, always
-        if not row["new"]:
-            return None
-        log.warning("clock_stopped", stopped_s=(row["restarted_ms"] - row["stopped_ms"]) / 1000)
-        stopped_at: datetime = row["stopped_at"]
-        return stopped_at
+    def __init__(
+        self,
+        store: TableStore,
+        house: House,
+        *,
+        bot_pace: BotPace | None = None,
+        clock_stop_s: float = CLOCK_STOP_S,
+    ) -> None:
+        self._store = store
+        self._house = house
+        self._bot_pace = bot_pace or BotPace()
+        self._clock_stop_s = clock_stop_s
+        self._failures: dict[uuid.UUID, int] = {}
+        """Tables whose due turn failed to fire lately, and how many times in a row."""
 
-    async def rearm(self, stopped_at: datetime) -> int:
-        """Make every turn in play at ``stopped_at`` due now, for `sweep_once` to
-        give it its time back; how many. A table locked meanwhile is skipped: it
-        gets its time back when it falls due."""
-        done = await self._pool.execute(statements.REARM, stopped_at)
-        return int(done.split()[-1])
+    async def run(self, interval: float) -> None:
+        """Fire expired turns until cancelled; several replicas may sweep at once
+        (SKIP LOCKED).
+
+        Every ``interval`` a cheap probe (one statement, no transaction) counts
+        the turns due; only then are they claimed, one table per transaction, by
+        up to `SWEEPERS` drains at once. An idle replica thus costs the database
+        one indexed read per interval.
+
+        While the database is out of reach the loop backs off (up to 2 s) and logs
+        the first failure and then every twentieth, not one line per poll. Any other
+        failure is logged as an error and backed off the same way: the loop itself
+        only ends when cancelled (a table that cannot be fired is put off by
+        `sweep_once`, so it holds up no other table)."""
+        failures = 0
+        while True:
+            try:
+                due = await self.due(SWEEP_BATCH)
+                fired = 0
+                if due:
+                    drains = min(due, SWEEPERS)
+                    share = -(-due // drains)
+                    drained = await asyncio.gather(
+                        *(self._drain(share) for _ in range(drains)), return_exceptions=True
+                    )
+                    for result in drained:
+                        if isinstance(result, BaseException):
+                            raise result
+                        fired += result
+                failures = 0
+            except (*DB_ERRORS, asyncpg.PostgresError) as error:
+                failures += 1
+                if failures % 20 == 1:
+                    log.warning("sweep_failed", error=str(error), failures=failures)
+                await asyncio.sleep(min(2.0, interval * 2 ** min(failures, 10)))
+                continue
+            except Exception:
+                failures += 1
+                if failures % 20 == 1:
+                    log.exception("sweep_crashed", failures=failures)
+                await asyncio.sleep(min(2.0, interval * 2 ** min(failures, 10)))
+                continue
+            if not fired:  # else more may have fallen due meanwhile
+                await asyncio.sleep(interval)
+
+    async def _drain(self, most: int) -> int:
+        """Fire up to ``most`` due turns, one per transaction; how many fired."""
+        fired = 0
+        while fired < most and await self.sweep_once() is not None:
+            fired += 1
+        return fired
 
     async def due(self, most: int) -> int:
         """How many turns are due now, counting at most ``most``: one indexed read,
         outside a transaction."""
-        due: int = await self._pool.fetchval(statements.COUNT_DUE, most)
+        due = await statements.COUNT_DUE.fetchval(self._store.pool, most=most)
+        assert isinstance(due, int)
         return due
 
     async def sweep_once(self) -> Committed | None:
@@ -111,11 +167,13 @@ class TableSweeper(TableStore):
         engine fault) is put off with a growing delay and logged, so it never holds
         up the other tables' timeouts: being the oldest due row, every replica
         would otherwise claim it first, and fail, forever."""
-        async with self._pool.acquire() as con:
+        async with self._store.pool.acquire() as con:
             claimed: asyncpg.Record | None = None
             try:
                 async with con.transaction():
-                    claimed = row = await con.fetchrow(statements.CLAIM_DUE, self._clock_stop_s)
+                    claimed = row = await statements.CLAIM_DUE.fetchrow(
+                        con, clock_stop_s=self._clock_stop_s
+                    )
                     if row is None:
                         return None
                     fired = await self._fire(con, row)
@@ -125,19 +183,12 @@ class TableSweeper(TableStore):
                 await self._put_off(con, claimed, error)
                 return None
             if fired is not None:
-                # Announced before the connection goes back, as a player's move is.
-                self._published(fired[0])
+                # Known and announced before the connection goes back, as a move is.
+                self._store.committed(fired[0])
         if fired is None:
             return None
         committed, what, late_ms = fired
-        self._sweep_failures.pop(committed.table_id, None)
-        self._parsed.committed(
-            committed.table_id,
-            committed.state,
-            committed.version,
-            committed.last_seq,
-            committed.connected,
-        )
+        self._failures.pop(committed.table_id, None)
         if what == Fired.TIMEOUT:
             metrics.TIMEOUTS_FIRED.inc()
             metrics.TIMEOUT_LATENESS.observe(late_ms / 1000)
@@ -149,45 +200,43 @@ class TableSweeper(TableStore):
             metrics.ACTIONS.labels("BotAction", "applied").inc()
         else:
             metrics.ACTIONS.labels("BotTurn", "applied").inc()
-        count_endings(committed)
         return committed
 
     async def _fire(
         self, con: Connection, row: asyncpg.Record
     ) -> tuple[Committed, Fired, int] | None:
-        """The claimed table's resume, bot move or timeout, written under its lock:
+        """The claimed table's resume, bot move or timeout, written under its claim:
         what was committed, what fired, and how late (ms). None if not due."""
-        state = self._read(row["id"], row)
+        table = Known(
+            table_id=row["id"],
+            state=self._store.state_of(row["id"], row),
+            version=row["version"],
+            last_seq=row["last_seq"],
+            seats=(),
+            bot_seats=tuple(row["bot_seats"]),
+            connected=tuple(row["connected_seats"]),
+        )
         now_ms = row["now_ms"]
-        due = state.due_ms()
-        events: list[Event] = []
-        fired = Fired.BOT
+        due = table.state.due_ms()
         # A turn in play while nobody could reach the service gets its time back
-        # first, the stop before the last one first (the engine refuses a turn
-        # begun since, or given its time back already).
-        stops = row["stops"]
-        for stopped, restarted in ((stops[0], stops[1]), (stops[2], stops[3])):
-            if stopped is None:
-                continue
-            with contextlib.suppress(RuleError):
-                state, more = apply(state, SYSTEM, Resume(stopped, restarted), now_ms)
-                events += more
-                fired = Fired.RESUME
-        bots, level = row["bot_seats"], BotLevel(row["bot_level"])
+        # first (the engine refuses a turn begun since, or given its time back already).
+        state, events = resumed(table.state, row["stops"], now_ms)
+        fired = Fired.RESUME if events else Fired.BOT
+        bots, level = table.bot_seats, BotLevel(row["bot_level"])
         paced = self._bot_pace.paced(state, bots)
         # A paced bot lets a claim window that fell due close first (the clock's
         # `Timeout` below), then thinks again before its next action.
         window_over = state.claim_card >= 0 and now_ms >= state.claim_deadline_ms
         if not events and state.current in bots and not (paced and window_over):
             # At a person's pace, one action per due time: the next is due after
-            # its own think time (`pacing`, written with the state by `_write`).
+            # its own think time (`pacing`, written with the state by the commit).
             most, fired = (1, Fired.BOT_ACTION) if paced else (TURN_ACTIONS, Fired.BOT)
             try:
                 state, events = bot_turn(state, state.current, now_ms, level=level, most=most)
             except Exception as error:  # a bot's fault must not stall its table
                 log.error(
                     "bot_turn_failed",
-                    table_id=str(row["id"]),
+                    table_id=str(table.table_id),
                     seat=state.current,
                     error=repr(error),
                     exc_info=error,
@@ -200,20 +249,25 @@ class TableSweeper(TableStore):
             except RuleError:
                 # Not due yet (a stuck bot, or a column written ahead of the
                 # state): wait for the turn's own deadline.
-                await con.execute(statements.SET_DEADLINE, row["id"], turn_deadline(state))
+                await statements.SET_DEADLINE.execute(
+                    con, table_id=table.table_id, turn_deadline=turn_deadline(state)
+                )
                 return None
-        state, events = self._followed(state, events, now_ms, bots=bots, level=level)
-        committed = await self._write(con, row["id"], row, state, events, None)
+        state, events = self._house.followed(state, events, now_ms, bots=bots, level=level)
+        committed = table.advanced(state=state, events=events, seat=None, now_ms=now_ms)
+        if not await self._store.commit(con, committed):
+            # Under the claim's lock nothing else writes the table.
+            raise RuntimeError("a claimed table moved under its claim")
         return committed, fired, max(0, now_ms - due)
 
     async def _put_off(self, con: Connection, row: asyncpg.Record, error: Exception) -> None:
         """Move a table whose due turn failed to fire out of the sweep for a while
         (1 s, then twice as long each time, up to `SWEEP_RETRY_MAX_S`)."""
         table_id = row["id"]
-        failures = self._sweep_failures.pop(table_id, 0) + 1
-        self._sweep_failures[table_id] = failures
-        while len(self._sweep_failures) > SWEEP_FAILURES_KEPT:
-            del self._sweep_failures[next(iter(self._sweep_failures))]
+        failures = self._failures.pop(table_id, 0) + 1
+        self._failures[table_id] = failures
+        while len(self._failures) > SWEEP_FAILURES_KEPT:
+            del self._failures[next(iter(self._failures))]
         delay_s = min(SWEEP_RETRY_MAX_S, SWEEP_RETRY_S * 2 ** min(failures - 1, 20))
         log.error(
             "sweep_table_failed",
@@ -225,4 +279,6 @@ class TableSweeper(TableStore):
             exc_info=error,
         )
         # Only if nobody moved the table meanwhile (the claim's lock is gone).
-        await con.execute(statements.PUT_OFF, table_id, row["version"], delay_s)
+        await statements.PUT_OFF.execute(
+            con, table_id=table_id, version=row["version"], delay_s=delay_s
+        )

@@ -1,171 +1,70 @@
-"""Tables as stateless actors over PostgreSQL.
+"""The table layer of one replica (`Tables`), its parts composed, each in the
+module named for it:
 
-Any replica can serve any table; what a replica keeps of a table between calls
-(`ParsedStates`) only saves work, and correctness never depends on it. `Tables`
-is what the service holds: creating a table (here), a player's move (`moves`:
-by compare-and-set, or under the table's row lock), the sweeper's timeouts and
-bot turns (`sweeper`), and reading a table, all over what they share (`store`).
-A call ends in a `Refusal` or what it `Committed` (`outcomes`); the SQL is in
-`statements`.
-"""
+- `store`: the tables' rows, and the one commit protocol every change of a table
+  goes through (`TableStore`);
+- `creation`: making a table (`TableCreation`);
+- `moves`: a player's move (`TableMoves`);
+- `sweeper`: the due turns, bots' moves and timeouts (`TableSweeper`);
+- `clockstop`: the turns' clock, stopped while nobody can reach the service
+  (`ClockStops`).
+
+They share the store and the house (`autoplay.House`: the deals, and what a
+table does by itself after a move)."""
 
 from __future__ import annotations
 
-import dataclasses
-import json
-import uuid
-from collections.abc import Sequence
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
 
-import asyncpg
-import grpc
+from services.common.db import Pool
 
-from services.common.db import Connection
-from services.common.wire.reasons import ServiceReason
-from services.common.wire.refusals import Refusal
-
-from . import eventlog, statements
+from .autoplay import House
+from .clockstop import BEAT_S, CLOCK_STOP_S, ClockStops
+from .creation import TableCreation
+from .fanout import Fanout
 from .moves import TableMoves
-from .outcomes import Committed, refusal_of
-from .rules import serial
-from .rules.actions import SYSTEM
-from .rules.engine import apply
-from .rules.errors import RuleError
-from .rules.levels import BotLevel
-from .rules.ruleset import TableOptions, effective_options
-from .rules.state import new_game
-from .seating import SeatPlayer
-from .store import timestamp, turn_deadline
+from .pacing import BotPace
+from .rules.ruleset import Ruleset
+from .store import TableStore
 from .sweeper import TableSweeper
 
 
-class Tables(TableMoves, TableSweeper):
-    """The tables this replica serves: `create`, `act`, `load` and `seats`, and the
-    sweeper's `due` and `sweep_once`."""
+@dataclass(frozen=True, slots=True)
+class Tables:
+    """The tables this replica serves."""
 
-    async def _clock(self, con: Connection, table_id: uuid.UUID) -> asyncpg.Record:
-        """The database's clock, and the table's version and last seq if it exists."""
-        row = await self._clocked(con, statements.CLOCK, table_id)
-        assert row is not None  # one row, always
-        return row
+    store: TableStore
+    creation: TableCreation
+    moves: TableMoves
+    sweeper: TableSweeper
+    clock: ClockStops
 
-    async def create(
-        self,
-        ruleset_name: str,
-        options: TableOptions,
-        players: Sequence[SeatPlayer],
+    @classmethod
+    def open(
+        cls,
+        pool: Pool,
+        fanout: Fanout,
         *,
-        deck_order: Sequence[int] | None = None,
-        table_id: uuid.UUID | None = None,
-        bot_level: BotLevel = BotLevel.NORMAL,
-    ) -> Committed:
-        """Make a table and deal its first round; its bot seats play at ``bot_level``."""
-        try:
-            ruleset = self._rulesets(ruleset_name)
-        except KeyError as error:
-            raise Refusal(
-                grpc.StatusCode.INVALID_ARGUMENT, ServiceReason.RULESET_UNKNOWN, str(error.args[0])
-            ) from None
-        if not ruleset.min_players <= len(players) <= ruleset.max_players:
-            raise Refusal(
-                grpc.StatusCode.INVALID_ARGUMENT,
-                ServiceReason.SEATS_INVALID,
-                f"A {ruleset.name} table seats {ruleset.min_players} to"
-                f" {ruleset.max_players} players.",
-            )
-        if len({p.player_id for p in players}) != len(players):
-            raise Refusal(
-                grpc.StatusCode.INVALID_ARGUMENT,
-                ServiceReason.SEATS_INVALID,
-                "A player can only take one seat.",
-            )
-        try:
-            options = effective_options(ruleset, options)
-        except ValueError as error:
-            raise Refusal(
-                grpc.StatusCode.INVALID_ARGUMENT, ServiceReason.OPTIONS_INVALID, str(error)
-            ) from None
-        if deck_order and not self._allow_test_decks:
-            raise Refusal(
-                grpc.StatusCode.PERMISSION_DENIED,
-                ServiceReason.TEST_DECK_REFUSED,
-                "This server does not accept an explicit deck order.",
-            )
-        table_id = table_id or uuid.uuid4()
-        players = [dataclasses.replace(p, bot_level=bot_level) if p.is_bot else p for p in players]
-        bots = [seat for seat, p in enumerate(players) if p.is_bot]
-        state = new_game(ruleset, len(players), options)
-        async with self._pool.acquire() as con:
-            # The insert finds out whether the table exists: the clock is read
-            # first only when this replica has not seen it lately.
-            now_ms = self._db_clock.now_ms()
-            clock = None
-            if now_ms is None:
-                clock = await self._clock(con, table_id)
-                now_ms = int(clock["now_ms"])
-            if clock is None or clock["version"] is None:
-                try:
-                    state, events = apply(
-                        state, SYSTEM, self._deal(state, deck_order or None), now_ms
-                    )
-                except RuleError as error:
-                    raise refusal_of(error) from None
-                seqs = list(range(1, len(events) + 1))
-                data = serial.dumps(state)
-                self._parsed.keep(table_id, data, state)
-                # One statement: the table, its seats and its first events.
-                created = await self._clocked(
-                    con,
-                    statements.CREATE,
-                    table_id,
-                    ruleset.name,
-                    json.dumps(options_json(options)),
-                    data,
-                    turn_deadline(state, bots, now_ms, self._bot_pace),
-                    seqs[-1],
-                    bots,
-                    [p.player_id for p in players],
-                    [p.display_name for p in players],
-                    [p.is_bot for p in players],
-                    seqs,
-                    [eventlog.kind_of(e) for e in events],
-                    [eventlog.encode(e) for e in events],
-                    timestamp(now_ms),
-                    bot_level.value,
-                )
-                assert created is not None  # one row, always
-                if created["made"]:
-                    self._parsed.committed(table_id, state, 1, seqs[-1])
-                    self._parsed.seat(table_id, players, bots)
-                    committed = Committed(
-                        table_id,
-                        1,
-                        seqs[-1],
-                        state,
-                        None,
-                        now_ms,
-                        tuple(zip(seqs, events, strict=True)),
-                        tuple(players),
-                    )
-                    self._published(committed)
-                    return committed
-            # Made before: a retried create (the caller chose the id, or sent the same
-            # request id), answered as the first time if it asks for the same table.
-            made = await con.fetchrow(statements.MADE, table_id)
-            seated = await self.seats(con, table_id)
-            if (
-                made is None
-                or made["ruleset"] != ruleset.name
-                or json.loads(made["options"]) != json.loads(json.dumps(options_json(options)))
-                or [seated[s] for s in sorted(seated)] != list(players)
-            ):
-                raise Refusal(
-                    grpc.StatusCode.ALREADY_EXISTS,
-                    ServiceReason.TABLE_EXISTS,
-                    "A different table already has this id.",
-                )
-            return Committed(table_id, 1, made["first_seq"] or 0, state, None, 0, ())
-
-
-def options_json(options: TableOptions) -> dict[str, int]:
-    """The effective options, as the matchmaker keys its queues by them."""
-    return dataclasses.asdict(options)
+        dsn: str,
+        rulesets: Callable[[str], Ruleset],
+        allow_test_decks: bool = False,
+        bot_pace: BotPace | None = None,
+        clock_stop_s: float = CLOCK_STOP_S,
+        beat_s: float = BEAT_S,
+        rng: random.Random | None = None,
+    ) -> Tables:
+        """The parts over one pool; ``dsn`` for the clock's own connection."""
+        pace = bot_pace or BotPace()
+        store = TableStore(pool, fanout, bot_pace=pace)
+        house = House(rng)
+        return cls(
+            store=store,
+            creation=TableCreation(
+                store, house, rulesets=rulesets, allow_test_decks=allow_test_decks
+            ),
+            moves=TableMoves(store, house),
+            sweeper=TableSweeper(store, house, bot_pace=pace, clock_stop_s=clock_stop_s),
+            clock=ClockStops(pool, dsn=dsn, clock_stop_s=clock_stop_s, beat_s=beat_s),
+        )

@@ -60,8 +60,9 @@ waiting for friends must not fill it and crowd out tickets that can be seated.""
 
 
 _COLUMNS = (
-    "id, player_id, display_name, family, table_size, rating, mode, invite_code, is_host,"
-    " accept_smaller_ms, fill_bots_ms, bot_level, ruleset, options, created_at, trace_parent,"
+    "id, player_id, display_name, family, table_size, rating, rating_deviation, mode,"
+    " invite_code, is_host, accept_smaller_ms, fill_bots_ms, bot_level, ruleset, options,"
+    " created_at, trace_parent,"
     " (extract(epoch from created_at) * 1000)::bigint AS created_ms"
 )
 
@@ -100,6 +101,7 @@ async def queued(con: Connection, limit: int, after: Place | None = None) -> Que
             r["invite_code"] is not None,
             r["is_host"],
             r["bot_level"],
+            deviation=r["rating_deviation"],
         )
         for r in rows
     ]

@@ -38,7 +38,7 @@ import structlog
 from services.common import metrics, tracing
 from services.common.db import Connection, Pool
 from services.common.errors import DB_ERRORS
-from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc
+from services.common.pb.rummy.internal.v1 import tables_pb2, tables_pb2_grpc
 from services.common.wire.bot_levels import level_message
 from services.game.rules import BotLevel
 
@@ -81,7 +81,7 @@ def backoff_s(interval: float, failures: int) -> float:
 @dataclass(frozen=True, slots=True)
 class Plan:
     table_id: uuid.UUID
-    request: game_pb2.CreateTableRequest
+    request: tables_pb2.CreateTableRequest
     seats: list[tuple[uuid.UUID, int]]
     traces: tuple[str, ...] = ()
     """The trace contexts its tickets were queued in, in seat order (see `tracing`)."""
@@ -91,16 +91,16 @@ def _plan(group: Group, queue: Queue) -> Plan:
     table_id = uuid.uuid4()
     ruleset, options = queue.games[group.tickets[0].family]
     players = [
-        game_pb2.SeatedPlayer(player_id=t.player_id, display_name=queue.names[t.ticket_id])
+        tables_pb2.SeatedPlayer(player_id=t.player_id, display_name=queue.names[t.ticket_id])
         for t in group.tickets
     ]
     players += [
-        game_pb2.SeatedPlayer(
+        tables_pb2.SeatedPlayer(
             player_id=f"bot-{uuid.uuid4().hex[:12]}", display_name=f"Bot {i + 1}", is_bot=True
         )
         for i in range(group.bots)
     ]
-    request = game_pb2.CreateTableRequest(
+    request = tables_pb2.CreateTableRequest(
         table_id=str(table_id),
         ruleset=ruleset,
         options=options,
@@ -120,16 +120,18 @@ class Matcher:
     def __init__(
         self,
         pool: Pool,
-        game: game_pb2_grpc.GameServiceStub,
+        game: tables_pb2_grpc.TableServiceAsyncStub,
         credential: Callable[[], tuple[tuple[str, str], ...]],
         *,
         interval: float = 0.1,
         batch: int = 2000,
+        give_up_s: float = GIVE_UP_S,
     ) -> None:
         self._pool = pool
         self.tables = TableMaker(game, credential)
         self._interval = interval
         self._batch = batch
+        self.give_up_s = give_up_s
         self.last_loop_s = 0.0
         self._after: Place | None = None
         """Where the next claim starts in the queue (None: at its oldest ticket)."""
@@ -244,31 +246,44 @@ class Matcher:
         return plans
 
     async def _finish(
-        self, con: Connection, plans: list[Plan], *, unreadable: Sequence[uuid.UUID] = ()
+        self,
+        con: Connection,
+        plans: list[Plan],
+        *,
+        wait: bool = True,
+        unreadable: Sequence[uuid.UUID] = (),
     ) -> None:
         """Create the tables, then settle their tickets in ``con``'s transaction.
-        ``unreadable``: matches (locked by the caller) whose request cannot be
-        read, given up at once."""
+        ``wait``: the calls wait for the game service if it is out of reach (see
+        `_create`). ``unreadable``: matches (locked by the caller) whose request
+        cannot be read, given up at once."""
         # Hold the matches while their tables are created: recover() on another
         # replica skips locked rows, so only a dead replica's matches are taken
         # over; and matches another replica completed meanwhile are left alone.
-        pending = {
-            r["table_id"]: r["overdue"]
+        left = {
+            r["table_id"]: r["left_s"]
             for r in await con.fetch(
-                "SELECT table_id, created_at < now() - make_interval(secs => $2) AS overdue"
+                "SELECT table_id, extract(epoch FROM created_at + make_interval(secs => $2)"
+                " - clock_timestamp())::float8 AS left_s"
                 " FROM matches WHERE table_id = ANY($1::uuid[]) AND state = 'creating'"
                 " FOR UPDATE",
                 [p.table_id for p in plans],
-                GIVE_UP_S,
+                self.give_up_s,
             )
         }
+        # Whether each match is overdue: its table is asked for once more, then
+        # the match is given up.
+        pending = {table_id: left_s <= 0 for table_id, left_s in left.items()}
         plans = [p for p in plans if p.table_id in pending]
         if not plans and not unreadable:
             return
+        # The calls wait for the game service as long as the soonest match to be
+        # given up has left (up to a call's timeout): none is held past its time.
+        soonest = min((left[p.table_id] for p in plans), default=0.0)
         with tracing.continuing(
             "create tables", [t for p in plans for t in p.traces], tables=len(plans)
         ):
-            outcomes = await self._create([p.request for p in plans])
+            outcomes = await self._create([p.request for p in plans], soonest if wait else 0.0)
         created = [p.table_id for p, ok in zip(plans, outcomes, strict=True) if ok is True]
         refused = [p.table_id for p, ok in zip(plans, outcomes, strict=True) if ok is False]
         given_up = [
@@ -277,7 +292,7 @@ class Matcher:
             if ok is None and pending[p.table_id]
         ] + list(unreadable)
         # A table refused (ALREADY_EXISTS: made by an earlier call, asked for in
-        # other words), or not answered for in GIVE_UP_S (an answer lost, then
+        # other words), or not answered for in `give_up_s` (an answer lost, then
         # the game service out of reach), may exist all the same: its players
         # sit there, and their tickets say so.
         found = await settling.made(con, refused + given_up)
@@ -292,7 +307,7 @@ class Matcher:
             log.error("matches_refused", tables=len(refused), tickets=len(ended))
             woken += ended
         if given_up:
-            # Not created in GIVE_UP_S (or the match cannot be read), and not
+            # Not created in `give_up_s` (or the match cannot be read), and not
             # found made: the tickets cannot go back to the queue, where a table
             # made after all would seat them twice. They end, saying why; a
             # player seated after all is told so on queueing again (ALREADY_SEATED).
@@ -317,27 +332,35 @@ class Matcher:
             unreadable: list[uuid.UUID] = []
             for r in rows:
                 try:
-                    request = game_pb2.CreateTableRequest.FromString(r["request"])
+                    request = tables_pb2.CreateTableRequest.FromString(r["request"])
                 except Exception:
                     log.exception("match_unreadable", table_id=str(r["table_id"]))
                     unreadable.append(r["table_id"])
                     continue
                 plans.append(Plan(r["table_id"], request, []))
-            await self._finish(con, plans, unreadable=unreadable)
+            # Without waiting for the game service: a replica that cannot reach
+            # it would otherwise hold the matches it took from the others while
+            # they can (and take them again at its next pass). Its own claims
+            # wait (see `_settle`): back, the game service is noticed at once.
+            await self._finish(con, plans, wait=False, unreadable=unreadable)
         return len(rows)
 
-    async def _create(self, requests: list[game_pb2.CreateTableRequest]) -> list[bool | None]:
-        """`TableMaker.create_all`. A fault of its own (not a refusal: something
-        nobody planned for) has each table asked for alone; one that fails so
-        is asked for again later, until its match is given up (GIVE_UP_S), as a
-        table the game service keeps failing is: it holds up no other."""
+    async def _create(
+        self, requests: list[tables_pb2.CreateTableRequest], ready_within_s: float
+    ) -> list[bool | None]:
+        """`TableMaker.create_all`, its calls waiting up to ``ready_within_s`` for
+        the game service to be reachable (0: failing at once). A fault of its own
+        (not a refusal: something nobody planned for) has each table asked for
+        alone; one that fails so is asked for again later, until its match is
+        given up (`give_up_s`), as a table the game service keeps failing is: it
+        holds up no other."""
         if not requests:
             return []
         try:
-            return await self.tables.create_all(requests)
+            return await self.tables.create_all(requests, ready_within_s=ready_within_s)
         except Exception:
             log.exception("create_tables_crashed", table_ids=[r.table_id for r in requests])
             if len(requests) == 1:
                 return [None]
-        alone = await asyncio.gather(*(self._create([r]) for r in requests))
+        alone = await asyncio.gather(*(self._create([r], ready_within_s) for r in requests))
         return [ok for (ok,) in alone]

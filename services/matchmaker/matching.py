@@ -2,8 +2,9 @@
 
 FIFO by default: the oldest ticket is seated first, with the oldest companions
 that fit. A rating queue only seats players whose ratings are within a window
-that widens with time waited, so nobody waits for ever. A ticket may accept a
-smaller table, or bots in its empty seats, after waits it chose itself.
+that is wider while a rating is still unsure (its deviation large) and widens
+with time waited, so nobody waits for ever. A ticket may accept a smaller
+table, or bots in its empty seats, after waits it chose itself.
 """
 
 from __future__ import annotations
@@ -12,9 +13,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 RATING_WINDOW = 100.0
-"""Rating gap accepted at once in a rating queue (Elo points)."""
+"""Rating gap accepted at once in a rating queue (points on Elo's scale), at the
+least: a settled rating's window."""
+WINDOW_DEVIATIONS = 2.0
+"""A rating's window at once spans this many deviations when that is wider than
+`RATING_WINDOW`: a newcomer's (deviation about 246) about 490 points, anyone
+whose skill is still plausibly theirs; a settled one's (about 43) 100."""
 RATING_WIDENING = 25.0
-"""Extra gap accepted per second waited: after 30 s, 850 points, nearly anyone."""
+"""Extra gap accepted per second waited: after 30 s, 750 points more, nearly anyone."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +38,8 @@ class Waiting:
     is_host: bool = False
     bot_level: str = "normal"
     """How well the bots it asks for play (the host's decides a private table)."""
+    deviation: float = 0.0
+    """The rating's deviation (`services.common.rating`): 0 takes it as settled."""
 
     def waited(self, now_ms: int) -> int:
         return max(0, now_ms - self.created_ms)
@@ -59,7 +67,9 @@ class Waiting:
         return bool(self.fill_bots_ms) and self.waited(now_ms) >= self.fill_bots_ms
 
     def window(self, now_ms: int) -> float:
-        return RATING_WINDOW + RATING_WIDENING * self.waited(now_ms) / 1000
+        """The rating gap this ticket accepts now."""
+        at_once = max(RATING_WINDOW, WINDOW_DEVIATIONS * self.deviation)
+        return at_once + RATING_WIDENING * self.waited(now_ms) / 1000
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,6 +9,7 @@ import uuid
 import asyncpg
 
 from services.common.db import Connection, Pool
+from services.common.rating import DEFAULT_DEVIATION, DEFAULT_RATING
 
 from .aftercommit import transaction
 from .endings import ENDED, HOST_LEFT, close_private, record_ended
@@ -20,6 +21,12 @@ INVITE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 LIVE_INVITE_INDEX = "tickets_live_invite_idx"
 """The unique index that keeps waiting private tables' codes apart."""
 LIVE = ("queued", "matching")
+REPLACING = int.from_bytes(b"rplc")
+"""The first key of the transaction lock one player's replacing Enqueue calls take
+in turn (the second: a hash of the player's id)."""
+REPLACE_ATTEMPTS = 3
+"""Tickets a replacing call replaces at most: the live one, then any that plain
+Enqueue calls of the same player stored meanwhile."""
 STARTED_RECENTLY_S = 600.0
 """How long after a private table started its code still answers that the table
 is full (a friend arriving late), and not that no table has that code."""
@@ -66,6 +73,7 @@ async def insert(
     family: str,
     mode: str,
     rating: float,
+    rating_deviation: float = DEFAULT_DEVIATION,
     ttl_s: float,
     invite_code: str | None = None,
     is_host: bool = False,
@@ -96,6 +104,7 @@ async def insert(
         ttl_s,
         bot_level,
         trace_parent,
+        rating_deviation,
     )
     async with transaction(con):
         row = await (_replace if replace else _add)(con, player_id, values)
@@ -128,52 +137,66 @@ async def _add(con: Connection, player_id: str, values: tuple[object, ...]) -> T
 
 
 async def _replace(con: Connection, player_id: str, values: tuple[object, ...]) -> TicketRow:
+    # The player's replacing calls take turns: each one's statements see the
+    # ticket the one before it stored, and it replaces that ticket in turn, so
+    # calls at once settle as calls one after the other would: every one queues,
+    # and the last one's ticket is the one left.
+    await con.execute("SELECT pg_advisory_xact_lock($1, hashtext($2))", REPLACING, player_id)
+    for _ in range(REPLACE_ATTEMPTS):
+        await _end_live(con, player_id)
+        try:
+            # A savepoint: when a plain Enqueue of the same player wins the unique
+            # index meanwhile, this transaction goes on, and replaces that ticket too.
+            async with con.transaction():
+                row = await con.fetchrow(f"{_INSERT} RETURNING {COLUMNS}", *values)
+        except asyncpg.UniqueViolationError:
+            continue
+        assert row is not None
+        return TicketRow.of(row)
+    raise AlreadyQueued(str(await _live(con, player_id)))
+
+
+async def _end_live(con: Connection, player_id: str) -> None:
+    """Cancel the player's live ticket, if any; `BeingSeated` if its table is being
+    set up. Its stream is told at commit."""
     live = await con.fetchrow(
         "SELECT id, state FROM tickets WHERE player_id = $1 AND state = ANY($2::text[]) FOR UPDATE",
         player_id,
         list(LIVE),
     )
-    if live is not None:
-        if live["state"] != "queued":
-            raise BeingSeated(str(live["id"]))
-        replaced = await con.fetchrow(
-            "UPDATE tickets SET state = 'cancelled', ended_at = now(),"
-            " end_message = 'Replaced by a new ticket.' WHERE id = $1"
-            f" RETURNING {ENDED}, invite_code, is_host",
-            live["id"],
-        )
-        assert replaced is not None  # locked above
-        record_ended([replaced], "cancelled")
-        ended = [live["id"]]
-        if replaced["is_host"] and replaced["invite_code"]:
-            ended += await close_private(con, [replaced["invite_code"]], HOST_LEFT)
-        # Delivered at commit: the replaced ticket's stream ends at once.
-        await notify(con, ended)
-    try:
-        # A savepoint: when a concurrent Enqueue of the same player wins the
-        # unique index, the lookup below still runs in this transaction.
-        async with con.transaction():
-            row = await con.fetchrow(f"{_INSERT} RETURNING {COLUMNS}", *values)
-    except asyncpg.UniqueViolationError:
-        raise AlreadyQueued(str(await _live(con, player_id))) from None
-    assert row is not None
-    return TicketRow.of(row)
+    if live is None:
+        return
+    if live["state"] != "queued":
+        raise BeingSeated(str(live["id"]))
+    replaced = await con.fetchrow(
+        "UPDATE tickets SET state = 'cancelled', ended_at = now(),"
+        " end_message = 'Replaced by a new ticket.' WHERE id = $1"
+        f" RETURNING {ENDED}, invite_code, is_host",
+        live["id"],
+    )
+    assert replaced is not None  # locked above
+    record_ended([replaced], "cancelled")
+    ended = [live["id"]]
+    if replaced["is_host"] and replaced["invite_code"]:
+        ended += await close_private(con, [replaced["invite_code"]], HOST_LEFT)
+    # Delivered at commit: the replaced ticket's stream ends at once.
+    await notify(con, ended)
 
 
 _INSERT = (
     "INSERT INTO tickets (id, player_id, display_name, table_size, ruleset, options, family,"
     " mode, rating, invite_code, is_host, accept_smaller_ms, fill_bots_ms, expires_at,"
-    " bot_level, trace_parent) VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9, $10, $11,"
-    " $12, $13, now() + make_interval(secs => $14), $15, $16)"
+    " bot_level, trace_parent, rating_deviation) VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7,"
+    " $8, $9, $10, $11, $12, $13, now() + make_interval(secs => $14), $15, $16, $17)"
 )
 
 
 _QUEUE_AT_ONCE = (
     "INSERT INTO tickets (id, player_id, display_name, table_size, ruleset, options, family,"
     " mode, rating, invite_code, is_host, accept_smaller_ms, fill_bots_ms, expires_at,"
-    " bot_level, trace_parent) SELECT $1, $2, coalesce(p.display_name, ''), $3, $4, $5::jsonb,"
-    " $6, $7, coalesce(p.rating, 1500), $8, $9, $10, $11, now() + make_interval(secs => $12),"
-    " $13, $14"
+    " bot_level, trace_parent, rating_deviation) SELECT $1, $2, coalesce(p.display_name, ''),"
+    " $3, $4, $5::jsonb, $6, $7, coalesce(p.rating, $15), $8, $9, $10, $11,"
+    " now() + make_interval(secs => $12), $13, $14, coalesce(p.rating_deviation, $16)"
     " FROM (SELECT 1) AS one LEFT JOIN players p ON p.id = $2"
     " WHERE NOT EXISTS (SELECT 1 FROM table_seats s JOIN tables t ON t.id = s.table_id"
     " WHERE s.player_id = $2 AND s.left_at IS NULL AND t.status = 'active')"
@@ -225,6 +248,8 @@ async def queue_at_once(
         ttl_s,
         bot_level,
         trace_parent,
+        DEFAULT_RATING,
+        DEFAULT_DEVIATION,
     )
     return None if row is None else TicketRow.of(row)
 

@@ -43,6 +43,27 @@ def table_wanted(
     return ruleset, effective_options(ruleset, request.options)
 
 
+_MODES: dict[int, str] = {
+    mm.MATCH_MODE_UNSPECIFIED: "fifo",
+    mm.MATCH_MODE_FIFO: "fifo",
+    mm.MATCH_MODE_RATING: "rating",
+}
+
+
+def match_mode_wanted(value: int) -> str:
+    """How a queueing request asks its players to be picked, checked: unspecified is
+    first come, first served. A mode this build does not know (a newer client's, or
+    garbage) is refused, never read as the default."""
+    mode = _MODES.get(value)
+    if mode is None:
+        raise Refusal(
+            grpc.StatusCode.INVALID_ARGUMENT,
+            ServiceReason.MATCH_MODE_INVALID,
+            "Players are matched first come, first served or by rating: choose one of these.",
+        )
+    return mode
+
+
 def bot_level_wanted(value: int) -> BotLevel:
     """The level of the bots a queueing request asks for, checked: unspecified is
     normal (a person's table)."""

@@ -21,14 +21,15 @@ from services.common.health import HealthMonitor
 from services.common.interceptors import Gate
 from services.common.limits import Limits
 from services.common.looplag import LoopLag
-from services.common.pb.rummy.v1 import (
-    game_pb2_grpc,
-    matchmaker_pb2,
-    matchmaker_pb2_grpc,
-)
+from services.common.pb.rummy.admin.v1 import admin_pb2, admin_pb2_grpc
+from services.common.pb.rummy.internal.v1 import tables_pb2_grpc
+from services.common.pb.rummy.v1 import matchmaker_pb2, matchmaker_pb2_grpc
 from services.common.serving import serve, server_options
 
-from .matcher import Matcher
+from . import retention
+from .admin_servicer import QueueAdminServicer
+from .game_channel import Reconnect, open_game_channel
+from .matcher import GIVE_UP_S, Matcher
 from .servicer import MatchmakerServicer
 from .wakeups import CHANNEL, Wakeups
 
@@ -70,6 +71,14 @@ class MatchmakerConfig:
     listen_answer_s: float = LISTEN_ANSWER_S
     """How long the checked LISTEN connection may take to answer before it is replaced."""
     limits: Limits = field(default_factory=Limits)
+    event_retention_days: int = 30
+    """Ended tickets and settled matches older than this are purged (0: never)."""
+    purge_interval_s: float = 600.0
+    give_up_s: float = GIVE_UP_S
+    """How long a match waits for its table before its tickets end, unmatched."""
+    reconnect: Reconnect = field(default_factory=Reconnect)
+    """How the channel to the game service connects again after losing it: far
+    more often than a match waits (`give_up_s`)."""
 
 
 class Credential:
@@ -112,16 +121,14 @@ class MatchmakerServer:
             config.dsn, max_size=config.pool_size, idle_in_transaction_s=SETTLE_IDLE_S
         )
         await migrate(pool)
-        # Round robin over every address the (headless) game Service resolves to;
-        # the game servers' max connection age makes the channel re-resolve.
-        self._game_channel = grpc.aio.insecure_channel(
-            config.game_target,
-            options=[("grpc.lb_policy_name", "round_robin")],
-            interceptors=tracing.client_interceptors(),
-        )
-        game = game_pb2_grpc.GameServiceStub(self._game_channel)
+        self._game_channel = open_game_channel(config.game_target, config.reconnect)
+        game = tables_pb2_grpc.TableServiceStub(self._game_channel)
         self.matcher = Matcher(
-            pool, game, Credential(config.secret), interval=config.match_interval
+            pool,
+            game,
+            Credential(config.secret),
+            interval=config.match_interval,
+            give_up_s=config.give_up_s,
         )
         self._gate = Gate(config.limits, secret=config.secret)
         server = grpc.aio.server(
@@ -135,6 +142,7 @@ class MatchmakerServer:
             ticket_ttl_s=config.ticket_ttl_s,
         )
         matchmaker_pb2_grpc.add_MatchmakerServiceServicer_to_server(self._servicer, server)
+        admin_pb2_grpc.add_QueueAdminServiceServicer_to_server(QueueAdminServicer(pool), server)
         self.port, self.health = await serve(
             server,
             matchmaker_pb2.DESCRIPTOR.services_by_name["MatchmakerService"].full_name,
@@ -142,11 +150,16 @@ class MatchmakerServer:
             secret=config.secret,
             health_servicer=self._health,
             address=config.address,
+            beside=[admin_pb2.DESCRIPTOR.services_by_name["QueueAdminService"].full_name],
         )
         self._server = server
         self._tasks.append(asyncio.create_task(self._listen(), name="ticket-listener"))
         if matching:
             self._tasks.append(asyncio.create_task(self.matcher.run(), name="matcher"))
+        purging = retention.run(
+            pool, keep_days=config.event_retention_days, interval_s=config.purge_interval_s
+        )
+        self._tasks.append(asyncio.create_task(purging, name="retention"))
         self.loop_lag.start()
         log.info("matchmaker_started", port=self.port)
 

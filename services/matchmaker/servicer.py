@@ -17,6 +17,7 @@ from services.common.errors import DB_ERRORS
 from services.common.identity import require_player
 from services.common.pb.rummy.v1 import matchmaker_pb2 as mm
 from services.common.pb.rummy.v1 import matchmaker_pb2_grpc
+from services.common.rating import DEFAULT_DEVIATION, DEFAULT_RATING
 from services.common.wire.reasons import ServiceReason
 from services.common.wire.refusals import Refusal
 
@@ -27,6 +28,7 @@ from .queueing import AlreadyQueued, AlreadySeated, BeingSeated
 from .request_checks import (
     bot_level_wanted,
     invite_not_found,
+    match_mode_wanted,
     table_full,
     table_wanted,
     wait_wanted,
@@ -56,7 +58,7 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
 
     # --- helpers ------------------------------------------------------------
 
-    async def _guarded(self, context: grpc.aio.ServicerContext, work: Any) -> Any:
+    async def _guarded(self, context: grpc.aio.ServicerContext[Any, Any], work: Any) -> Any:
         try:
             return await work
         except Refusal as refused:
@@ -172,7 +174,7 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
         if seated is not None:
             raise self._seated(seated)
         profile = await con.fetchrow(
-            "SELECT display_name, rating FROM players WHERE id = $1", player
+            "SELECT display_name, rating, rating_deviation FROM players WHERE id = $1", player
         )
         try:
             return await queueing.insert(
@@ -184,7 +186,8 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
                 options=options,
                 family=family,
                 mode=mode,
-                rating=profile["rating"] if profile else 1500.0,
+                rating=profile["rating"] if profile else DEFAULT_RATING,
+                rating_deviation=profile["rating_deviation"] if profile else DEFAULT_DEVIATION,
                 ttl_s=self._ttl,
                 replace=replace,
                 ticket_id=ticket_id,
@@ -218,13 +221,13 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
     # --- RPCs -------------------------------------------------------------------
 
     async def Enqueue(
-        self, request: mm.EnqueueRequest, context: grpc.aio.ServicerContext
+        self, request: mm.EnqueueRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> AsyncIterator[mm.EnqueueResponse]:
         player = await require_player(context)
 
         async def start() -> TicketRow:
             ruleset, options = table_wanted(request)
-            mode = "rating" if request.mode == mm.MATCH_MODE_RATING else "fifo"
+            mode = match_mode_wanted(request.mode)
             family = f"{ruleset}|{mode}|{json.dumps(options, sort_keys=True)}"
             return await self._queue(
                 player,
@@ -248,7 +251,7 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
             yield update
 
     async def CreatePrivateTable(
-        self, request: mm.CreatePrivateTableRequest, context: grpc.aio.ServicerContext
+        self, request: mm.CreatePrivateTableRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> AsyncIterator[mm.CreatePrivateTableResponse]:
         player = await require_player(context)
 
@@ -286,7 +289,7 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
             yield update
 
     async def JoinPrivateTable(
-        self, request: mm.JoinPrivateTableRequest, context: grpc.aio.ServicerContext
+        self, request: mm.JoinPrivateTableRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> AsyncIterator[mm.JoinPrivateTableResponse]:
         player = await require_player(context)
 
@@ -336,7 +339,7 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
         return row
 
     async def GetTicket(
-        self, request: mm.GetTicketRequest, context: grpc.aio.ServicerContext
+        self, request: mm.GetTicketRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> mm.GetTicketResponse:
         player = await require_player(context)
 
@@ -351,7 +354,7 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
         return result
 
     async def Cancel(
-        self, request: mm.CancelRequest, context: grpc.aio.ServicerContext
+        self, request: mm.CancelRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> mm.CancelResponse:
         player = await require_player(context)
 

@@ -1,5 +1,6 @@
-"""The authorization matrix: every RPC of GameService and MatchmakerService called
-with another player's token, an expired one, a forged one and none."""
+"""The authorization matrix: every RPC of GameService, MatchmakerService and the
+services' TableService called with another player's token, an expired one, a
+forged one and none."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from google.protobuf import symbol_database
 
 from services.common.auth import issue_token
 from services.common.errors import error_info
+from services.common.pb.rummy.internal.v1 import tables_pb2
 from services.common.pb.rummy.v1 import game_pb2, matchmaker_pb2
 from tests.game.harness import SECRET, create_table, login
 from tests.matchmaker.harness import backend, stub
@@ -101,7 +103,12 @@ async def test_every_rpc_refuses_bad_or_foreign_credentials(fresh_dsn: str) -> N
                 "forged": ((("authorization", f"Bearer {forged}"),), (UNAUTH, "TOKEN_INVALID")),
             }
             checked = 0
-            for module, channel in ((game_pb2, game_channel), (matchmaker_pb2, mm_channel)):
+            served = (
+                (game_pb2, game_channel),
+                (tables_pb2, game_channel),
+                (matchmaker_pb2, mm_channel),
+            )
+            for module, channel in served:
                 for service in module.DESCRIPTOR.services_by_name.values():
                     for method in service.methods:
                         request = _request(method, table_id, ticket_id)
@@ -115,7 +122,7 @@ async def test_every_rpc_refuses_bad_or_foreign_credentials(fresh_dsn: str) -> N
                         got = await _call(channel, service, method, request, outsider.auth)
                         assert got == expected, (method.name, "another player", got)
                         checked += 1
-            assert checked >= 4 * 13 + 3 * 5
+            assert checked >= 4 * (12 + 2 + 2) + 3 * 3
             stream.cancel()
         finally:
             await game_channel.close()

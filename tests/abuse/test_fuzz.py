@@ -25,6 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from services.common.limits import Limits
+from services.common.pb.rummy.internal.v1 import tables_pb2
 from services.common.pb.rummy.v1 import auth_pb2, game_pb2, matchmaker_pb2, player_pb2
 from services.matchmaker.server import MatchmakerConfig, MatchmakerServer
 from tests.game.harness import (
@@ -46,6 +47,7 @@ NO_LIMITS = Limits(player_rate=0, peer_rate=0, streams_per_player=0, streams_per
 """The fuzzer calls faster than any player; the limits have tests of their own."""
 
 GAME = game_pb2.DESCRIPTOR.services_by_name["GameService"]
+TABLES = tables_pb2.DESCRIPTOR.services_by_name["TableService"]
 AUTH = auth_pb2.DESCRIPTOR.services_by_name["AuthService"]
 MATCHMAKER = matchmaker_pb2.DESCRIPTOR.services_by_name["MatchmakerService"]
 PLAYER = player_pb2.DESCRIPTOR.services_by_name["PlayerService"]
@@ -63,7 +65,7 @@ class Rpc:
 
 
 RPCS = [
-    *(Rpc("game", m) for m in (*GAME.methods, *PLAYER.methods, *AUTH.methods)),
+    *(Rpc("game", m) for m in (*GAME.methods, *TABLES.methods, *PLAYER.methods, *AUTH.methods)),
     *(Rpc("matchmaker", m) for m in (*MATCHMAKER.methods, *AUTH.methods)),
 ]
 

@@ -58,7 +58,7 @@ async def front(
     def unary(method: str) -> Any:
         call = behind(method).unary_unary(method)
 
-        async def handle(request: bytes, context: grpc.aio.ServicerContext) -> bytes:
+        async def handle(request: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> bytes:
             try:
                 reply: bytes = await call(request, metadata=context.invocation_metadata())
             except grpc.aio.AioRpcError as error:
@@ -74,7 +74,9 @@ async def front(
         if fails is not None and fails.first is not None and asked[method] > fails.first:
             fails = None
 
-        async def handle(request: bytes, context: grpc.aio.ServicerContext) -> AsyncIterator[bytes]:
+        async def handle(
+            request: bytes, context: grpc.aio.ServicerContext[Any, Any]
+        ) -> AsyncIterator[bytes]:
             if fails is not None and fails.after == 0:
                 await context.abort(fails.code, fails.details)
             call = behind(method).unary_stream(method)(

@@ -30,11 +30,10 @@ from clients.cli.cards import Style
 from clients.cli.connection import Connection
 from clients.cli.identity import Identity
 from services.common.limits import Limits
+from services.common.pb.rummy.internal.v1 import tables_pb2, tables_pb2_grpc
 from services.common.pb.rummy.v1 import (
     auth_pb2,
     auth_pb2_grpc,
-    game_pb2,
-    game_pb2_grpc,
     table_pb2,
 )
 from services.game.server import GameServer
@@ -186,18 +185,18 @@ async def seat_with_a_bot(
     config_dir.mkdir(parents=True, exist_ok=True)
     (config_dir / "device_id").write_text(device)
     reply = await sign_in(running, device, "Sam")
-    other = game_pb2.SeatedPlayer(player_id="bot-cli", display_name="Bot", is_bot=True)
+    other = tables_pb2.SeatedPlayer(player_id="bot-cli", display_name="Bot", is_bot=True)
     if opponent is not None:
-        other = game_pb2.SeatedPlayer(player_id=opponent.player_id, display_name="Pia")
-    players = [game_pb2.SeatedPlayer(player_id=reply.player_id, display_name="Sam"), other]
-    request = game_pb2.CreateTableRequest(
+        other = tables_pb2.SeatedPlayer(player_id=opponent.player_id, display_name="Pia")
+    players = [tables_pb2.SeatedPlayer(player_id=reply.player_id, display_name="Sam"), other]
+    request = tables_pb2.CreateTableRequest(
         ruleset=ruleset,
         options=options,
         players=players[::-1] if opponent_first else players,
         deck_order=order,
     )
     async with grpc.aio.insecure_channel(running.game_address) as channel:
-        made = await game_pb2_grpc.GameServiceStub(channel).CreateTable(
+        made = await tables_pb2_grpc.TableServiceStub(channel).CreateTable(
             request, metadata=service_auth()
         )
     return str(made.table_id)

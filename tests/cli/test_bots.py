@@ -14,7 +14,8 @@ import pytest
 from clients.cli.bots import BotPlayer, Stats
 from clients.cli.matchmaking import QueueChoice
 from services.common.limits import Limits
-from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc, table_pb2
+from services.common.pb.rummy.internal.v1 import tables_pb2, tables_pb2_grpc
+from services.common.pb.rummy.v1 import table_pb2
 from services.game.rules.actions import DrawStock
 from services.game.rules.ruleset import CONTRACT
 
@@ -120,13 +121,15 @@ async def test_a_bot_claims_a_passed_over_discard_that_it_wants(fresh_dsn: str) 
                 (bot.conn.player_id, "Bot"),
                 (other.player_id, "Other"),
             ]
-            created = await game_pb2_grpc.GameServiceStub(channel).CreateTable(
-                game_pb2.CreateTableRequest(
+            created = await tables_pb2_grpc.TableServiceStub(channel).CreateTable(
+                tables_pb2.CreateTableRequest(
                     ruleset="contract",
                     options=table_pb2.TableOptions(
                         turn_timer_ms=LONG_TURNS_MS, claim_window_ms=60_000
                     ),
-                    players=[game_pb2.SeatedPlayer(player_id=p, display_name=n) for p, n in seated],
+                    players=[
+                        tables_pb2.SeatedPlayer(player_id=p, display_name=n) for p, n in seated
+                    ],
                     deck_order=scripted_order([*WANTS_QD, HANDS[2]], "QD", "KS", ruleset=CONTRACT),
                 ),
                 metadata=service_auth(),

@@ -24,6 +24,7 @@ from services.common.identity import (
 )
 from services.common.interceptors import Gate
 from services.common.limits import Limits
+from services.common.pb.rummy.internal.v1 import tables_pb2, tables_pb2_grpc
 from services.common.pb.rummy.v1 import (
     auth_pb2,
     auth_pb2_grpc,
@@ -50,11 +51,13 @@ class Auth(auth_pb2_grpc.AuthServiceServicer):
         return auth_pb2.LoginResponse(token=token, player_id=request.device_id)
 
 
-class Game(game_pb2_grpc.GameServiceServicer):
-    async def CreateTable(self, request: Any, context: Any) -> game_pb2.CreateTableResponse:
+class Tables(tables_pb2_grpc.TableServiceServicer):
+    async def CreateTable(self, request: Any, context: Any) -> tables_pb2.CreateTableResponse:
         claims = await require_service(context)
-        return game_pb2.CreateTableResponse(table_id=claims.subject)
+        return tables_pb2.CreateTableResponse(table_id=claims.subject)
 
+
+class Game(game_pb2_grpc.GameServiceServicer):
     async def GetTable(self, request: Any, context: Any) -> game_pb2.GetTableResponse:
         player_id = await require_player(context)
         if request.table_id == "boom":
@@ -98,6 +101,7 @@ async def channel() -> AsyncIterator[grpc.aio.Channel]:
     )
     auth_pb2_grpc.add_AuthServiceServicer_to_server(Auth(), server)
     game_pb2_grpc.add_GameServiceServicer_to_server(Game(), server)
+    tables_pb2_grpc.add_TableServiceServicer_to_server(Tables(), server)
     matchmaker_pb2_grpc.add_MatchmakerServiceServicer_to_server(Matchmaker(), server)
     health_pb2_grpc.add_HealthServicer_to_server(health.aio.HealthServicer(), server)
     names = (
@@ -258,14 +262,15 @@ async def test_concurrent_callers_never_see_each_other(channel: grpc.aio.Channel
 
 async def test_service_credential_for_internal_calls(channel: grpc.aio.Channel) -> None:
     game = game_pb2_grpc.GameServiceStub(channel)
+    tables = tables_pb2_grpc.TableServiceStub(channel)
     service = issue_service_token("matchmaker", secret=SECRET, now=time.time())
-    created = await game.CreateTable(
-        game_pb2.CreateTableRequest(), metadata=bearer(service), timeout=TIMEOUT_S
+    created = await tables.CreateTable(
+        tables_pb2.CreateTableRequest(), metadata=bearer(service), timeout=TIMEOUT_S
     )
     assert created.table_id == "matchmaker"
 
-    as_player = game.CreateTable(
-        game_pb2.CreateTableRequest(), metadata=bearer(player_token("p")), timeout=TIMEOUT_S
+    as_player = tables.CreateTable(
+        tables_pb2.CreateTableRequest(), metadata=bearer(player_token("p")), timeout=TIMEOUT_S
     )
     assert await refusal(as_player) == (
         grpc.StatusCode.PERMISSION_DENIED,

@@ -32,7 +32,7 @@ async def auth(fresh_dsn: str):  # type: ignore[no-untyped-def]
     ],
 )
 async def test_a_device_id_outside_the_contract_is_refused(
-    auth: auth_pb2_grpc.AuthServiceStub, device: str
+    auth: auth_pb2_grpc.AuthServiceAsyncStub, device: str
 ) -> None:
     code, reason = await refused(
         auth.Login(auth_pb2.LoginRequest(device_id=device, display_name="Ana"))
@@ -41,7 +41,7 @@ async def test_a_device_id_outside_the_contract_is_refused(
 
 
 async def test_a_device_id_is_one_player_exactly_as_sent(
-    auth: auth_pb2_grpc.AuthServiceStub,
+    auth: auth_pb2_grpc.AuthServiceAsyncStub,
 ) -> None:
     device = "cli-0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"
     first = await auth.Login(auth_pb2.LoginRequest(device_id=device, display_name="  Ana  "))
@@ -52,7 +52,9 @@ async def test_a_device_id_is_one_player_exactly_as_sent(
     assert (await auth.Login(auth_pb2.LoginRequest(device_id=widest, display_name="Cy"))).token
 
 
-async def test_the_refusal_says_what_a_device_id_is(auth: auth_pb2_grpc.AuthServiceStub) -> None:
+async def test_the_refusal_says_what_a_device_id_is(
+    auth: auth_pb2_grpc.AuthServiceAsyncStub,
+) -> None:
     with pytest.raises(grpc.aio.AioRpcError) as failure:
         await auth.Login(auth_pb2.LoginRequest(device_id="appareil-é-1234", display_name="Zoé"))
     assert "8 to 128" in (failure.value.details() or "")

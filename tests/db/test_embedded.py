@@ -12,7 +12,7 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from services.common.db import EmbeddedPostgres, resolve_database
+from services.common.db import EmbeddedPostgres, EmbeddedPostgresError, _cluster, resolve_database
 from services.common.db._service_user import ensure_system_user
 
 as_root = pytest.mark.skipif(os.geteuid() != 0, reason="exercises the run-as-root path")
@@ -145,3 +145,20 @@ def test_root_copies_binaries_it_cannot_reach() -> None:
     finally:
         shutil.rmtree(private, ignore_errors=True)
         shutil.rmtree(copy_root, ignore_errors=True)
+
+
+def test_a_data_folder_of_another_user_is_refused_in_one_line(tmp_path: Path) -> None:
+    """Before: initdb's or the server's own words about permissions, after a wait."""
+    folder = tmp_path / "pg"
+    folder.mkdir()
+    mine = folder.stat().st_uid
+    other = mine + 1 if mine else 1  # the check is made as a user who does not own it
+    with pytest.raises(EmbeddedPostgresError) as refused:
+        _cluster.check_owner(folder, me=other)
+    message = str(refused.value)
+    assert "\n" not in message
+    assert str(folder) in message and "RUMMY_DATA_DIR" in message
+    assert "belongs to user" in message
+    _cluster.check_owner(folder, me=mine)  # its owner may
+    _cluster.check_owner(folder, me=0)  # root hands it to the service user
+    _cluster.check_owner(tmp_path / "missing", me=other)  # a folder still to be made

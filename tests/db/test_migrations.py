@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import math
 from pathlib import Path
 
 import asyncpg
 import pytest
 
-from services.common import migrate_cli
+from services.common import migrate_cli, rating
 from services.common.db import (
     DEFAULT_DATA_DIR,
     ChecksumMismatchError,
@@ -236,3 +237,67 @@ def test_migrate_keeps_the_embedded_data_where_the_servers_do(
     assert migrate_cli.parser().parse_args(["--data-dir", "x"]).data_dir == "x"
     monkeypatch.delenv("RUMMY_DATA_DIR")
     assert migrate_cli.parser().parse_args([]).data_dir == str(DEFAULT_DATA_DIR)
+
+
+async def test_elo_ratings_are_carried_over_to_plackett_luce(fresh_dsn: str) -> None:
+    """0013_openskill: the mean is the former Elo rating; the deviation is
+    `rating.carried_over_deviation` of the games behind it (`rating.games_behind`:
+    the rated tables on record, or what the rating's distance from 1500 needs)."""
+    before = [m for m in load_migrations() if m.version < 13]
+    conn = await asyncpg.connect(fresh_dsn)
+    try:
+        await migrate(conn, migrations=before)
+        olds = {"new": 1500.0, "played": 1532.5, "purged": 1371.0, "trained": 1500.0}
+        for player, old in olds.items():
+            await conn.execute("INSERT INTO players (id, rating) VALUES ($1, $2)", player, old)
+        on_record = {"played": 3, "purged": 1}
+
+        async def finished(seated: list[str], *, bots: int = 0) -> None:
+            table_id = await conn.fetchval(
+                "INSERT INTO tables (ruleset, state, status, finished_at)"
+                " VALUES ('cafe', '\\x00', 'finished', now()) RETURNING id"
+            )
+            for seat, player in enumerate([*seated, *(f"bot{i}" for i in range(bots))]):
+                await conn.execute(
+                    "INSERT INTO table_seats (table_id, seat, player_id, is_bot)"
+                    " VALUES ($1, $2, $3, $4)",
+                    table_id,
+                    seat,
+                    player,
+                    seat >= len(seated),
+                )
+
+        await finished(["played", "purged"])
+        await finished(["played", "x"])
+        await finished(["played", "y", "z"])
+        await finished(["trained"], bots=2)  # training tables rate nobody
+        await finished(["trained", "played"], bots=1)
+        await conn.execute(
+            "INSERT INTO tables (ruleset, state) VALUES ('cafe', '\\x00')"
+        )  # unfinished: not a game played
+        await conn.execute(
+            "INSERT INTO tickets (id, player_id, table_size, ruleset, options, family, mode,"
+            " rating, expires_at) VALUES (gen_random_uuid(), 'played', 2, 'cafe', '{}',"
+            " 'cafe|rating|{}', 'rating', 1532.5, now() + interval '1 minute')"
+        )
+        await migrate(conn)
+        rows = await conn.fetch("SELECT id, rating, rating_deviation FROM players")
+        carried = {r["id"]: (r["rating"], r["rating_deviation"]) for r in rows}
+        for player, old in olds.items():
+            mu, sigma = carried[player]
+            assert mu == old
+            games = rating.games_behind(old, on_record.get(player, 0))
+            expected = rating.carried_over_deviation(games)
+            assert math.isclose(sigma, expected, rel_tol=1e-12), (player, games, sigma)
+        assert rating.games_behind(olds["purged"], 1) == 5, "more than on record"
+        assert carried["new"][1] == carried["trained"][1]
+        assert math.isclose(carried["new"][1], rating.DEFAULT_DEVIATION, rel_tol=1e-12)
+        assert carried["purged"][1] < carried["played"][1] < rating.DEFAULT_DEVIATION
+        # A new player, and a ticket queued before: the deviation follows.
+        await conn.execute("INSERT INTO players (id) VALUES ('later')")
+        later = await conn.fetchval("SELECT rating_deviation FROM players WHERE id = 'later'")
+        assert math.isclose(later, rating.DEFAULT_DEVIATION, rel_tol=1e-12)
+        ticket = await conn.fetchval("SELECT rating_deviation FROM tickets")
+        assert ticket == carried["played"][1]
+    finally:
+        await conn.close()

@@ -46,6 +46,26 @@ class Rendered:
         return found[0]
 
 
+def selects(selector: dict[str, Any], labels: dict[str, str]) -> bool:
+    """Whether a Kubernetes label selector (matchLabels, matchExpressions) picks ``labels``."""
+    for key, value in selector.get("matchLabels", {}).items():
+        if labels.get(key) != value:
+            return False
+    for expression in selector.get("matchExpressions", []):
+        present = expression["key"] in labels
+        value = labels.get(expression["key"])
+        operator = expression["operator"]
+        if operator == "In" and value not in expression["values"]:
+            return False
+        if operator == "NotIn" and value in expression["values"]:
+            return False
+        if operator == "Exists" and not present:
+            return False
+        if operator == "DoesNotExist" and present:
+            return False
+    return True
+
+
 def kustomize_major(kubectl: str) -> int | None:
     """Major version of the kustomize built into `kubectl`, None if unknown."""
     try:

@@ -5,10 +5,13 @@ a checkov security scan with no suppression left unexplained.
   mode (unknown fields are errors), for the oldest and newest Kubernetes we
   support.
 - Custom resources (CloudNativePG Cluster, Prometheus-operator ServiceMonitor
-  and PrometheusRule):
-  the schemas @kubernetes-models generates from each operator's Go API types,
+  and PrometheusRule, Gateway API Gateway and GRPCRoute):
+  the schemas @kubernetes-models generates from each project's Go API types,
   an npm package pinned in tests/deploy/crd-schemas and run with node. They
   check types, enums and required fields but allow unknown fields.
+- Envoy Gateway's policies (production's edge): the parts of its CRDs' schemas
+  used here, vendored in tests/deploy/crd-schemas/vendored (with their source
+  and release), checked strictly: unknown fields are errors.
 - checkov: run once on the rendered overlays and the Dockerfile, offline.
 """
 
@@ -37,11 +40,21 @@ KUBERNETES_VERSIONS = (OLDEST_KUBERNETES, kubernetes_validate.latest_version())
 BUNDLED_VERSIONS = all_versions()
 
 CRD_SCHEMAS = REPO / "tests" / "deploy" / "crd-schemas"
-CRD_KINDS = {
+OPERATOR_KINDS = {
     "postgresql.cnpg.io/v1/Cluster",
     "monitoring.coreos.com/v1/ServiceMonitor",
     "monitoring.coreos.com/v1/PrometheusRule",
 }
+EDGE_KINDS = {
+    "gateway.networking.k8s.io/v1/Gateway",
+    "gateway.networking.k8s.io/v1/GRPCRoute",
+    "gateway.envoyproxy.io/v1alpha1/BackendTrafficPolicy",
+    "gateway.envoyproxy.io/v1alpha1/ClientTrafficPolicy",
+    "gateway.envoyproxy.io/v1alpha1/SecurityPolicy",
+}
+CRD_KINDS = OPERATOR_KINDS | EDGE_KINDS
+# Overlays with the edge (a Gateway in front of the gRPC ports).
+EDGE_OVERLAYS = {"production"}
 
 EXPECTED_KINDS = {
     "Namespace": 1,
@@ -54,6 +67,13 @@ EXPECTED_KINDS = {
     "ServiceMonitor": 1,
     "PrometheusRule": 1,
     "Cluster": 1,
+}
+EDGE_COUNTS = {
+    "Gateway": 1,
+    "GRPCRoute": 2,
+    "BackendTrafficPolicy": 1,
+    "ClientTrafficPolicy": 1,
+    "SecurityPolicy": 1,
 }
 
 
@@ -71,6 +91,9 @@ def test_overlay_renders_every_piece(overlay: Rendered) -> None:
         counts[manifest["kind"]] = counts.get(manifest["kind"], 0) + 1
     for kind, expected in EXPECTED_KINDS.items():
         assert counts.get(kind) == expected, f"{overlay.overlay}: {kind} x{counts.get(kind)}"
+    edge = overlay.overlay in EDGE_OVERLAYS
+    for kind, expected in EDGE_COUNTS.items():
+        assert counts.get(kind, 0) == (expected if edge else 0), f"{overlay.overlay}: {kind}"
     assert counts.get("NetworkPolicy", 0) >= 5
     namespace = overlay.of_kind("Namespace")[0]["metadata"]["name"]
     for manifest in overlay.manifests:
@@ -149,16 +172,25 @@ def validate_custom_resources(manifests: list[Manifest]) -> list[dict[str, Any]]
 
 def test_custom_resources_match_operator_schemas(overlay: Rendered) -> None:
     custom = [m for m in overlay.manifests if _key(m) in CRD_KINDS]
-    assert {_key(m) for m in custom} == CRD_KINDS
+    expected = OPERATOR_KINDS | (EDGE_KINDS if overlay.overlay in EDGE_OVERLAYS else set())
+    assert {_key(m) for m in custom} == expected
     results = validate_custom_resources(custom)
     problems = [r for r in results if r["status"] != "valid"]
     assert not problems, json.dumps(problems, indent=2)
     report(
         "custom resources: Cluster (postgresql.cnpg.io/v1), ServiceMonitor and PrometheusRule "
-        "(monitoring.coreos.com/v1) validated against the operators' generated schemas "
-        "(@kubernetes-models): types, enums and required fields; unknown fields are NOT "
-        "detected (those schemas allow additional properties)"
+        "(monitoring.coreos.com/v1), Gateway and GRPCRoute (gateway.networking.k8s.io/v1) "
+        "validated against the projects' generated schemas (@kubernetes-models): types, "
+        "enums and required fields; unknown fields are NOT detected (those schemas allow "
+        "additional properties)"
     )
+    if overlay.overlay in EDGE_OVERLAYS:
+        report(
+            "custom resources: Envoy Gateway's BackendTrafficPolicy, ClientTrafficPolicy and "
+            "SecurityPolicy (gateway.envoyproxy.io/v1alpha1) validated strictly (unknown "
+            "fields too) against the parts of its CRDs vendored in tests/deploy/crd-schemas/"
+            "vendored; their CEL rules are NOT run (test_edge.py checks what they would)"
+        )
     report("kinds skipped by the schema checks: none")
 
 
@@ -169,6 +201,43 @@ def test_crd_validation_rejects_a_wrong_type(rendered: dict[str, Rendered]) -> N
     rule["spec"]["groups"][0]["rules"][0]["labels"] = "warning"
     results = validate_custom_resources([cluster, rule])
     assert [r["status"] for r in results] == ["invalid", "invalid"], results
+
+
+def _broken(manifest: Manifest, path: str, value: Any) -> Manifest:
+    """A copy of ``manifest`` with the field at ``path`` (a/b/0/c) set to ``value``."""
+    result = copy.deepcopy(manifest)
+    *parents, last = [int(p) if p.isdigit() else p for p in path.split("/")]
+    node: Any = result
+    for part in parents:
+        node = node[part]
+    node[last] = value
+    return result
+
+
+EDGE_BREAKAGES = [
+    ("Gateway", "rummy", "spec/listeners/0/port", "443"),
+    ("Gateway", "rummy", "spec/listeners/0/hostname", "api.rummy.example.com:443"),
+    ("GRPCRoute", "rummy-game", "spec/rules/0/matches/0/method/type", "Prefix"),
+    ("GRPCRoute", "rummy-matchmaker", "spec/rules/0/backendRefs/0/port", "grpc"),
+    ("BackendTrafficPolicy", "rummy-edge", "spec/loadBalancer/type", "Fastest"),
+    ("BackendTrafficPolicy", "rummy-edge", "spec/timeout/http/requestTimeout", "never"),
+    ("ClientTrafficPolicy", "rummy-edge", "spec/tcpKeepalive/probes", "two"),
+    # Misspelt: strict, as the API server's field validation.
+    ("ClientTrafficPolicy", "rummy-edge", "spec/tcpKeepAlive", {"idleTime": "60s"}),
+    ("SecurityPolicy", "rummy-edge", "spec/cors/exposeHeaders", "grpc-status"),
+    ("SecurityPolicy", "rummy-edge", "spec/cors/allowOrigin", ["https://example.com"]),
+]
+
+
+def test_edge_validation_rejects_a_broken_field(rendered: dict[str, Rendered]) -> None:
+    production = rendered["production"]
+    broken = [
+        _broken(production.one(kind, name), path, value)
+        for kind, name, path, value in EDGE_BREAKAGES
+    ]
+    results = validate_custom_resources(broken)
+    invalid = [r["status"] == "invalid" for r in results]
+    assert all(invalid), [b for b, ok in zip(EDGE_BREAKAGES, invalid, strict=True) if not ok]
 
 
 # --- checkov --------------------------------------------------------------------

@@ -18,6 +18,7 @@ from services.common.config import SETTINGS
 from services.common.health import LIVENESS
 
 from .support import REPO, Manifest, Rendered
+from .support import selects as _selects
 
 KNOWN_SETTINGS = {s.name for s in SETTINGS}
 SCRIPTS = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
@@ -61,25 +62,6 @@ def _port(container: dict[str, Any], name: str) -> int:
     [port] = [p["containerPort"] for p in container["ports"] if p["name"] == name]
     value: int = port
     return value
-
-
-def _selects(selector: dict[str, Any], labels: dict[str, str]) -> bool:
-    for key, value in selector.get("matchLabels", {}).items():
-        if labels.get(key) != value:
-            return False
-    for expression in selector.get("matchExpressions", []):
-        present = expression["key"] in labels
-        value = labels.get(expression["key"])
-        operator = expression["operator"]
-        if operator == "In" and value not in expression["values"]:
-            return False
-        if operator == "NotIn" and value in expression["values"]:
-            return False
-        if operator == "Exists" and not present:
-            return False
-        if operator == "DoesNotExist" and present:
-            return False
-    return True
 
 
 def test_settings_are_ones_the_services_know(overlay: Rendered) -> None:
@@ -307,10 +289,20 @@ def test_network_policies_deny_by_default_and_allow_what_is_needed(overlay: Rend
     matchmaker = _pod_labels(overlay, "rummy-matchmaker")
     mm_egress = _allowed(policies, matchmaker, "egress")
     assert any(_reaches(r, game, 50051) for r in mm_egress), "matchmaker cannot reach game"
+    game_grpc = [r for r in _allowed(policies, game, "ingress") if _ports(r) == {"grpc"}]
+    assert any(r.get("from") is None or _reaches(r, matchmaker, "grpc") for r in game_grpc), (
+        "game refuses the matchmaker"
+    )
     for name in SERVERS:
         ingress = _allowed(policies, _pod_labels(overlay, name), "ingress")
-        # gRPC open to clients (no `from`), metrics only from the monitoring namespace.
-        assert any(r.get("from") is None and _ports(r) == {"grpc"} for r in ingress), name
+        [grpc] = [r for r in ingress if _ports(r) == {"grpc"}]
+        if overlay.of_kind("Gateway"):
+            # Behind the edge, its proxies alone (test_edge.py) and the matchmaker.
+            assert grpc.get("from"), name
+        else:
+            # Open to any client (no `from`): whatever fronts the cluster.
+            assert grpc.get("from") is None, name
+        # Metrics only from the monitoring namespace.
         [metrics] = [r for r in ingress if _ports(r) == {"metrics"}]
         assert all("namespaceSelector" in peer for peer in metrics["from"]), name
 

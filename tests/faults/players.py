@@ -16,6 +16,7 @@ from google.protobuf.message import Message
 from clients.cli.viewstate import state_from_view
 from services.common.auth import issue_service_token
 from services.common.errors import error_info
+from services.common.pb.rummy.internal.v1 import tables_pb2, tables_pb2_grpc
 from services.common.pb.rummy.v1 import auth_pb2, auth_pb2_grpc, game_pb2, game_pb2_grpc, table_pb2
 from services.game.rules.actions import Action, Leave
 from services.game.rules.bots import GreedyBot
@@ -59,13 +60,13 @@ async def create_table(
 ) -> str:
     """A cafe table; a plain string seats a bot the server plays itself."""
     seated = [
-        game_pb2.SeatedPlayer(player_id=p.player_id, display_name=p.name)
+        tables_pb2.SeatedPlayer(player_id=p.player_id, display_name=p.name)
         if isinstance(p, Account)
-        else game_pb2.SeatedPlayer(player_id=p, display_name=p, is_bot=True)
+        else tables_pb2.SeatedPlayer(player_id=p, display_name=p, is_bot=True)
         for p in players
     ]
-    reply = await game_pb2_grpc.GameServiceStub(channel).CreateTable(
-        game_pb2.CreateTableRequest(
+    reply = await tables_pb2_grpc.TableServiceStub(channel).CreateTable(
+        tables_pb2.CreateTableRequest(
             ruleset="cafe",
             options=table_pb2.TableOptions(
                 turn_timer_ms=turn_timer_ms, rounds=rounds, elimination_cap=elimination_cap

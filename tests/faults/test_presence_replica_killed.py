@@ -26,7 +26,7 @@ async def test_a_killed_replicas_watchers_are_told_gone_once_their_lease_runs_ou
         players = [await login(channel(b.address), f"P{i}") for i in range(2)]
         table_id = await create_table(channel(b.address), players)
 
-        def watch(address: str, i: int) -> game_pb2_grpc.GameServiceStub:
+        def watch(address: str, i: int) -> game_pb2_grpc.GameServiceAsyncStub:
             return game_pb2_grpc.GameServiceStub(channel(address)).Watch(
                 game_pb2.WatchRequest(table_id=table_id),
                 metadata=(("authorization", f"Bearer {players[i].token}"),),

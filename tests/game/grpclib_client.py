@@ -21,6 +21,7 @@ from grpclib.const import Cardinality
 from grpclib.exceptions import GRPCError
 
 from services.common.auth import issue_service_token
+from services.common.pb.rummy.internal.v1 import tables_pb2
 from services.common.pb.rummy.v1 import auth_pb2, game_pb2, table_pb2
 
 from .harness import CALL_TIMEOUT_S, SECRET, Client, create_request
@@ -53,6 +54,7 @@ def methods(service: ServiceDescriptor, module: Any) -> dict[str, Method]:
 
 GAME = methods(game_pb2.DESCRIPTOR.services_by_name["GameService"], game_pb2)
 AUTH = methods(auth_pb2.DESCRIPTOR.services_by_name["AuthService"], auth_pb2)
+TABLES = methods(tables_pb2.DESCRIPTOR.services_by_name["TableService"], tables_pb2)
 
 
 async def unary(
@@ -128,7 +130,7 @@ async def create_table(
     token = issue_service_token("matchmaker", secret=SECRET, now=time.time())
     reply = await unary(
         channel,
-        GAME["CreateTable"],
+        TABLES["CreateTable"],
         create_request(players, deck_order=deck_order, **options),
         [("authorization", f"Bearer {token}")],
     )

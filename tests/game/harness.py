@@ -24,6 +24,7 @@ from clients.cli.viewstate import state_from_view
 from services.common.auth import issue_service_token
 from services.common.errors import error_info
 from services.common.limits import Limits
+from services.common.pb.rummy.internal.v1 import tables_pb2, tables_pb2_grpc
 from services.common.pb.rummy.v1 import (
     auth_pb2,
     auth_pb2_grpc,
@@ -142,7 +143,7 @@ class Player(Client):
     name: str
     seat: int | None = None
     sent: list[Sent] = field(default_factory=list)
-    game: game_pb2_grpc.GameServiceStub = field(init=False)
+    game: game_pb2_grpc.GameServiceAsyncStub = field(init=False)
 
     def __post_init__(self) -> None:
         self.use(self.channel)
@@ -186,12 +187,12 @@ def create_request(
     deck_order: Sequence[int] = (),
     ruleset: str = "cafe",
     **options: int,
-) -> game_pb2.CreateTableRequest:
-    return game_pb2.CreateTableRequest(
+) -> tables_pb2.CreateTableRequest:
+    return tables_pb2.CreateTableRequest(
         ruleset=ruleset,
         options=table_pb2.TableOptions(**options),
         players=[
-            game_pb2.SeatedPlayer(player_id=p.player_id, display_name=p.name) for p in players
+            tables_pb2.SeatedPlayer(player_id=p.player_id, display_name=p.name) for p in players
         ],
         deck_order=deck_order,
     )
@@ -205,7 +206,7 @@ async def create_table(
     ruleset: str = "cafe",
     **options: int,
 ) -> str:
-    stub = game_pb2_grpc.GameServiceStub(channel)
+    stub = tables_pb2_grpc.TableServiceStub(channel)
     reply = await stub.CreateTable(
         create_request(players, deck_order=deck_order, ruleset=ruleset, **options),
         metadata=service_auth(),

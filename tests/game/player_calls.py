@@ -12,12 +12,8 @@ import asyncpg
 import grpc
 from google.protobuf.message import Message
 
-from services.common.pb.rummy.v1 import (
-    game_pb2,
-    game_pb2_grpc,
-    player_pb2,
-    player_pb2_grpc,
-)
+from services.common.pb.rummy.internal.v1 import tables_pb2, tables_pb2_grpc
+from services.common.pb.rummy.v1 import game_pb2, player_pb2, player_pb2_grpc
 
 from .harness import (
     CALL_TIMEOUT_S,
@@ -96,13 +92,13 @@ async def played_game(channel: grpc.aio.Channel, names: Sequence[str] = ("Ann", 
 
 async def training_game(channel: grpc.aio.Channel, person: Player) -> str:
     """A table of ``person`` and a bot, which ends as soon as the person leaves."""
-    stub = game_pb2_grpc.GameServiceStub(channel)
+    stub = tables_pb2_grpc.TableServiceStub(channel)
     created = await stub.CreateTable(
-        game_pb2.CreateTableRequest(
+        tables_pb2.CreateTableRequest(
             ruleset="cafe",
             players=[
-                game_pb2.SeatedPlayer(player_id=person.player_id, display_name=person.name),
-                game_pb2.SeatedPlayer(player_id="bot-1", display_name="Bot", is_bot=True),
+                tables_pb2.SeatedPlayer(player_id=person.player_id, display_name=person.name),
+                tables_pb2.SeatedPlayer(player_id="bot-1", display_name="Bot", is_bot=True),
             ],
         ),
         metadata=service_auth(),

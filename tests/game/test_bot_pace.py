@@ -12,7 +12,8 @@ import grpc
 import pytest
 
 from services.common.errors import error_info
-from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc, table_pb2
+from services.common.pb.rummy.internal.v1 import tables_pb2, tables_pb2_grpc
+from services.common.pb.rummy.v1 import table_pb2
 from services.game.pacing import DRAW_THINK_MS, PLAY_THINK_MS
 from services.game.rules.actions import Claim, Discard, DrawStock
 from services.game.rules.ruleset import CONTRACT
@@ -46,17 +47,17 @@ async def paced_channel(paced: GameServer) -> AsyncIterator[grpc.aio.Channel]:
         yield ch
 
 
-def _seats(human: Player | None, bots: int) -> list[game_pb2.SeatedPlayer]:
-    seats = [] if human is None else [game_pb2.SeatedPlayer(player_id=human.player_id)]
+def _seats(human: Player | None, bots: int) -> list[tables_pb2.SeatedPlayer]:
+    seats = [] if human is None else [tables_pb2.SeatedPlayer(player_id=human.player_id)]
     return seats + [
-        game_pb2.SeatedPlayer(player_id=f"bot-{i}", display_name=f"Bot {i}", is_bot=True)
+        tables_pb2.SeatedPlayer(player_id=f"bot-{i}", display_name=f"Bot {i}", is_bot=True)
         for i in range(bots)
     ]
 
 
 async def _create(channel: grpc.aio.Channel, **fields: object) -> str:
-    reply = await game_pb2_grpc.GameServiceStub(channel).CreateTable(
-        game_pb2.CreateTableRequest(**{"ruleset": "cafe", **fields}),  # type: ignore[arg-type]
+    reply = await tables_pb2_grpc.TableServiceStub(channel).CreateTable(
+        tables_pb2.CreateTableRequest(**{"ruleset": "cafe", **fields}),  # type: ignore[arg-type]
         metadata=service_auth(),
     )
     return str(reply.table_id)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import grpc
 
-from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc, table_pb2
+from services.common.pb.rummy.internal.v1 import tables_pb2, tables_pb2_grpc
+from services.common.pb.rummy.v1 import game_pb2, table_pb2
 from services.game.rules.actions import Discard, DrawStock
 from services.game.rules.ruleset import CONTRACT
 
@@ -15,13 +16,13 @@ from .harness import LONG_TURNS_MS, GreedyBot, Player, greedy_turn, kind_is, log
 
 async def test_a_human_plays_a_whole_game_against_a_bot(channel: grpc.aio.Channel) -> None:
     human = await login(channel, "Human")
-    stub = game_pb2_grpc.GameServiceStub(channel)
+    stub = tables_pb2_grpc.TableServiceStub(channel)
     created = await stub.CreateTable(
-        game_pb2.CreateTableRequest(
+        tables_pb2.CreateTableRequest(
             ruleset="cafe",
             players=[
-                game_pb2.SeatedPlayer(player_id=human.player_id, display_name="Human"),
-                game_pb2.SeatedPlayer(player_id="bot-1", display_name="Bot", is_bot=True),
+                tables_pb2.SeatedPlayer(player_id=human.player_id, display_name="Human"),
+                tables_pb2.SeatedPlayer(player_id="bot-1", display_name="Bot", is_bot=True),
             ],
         ),
         metadata=service_auth(),
@@ -53,14 +54,14 @@ async def test_a_bot_seat_claims_a_discard_it_wants_in_the_commit_that_opened_th
     of the bot at seat 1; the bot at seat 2 has no use for it."""
     human = await login(channel, "Human")
     hands = [*WANTS_QD, HANDS[2]]
-    created = await game_pb2_grpc.GameServiceStub(channel).CreateTable(
-        game_pb2.CreateTableRequest(
+    created = await tables_pb2_grpc.TableServiceStub(channel).CreateTable(
+        tables_pb2.CreateTableRequest(
             ruleset="contract",
             options=table_pb2.TableOptions(turn_timer_ms=LONG_TURNS_MS, claim_window_ms=60_000),
             players=[
-                game_pb2.SeatedPlayer(player_id=human.player_id, display_name="Human"),
-                game_pb2.SeatedPlayer(player_id="bot-1", display_name="Bot 1", is_bot=True),
-                game_pb2.SeatedPlayer(player_id="bot-2", display_name="Bot 2", is_bot=True),
+                tables_pb2.SeatedPlayer(player_id=human.player_id, display_name="Human"),
+                tables_pb2.SeatedPlayer(player_id="bot-1", display_name="Bot 1", is_bot=True),
+                tables_pb2.SeatedPlayer(player_id="bot-2", display_name="Bot 2", is_bot=True),
             ],
             deck_order=scripted_order(hands, "QD", "KS", ruleset=CONTRACT),
             # The strong bot claims every discard it wants; a weaker one may not.
@@ -88,13 +89,13 @@ async def test_a_bot_seat_claims_a_discard_it_wants_in_the_commit_that_opened_th
 
 
 async def _bot_table(channel: grpc.aio.Channel, people: list[Player], bots: int) -> str:
-    seated = [game_pb2.SeatedPlayer(player_id=p.player_id, display_name=p.name) for p in people]
+    seated = [tables_pb2.SeatedPlayer(player_id=p.player_id, display_name=p.name) for p in people]
     seated += [
-        game_pb2.SeatedPlayer(player_id=f"bot-{i}", display_name=f"Bot {i}", is_bot=True)
+        tables_pb2.SeatedPlayer(player_id=f"bot-{i}", display_name=f"Bot {i}", is_bot=True)
         for i in range(bots)
     ]
-    created = await game_pb2_grpc.GameServiceStub(channel).CreateTable(
-        game_pb2.CreateTableRequest(
+    created = await tables_pb2_grpc.TableServiceStub(channel).CreateTable(
+        tables_pb2.CreateTableRequest(
             ruleset="cafe",
             options=table_pb2.TableOptions(turn_timer_ms=LONG_TURNS_MS),
             players=seated,

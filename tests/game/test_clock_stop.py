@@ -59,12 +59,12 @@ async def connected(dsn: str) -> AsyncIterator[asyncpg.Connection]:
 async def beating(server: GameServer, dsn: str) -> AsyncIterator[None]:
     """The test marks the clock from now on, as the server's beat loop would."""
     assert server.tables is not None
-    tables = server.tables
+    clock = server.tables.clock
 
     async def beat() -> None:
         async with connected(dsn) as con:
             while True:
-                await tables.beat(con)
+                await clock.beat(con)
                 await asyncio.sleep(0.1)
 
     task = asyncio.create_task(beat())
@@ -170,9 +170,9 @@ async def test_no_turn_times_out_while_no_replica_has_marked_the_clock(fresh_dsn
                     ev.TurnBegan,
                 ], "nothing swept while nobody marks"
                 assert server.tables is not None
-                stopped_at = await server.tables.beat(con)
+                stopped_at = await server.tables.clock.beat(con)
                 assert stopped_at is not None, "the mark records the stop"
-                await server.tables.rearm(stopped_at)
+                await server.tables.clock.rearm(stopped_at)
                 watcher = players[1].watch(table_id)
                 async with beating(server, fresh_dsn):
                     passed = await watcher.until(kind_is(table_pb2.EVENT_KIND_TURN_PASSED))
@@ -198,14 +198,14 @@ async def test_the_clock_keeps_its_last_two_stops(fresh_dsn: str) -> None:
             first = await con.fetchrow(CLOCK_ROW)
             assert first["stopped_at"] is None and first["beat_at"] is not None, "no stop yet"
             await con.execute("UPDATE table_clock SET beat_at = now() - interval '10 seconds'")
-            one = await server.tables.beat(con)
+            one = await server.tables.clock.beat(con)
             await con.execute("UPDATE table_clock SET beat_at = now() - interval '3 seconds'")
-            two = await server.tables.beat(con)
+            two = await server.tables.clock.beat(con)
             assert one is not None and two is not None and two > one
             row = await con.fetchrow(CLOCK_ROW)
             assert (row["prev_stopped_at"], row["stopped_at"]) == (one, two)
             assert row["stopped_at"] < row["restarted_at"]
-            assert await server.tables.beat(con) is None, "no gap: no stop"
+            assert await server.tables.clock.beat(con) is None, "no gap: no stop"
             assert tuple(await con.fetchrow(CLOCK_ROW))[:4] == tuple(row)[:4], "both kept"
     finally:
         await server.stop(0)
@@ -238,7 +238,7 @@ async def test_a_turn_caught_by_the_stop_before_the_last_still_gets_its_time_bac
                 await asyncio.sleep(max(0.0, (deadline + 1_500) / 1000 - time.time()))
                 # ... but one 0.2 s after the deadline: stop 2 begins after it.
                 await con.execute(f"UPDATE table_clock SET beat_at = {at}", deadline, 200)
-                stopped_at = await server.tables.beat(con)
+                stopped_at = await server.tables.clock.beat(con)
                 assert stopped_at is not None
                 assert stopped_at.timestamp() * 1000 > deadline, "stop 2 began after it"
                 watcher = players[1].watch(table_id)

@@ -5,10 +5,8 @@ refusals included; a stale expected version is refused and changes nothing."""
 from __future__ import annotations
 
 import asyncio
-import uuid
 from typing import Any
 
-import asyncpg
 import grpc
 import pytest
 
@@ -195,29 +193,3 @@ async def test_refusals_at_a_finished_table_are_not_kept(
     async with table_db(fresh_dsn) as db:
         kept = await db.kept_requests(table_id)
     assert kept == 1  # the leave's answer only
-
-
-async def test_a_retry_finds_an_answer_kept_under_the_older_form_of_its_id(
-    channels: list[grpc.aio.Channel], fresh_dsn: str
-) -> None:
-    """Builds before request ids were the player's for any call kept them as
-    "<call>:<id>", with a digest of another formula: a retry that reaches this
-    build during an upgrade still gets its first answer, and applies nothing."""
-    on_a, on_b, table_id = await seated(channels)
-    first = await on_a[0].send(table_id, DrawStock(), request_id="r1")
-    con = await asyncpg.connect(fresh_dsn)
-    try:
-        moved = await con.execute(
-            "UPDATE action_requests SET request_id = 'DrawStock:r1', digest = $2"
-            " WHERE table_id = $1 AND request_id = 'r1'",
-            uuid.UUID(table_id),
-            b"\x00" * 16,
-        )
-        assert moved == "UPDATE 1"
-    finally:
-        await con.close()
-    before = await snapshot([*on_a, *on_b], table_id)
-    for client in (on_a[0], on_b[0]):
-        again = await client.send(table_id, DrawStock(), request_id="r1")
-        assert again.SerializeToString() == first.SerializeToString()
-    assert await snapshot([*on_a, *on_b], table_id) == before

@@ -12,7 +12,8 @@ import grpc
 import pytest
 
 from services.common.errors import error_info
-from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc, table_pb2
+from services.common.pb.rummy.internal.v1 import tables_pb2, tables_pb2_grpc
+from services.common.pb.rummy.v1 import table_pb2
 from services.game.rules.actions import DrawStock
 
 from .harness import address, create_request, deck_order, login, refused, service_auth, start_server
@@ -21,8 +22,8 @@ from .stored import table_db
 INVALID = grpc.StatusCode.INVALID_ARGUMENT
 
 
-def with_(request: game_pb2.CreateTableRequest, **changes: Any) -> game_pb2.CreateTableRequest:
-    changed = game_pb2.CreateTableRequest()
+def with_(request: tables_pb2.CreateTableRequest, **changes: Any) -> tables_pb2.CreateTableRequest:
+    changed = tables_pb2.CreateTableRequest()
     changed.CopyFrom(request)
     for name, value in changes.items():
         changed.ClearField(name)
@@ -48,20 +49,20 @@ async def test_malformed_tables_are_refused(
         ("one player twice", with_(good, players=[seat, seat]), "SEATS_INVALID"),
         (
             "a seat without a player id",
-            with_(good, players=[seat, game_pb2.SeatedPlayer()]),
+            with_(good, players=[seat, tables_pb2.SeatedPlayer()]),
             "PLAYER_ID_INVALID",
         ),
         (
             "a name with a NUL",
             with_(
-                good, players=[seat, game_pb2.SeatedPlayer(player_id="p2", display_name="a\x00")]
+                good, players=[seat, tables_pb2.SeatedPlayer(player_id="p2", display_name="a\x00")]
             ),
             "PLAYER_ID_INVALID",
         ),
         (
             "a name longer than a player may choose",
             with_(
-                good, players=[seat, game_pb2.SeatedPlayer(player_id="p2", display_name="n" * 33)]
+                good, players=[seat, tables_pb2.SeatedPlayer(player_id="p2", display_name="n" * 33)]
             ),
             "PLAYER_NAME_INVALID",
         ),
@@ -76,7 +77,7 @@ async def test_malformed_tables_are_refused(
         ("deck missing a card", with_(good, deck_order=deck[:-1]), "DECK_INVALID"),
         ("deck with a foreign card", with_(good, deck_order=[*deck[:-1], 500]), "DECK_INVALID"),
     ]
-    stub = game_pb2_grpc.GameServiceStub(channel)
+    stub = tables_pb2_grpc.TableServiceStub(channel)
     async with table_db(fresh_dsn) as db:
         for name, request, reason in cases:
             with subtests.test(msg=name):
@@ -91,7 +92,7 @@ async def test_a_retried_create_with_its_own_id_makes_one_table(
     players = [await login(channel, f"P{i}") for i in range(2)]
     table_id = str(uuid.uuid4())
     request = with_(create_request(players), table_id=table_id)
-    stub = game_pb2_grpc.GameServiceStub(channel)
+    stub = tables_pb2_grpc.TableServiceStub(channel)
     first = await stub.CreateTable(request, metadata=service_auth())
     again = await stub.CreateTable(request, metadata=service_auth())
     assert first == again and first.table_id == table_id
@@ -111,7 +112,7 @@ async def test_a_retried_create_makes_one_table_and_answers_as_the_first_time(
 ) -> None:
     players = [await login(channel, f"P{i}") for i in range(2)]
     request = with_(create_request(players, deck_order=deck_order(2)), **{key: str(uuid.uuid4())})
-    stub = game_pb2_grpc.GameServiceStub(channel)
+    stub = tables_pb2_grpc.TableServiceStub(channel)
     first = await stub.CreateTable(request, metadata=service_auth())
     assert first.version == 1
     again = await stub.CreateTable(request, metadata=service_auth())
@@ -141,8 +142,8 @@ async def test_a_retry_asking_for_another_table_is_refused(
 ) -> None:
     players = [await login(channel, f"P{i}") for i in range(2)]
     seats = list(create_request(players).players)
-    renamed = game_pb2.SeatedPlayer(player_id=seats[1].player_id, display_name="Someone else")
-    stub = game_pb2_grpc.GameServiceStub(channel)
+    renamed = tables_pb2.SeatedPlayer(player_id=seats[1].player_id, display_name="Someone else")
+    stub = tables_pb2_grpc.TableServiceStub(channel)
     request = with_(create_request(players), **{key: str(uuid.uuid4())})
     first = await stub.CreateTable(request, metadata=service_auth())
     clashes = [
@@ -169,7 +170,7 @@ async def test_a_malformed_create_request_id_is_refused(
     channel: grpc.aio.Channel, fresh_dsn: str
 ) -> None:
     players = [await login(channel, f"P{i}") for i in range(2)]
-    stub = game_pb2_grpc.GameServiceStub(channel)
+    stub = tables_pb2_grpc.TableServiceStub(channel)
     for request_id in ("r" * 65, "r\x00"):
         request = with_(create_request(players), request_id=request_id)
         assert await refused(stub.CreateTable(request, metadata=service_auth())) == (
@@ -180,8 +181,8 @@ async def test_a_malformed_create_request_id_is_refused(
         assert await db.count_tables() == 0
 
 
-def with_bot(seat: game_pb2.SeatedPlayer) -> game_pb2.SeatedPlayer:
-    return game_pb2.SeatedPlayer(
+def with_bot(seat: tables_pb2.SeatedPlayer) -> tables_pb2.SeatedPlayer:
+    return tables_pb2.SeatedPlayer(
         player_id=seat.player_id, display_name=seat.display_name, is_bot=True
     )
 
@@ -200,7 +201,7 @@ async def test_a_server_not_started_for_tests_refuses_a_deck_order(
     production_channel: grpc.aio.Channel, fresh_dsn: str
 ) -> None:
     players = [await login(production_channel, f"P{i}") for i in range(2)]
-    stub = game_pb2_grpc.GameServiceStub(production_channel)
+    stub = tables_pb2_grpc.TableServiceStub(production_channel)
     scripted = create_request(players, deck_order=deck_order(2))
     async with table_db(fresh_dsn) as db:
         assert await refused(stub.CreateTable(scripted, metadata=service_auth())) == (
@@ -219,7 +220,7 @@ async def test_concurrent_creates_of_one_table_make_one_table(
     players = [await login(channels[0], f"P{i}") for i in range(2)]
     table_id = str(uuid.uuid4())
     request = with_(create_request(players), table_id=table_id)
-    stubs = [game_pb2_grpc.GameServiceStub(c) for c in channels]
+    stubs = [tables_pb2_grpc.TableServiceStub(c) for c in channels]
     calls = [stubs[i % 2].CreateTable(request, metadata=service_auth()) for i in range(6)]
     results = await asyncio.gather(*calls, return_exceptions=True)
     for r in results:
@@ -231,7 +232,7 @@ async def test_concurrent_creates_of_one_table_make_one_table(
                 "CONFLICT",
             )
         else:
-            assert isinstance(r, game_pb2.CreateTableResponse), r
+            assert isinstance(r, tables_pb2.CreateTableResponse), r
             assert (r.table_id, r.version) == (table_id, 1)
     again = await stubs[0].CreateTable(request, metadata=service_auth())
     assert (again.table_id, again.version) == (table_id, 1)

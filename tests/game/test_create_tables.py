@@ -11,9 +11,10 @@ import grpc
 from services.common.auth_servicer import MAX_NAME
 from services.common.decoding import MAX_REQUEST_BYTES
 from services.common.errors import INTERNAL_MESSAGE, error_info
-from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc, table_pb2
+from services.common.pb.rummy.internal.v1 import tables_pb2, tables_pb2_grpc
+from services.common.pb.rummy.v1 import table_pb2
+from services.game.internal_servicer import TABLES_PER_CALL
 from services.game.request_parsing import MAX_PLAYER_ID, MAX_REQUEST_ID
-from services.game.servicer import TABLES_PER_CALL
 
 from .harness import create_request, login, refused, service_auth
 from .stored import table_db
@@ -26,8 +27,8 @@ async def test_a_batch_makes_its_tables_and_refuses_only_the_bad_one(
     players = [await login(channel, f"B{i}") for i in range(4)]
     good = [with_(create_request(players[i : i + 2]), table_id=str(uuid.uuid4())) for i in (0, 2)]
     bad = with_(create_request(players[:2]), table_id=str(uuid.uuid4()), ruleset="poker")
-    stub = game_pb2_grpc.GameServiceStub(channel)
-    batch = game_pb2.CreateTablesRequest(tables=[good[0], bad, good[1]])
+    stub = tables_pb2_grpc.TableServiceStub(channel)
+    batch = tables_pb2.CreateTablesRequest(tables=[good[0], bad, good[1]])
     reply = await stub.CreateTables(batch, metadata=service_auth())
 
     made, refusal, made_too = reply.results
@@ -72,8 +73,8 @@ async def test_a_fault_in_one_table_answers_internal_for_it_alone(
         )
     finally:
         await con.close()
-    stub = game_pb2_grpc.GameServiceStub(channel)
-    batch = game_pb2.CreateTablesRequest(tables=[faulty, good])
+    stub = tables_pb2_grpc.TableServiceStub(channel)
+    batch = tables_pb2.CreateTablesRequest(tables=[faulty, good])
     failed, made = (await stub.CreateTables(batch, metadata=service_auth())).results
 
     assert made.table.table_id == good.table_id
@@ -90,15 +91,15 @@ async def test_a_batch_needs_the_service_credential_and_1_to_32_tables(
     channel: grpc.aio.Channel,
 ) -> None:
     players = [await login(channel, f"C{i}") for i in range(2)]
-    stub = game_pb2_grpc.GameServiceStub(channel)
-    one = game_pb2.CreateTablesRequest(tables=[create_request(players)])
+    stub = tables_pb2_grpc.TableServiceStub(channel)
+    one = tables_pb2.CreateTablesRequest(tables=[create_request(players)])
     as_player = stub.CreateTables(one, metadata=(("authorization", f"Bearer {players[0].token}"),))
     assert await refused(as_player) == (
         grpc.StatusCode.PERMISSION_DENIED,
         "SERVICE_CREDENTIAL_REQUIRED",
     )
     for count in (0, TABLES_PER_CALL + 1):
-        many = game_pb2.CreateTablesRequest(tables=[create_request(players)] * count)
+        many = tables_pb2.CreateTablesRequest(tables=[create_request(players)] * count)
         try:
             await stub.CreateTables(many, metadata=service_auth())
         except grpc.aio.AioRpcError as error:
@@ -115,10 +116,10 @@ async def test_a_batch_needs_the_service_credential_and_1_to_32_tables(
 def test_the_largest_batch_fits_a_request() -> None:
     """32 four-seat tables, every field at its longest (ids, names of 4-byte
     characters, a request id, a test deck of two packs): under the size limit."""
-    seat = game_pb2.SeatedPlayer(
+    seat = tables_pb2.SeatedPlayer(
         player_id="p" * MAX_PLAYER_ID, display_name="\U0001f0a1" * MAX_NAME
     )
-    table = game_pb2.CreateTableRequest(
+    table = tables_pb2.CreateTableRequest(
         table_id=str(uuid.uuid4()),
         request_id="r" * MAX_REQUEST_ID,
         ruleset="contract",
@@ -130,5 +131,5 @@ def test_the_largest_batch_fits_a_request() -> None:
         players=[seat] * 4,
         deck_order=range(110),
     )
-    batch = game_pb2.CreateTablesRequest(tables=[table] * TABLES_PER_CALL)
+    batch = tables_pb2.CreateTablesRequest(tables=[table] * TABLES_PER_CALL)
     assert batch.ByteSize() < MAX_REQUEST_BYTES

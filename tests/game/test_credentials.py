@@ -14,6 +14,7 @@ import grpc
 import jwt
 
 from services.common.auth import issue_service_token, issue_token
+from services.common.pb.rummy.internal.v1 import tables_pb2_grpc
 from services.common.pb.rummy.v1 import auth_pb2, auth_pb2_grpc, game_pb2, game_pb2_grpc, table_pb2
 
 from .harness import SECRET, WAIT_S, create_request, create_table, login, refused, snapshot
@@ -131,7 +132,7 @@ async def test_only_the_service_credential_creates_tables(
     channel: grpc.aio.Channel, fresh_dsn: str
 ) -> None:
     players = [await login(channel, f"P{i}") for i in range(2)]
-    stub = game_pb2_grpc.GameServiceStub(channel)
+    stub = tables_pb2_grpc.TableServiceStub(channel)
     request = create_request(players)
     async with table_db(fresh_dsn) as db:
         assert await refused(stub.CreateTable(request, metadata=bearer(players[0].token))) == (

@@ -10,7 +10,8 @@ import asyncpg
 import grpc
 import pytest
 
-from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc, table_pb2
+from services.common.pb.rummy.internal.v1 import tables_pb2, tables_pb2_grpc
+from services.common.pb.rummy.v1 import table_pb2
 from services.game.rules.actions import Discard, DrawStock, Meld, MeldSpec
 from services.matchmaker.queueing import seated_at
 
@@ -38,12 +39,12 @@ async def test_a_player_put_out_by_the_cap_leaves_the_table_as_the_round_ends(
     channel: grpc.aio.Channel, fresh_dsn: str, winner: str
 ) -> None:
     people = [await login(channel, f"E{i}") for i in range(3)]
-    seated = [game_pb2.SeatedPlayer(player_id=p.player_id, display_name=p.name) for p in people]
+    seated = [tables_pb2.SeatedPlayer(player_id=p.player_id, display_name=p.name) for p in people]
     if winner == "bot":
-        seated[0] = game_pb2.SeatedPlayer(player_id="bot-0", display_name="Bot", is_bot=True)
+        seated[0] = tables_pb2.SeatedPlayer(player_id="bot-0", display_name="Bot", is_bot=True)
     order = deck_order(3, HANDS, discard=card("KH", 1), stock=[card("KC")])
-    reply = await game_pb2_grpc.GameServiceStub(channel).CreateTable(
-        game_pb2.CreateTableRequest(
+    reply = await tables_pb2_grpc.TableServiceStub(channel).CreateTable(
+        tables_pb2.CreateTableRequest(
             ruleset="cafe",
             options=table_pb2.TableOptions(elimination_cap=CAP, turn_timer_ms=3_600_000),
             players=seated,

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from services.common.pb.rummy.v1 import table_pb2
 from services.game import convert, event_kinds, eventlog
 from services.game.event_wire import Viewing
-from services.game.outcomes import Committed
+from services.game.records import Committed
 from services.game.rules import Action, GameState, TableOptions
 from services.game.rules import events as ev
 from services.game.rules.bots import GreedyBot
@@ -194,7 +194,15 @@ def test_the_view_shows_each_finished_rounds_hands_left_as_its_event_did() -> No
     told = [[list(h) for h in e.hands] for e in ended]
     assert len(told) == 3 and all(len(h) == 2 for h in told)
     for viewer in (0, 1, None):
-        committed = Committed(uuid.uuid4(), 1, 0, state, viewer, 0, ())
+        committed = Committed(
+            table_id=uuid.uuid4(),
+            version=1,
+            last_seq=0,
+            state=state,
+            seat=viewer,
+            now_ms=0,
+            events=(),
+        )
         rounds = convert.table_view(committed, {}, "table").round_results
         assert all(r.cards_left_shown for r in rounds)
         assert [[[c.id for c in s.cards_left] for s in r.scores] for r in rounds] == told
@@ -202,7 +210,9 @@ def test_the_view_shows_each_finished_rounds_hands_left_as_its_event_did() -> No
 
 def seen_rounds(state: GameState, viewer: int | None) -> list[tuple[list[int], bool]]:
     """Each round of the table's view for ``viewer``: the seats' totals, and doubled."""
-    committed = Committed(uuid.uuid4(), 1, 0, state, viewer, 0, ())
+    committed = Committed(
+        table_id=uuid.uuid4(), version=1, last_seq=0, state=state, seat=viewer, now_ms=0, events=()
+    )
     view = convert.table_view(committed, {}, "table")
     return [([s.total for s in r.scores], r.doubled) for r in view.round_results]
 

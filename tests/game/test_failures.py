@@ -9,8 +9,8 @@ import asyncpg
 import grpc
 import pytest
 
+from services.common.failures import refusal_of_failure
 from services.common.pb.rummy.v1 import game_pb2
-from services.game.failures import refusal_of_failure
 
 from .harness import address, create_table, login, refused, snapshot, start_server
 

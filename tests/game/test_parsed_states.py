@@ -7,9 +7,9 @@ import random
 import uuid
 
 from services.game.parsed import ParsedStates
+from services.game.records import SeatPlayer
 from services.game.rules import SYSTEM, DrawStock, apply, new_game, preset, serial
 from services.game.rules.simulate import deal_action
-from services.game.seating import SeatPlayer
 
 
 def _states() -> tuple[bytes, bytes]:
@@ -79,9 +79,11 @@ def test_a_state_is_known_at_a_version_only_once_the_database_holds_it() -> None
     written = serial.loads(after)
     parsed.keep(table, after, written)  # about to commit version 2
     assert parsed.known(table) is None
-    parsed.committed(table, serial.loads(after), 2, 5)  # not the state kept: ignored
+    parsed.committed(
+        table, serial.loads(after), version=2, last_seq=5
+    )  # not the state kept: ignored
     assert parsed.known(table) is None
-    parsed.committed(table, written, 2, 5)
+    parsed.committed(table, written, version=2, last_seq=5)
     known = parsed.known(table)
     assert known is not None and known.state is written
     assert (known.version, known.last_seq, known.seats) == (2, 5, SEATS)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import grpc
 
 from services.common.pb.rummy.v1 import player_pb2, table_pb2
-from services.common.rating import DEFAULT_RATING
+from services.common.rating import DEFAULT_DEVIATION, DEFAULT_RATING
 
 from .harness import create_table, login, play_to_end, shuffled_deck
 from .player_calls import BUCKETS, COUNTED, DECK_SEED, all_games, ask, fetch, training_game
@@ -20,9 +20,9 @@ async def test_a_game_played_to_the_end_shows_in_both_histories(
     await play_to_end(players, table_id)
     view = await players[0].view(table_id)
     winner = view.result.winner_seat
-    ratings = {
-        r["id"]: r["rating"] for r in await fetch(fresh_dsn, "SELECT id, rating FROM players")
-    }
+    rows = await fetch(fresh_dsn, "SELECT id, rating, rating_deviation FROM players")
+    ratings = {r["id"]: r["rating"] for r in rows}
+    deviations = {r["id"]: r["rating_deviation"] for r in rows}
     for player in players:
         [game] = await all_games(player)
         seat = player.seat
@@ -51,7 +51,7 @@ async def test_a_game_played_to_the_end_shows_in_both_histories(
         assert cafe.wins == (1 if seat == winner else 0)
         assert cafe.streak == (1 if seat == winner else -1)
         assert cafe.rating == ratings[player.player_id]
-        assert cafe.deviation == 0.0
+        assert cafe.deviation == deviations[player.player_id] < DEFAULT_DEVIATION
         assert cafe.last_played_at == game.finished_at
     buckets = [tuple(r) for r in await fetch(fresh_dsn, BUCKETS)]
     assert buckets == [tuple(r) for r in await fetch(fresh_dsn, COUNTED)]

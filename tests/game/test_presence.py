@@ -15,7 +15,8 @@ import asyncpg
 import grpc
 import pytest
 
-from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc, table_pb2
+from services.common.pb.rummy.internal.v1 import tables_pb2, tables_pb2_grpc
+from services.common.pb.rummy.v1 import game_pb2, table_pb2
 from services.game.presence import PresenceTimings
 from services.game.rules.events import PlayerConnection
 from services.game.server import GameServer
@@ -176,14 +177,14 @@ async def test_bots_are_always_connected_and_spectators_have_no_presence(
     a, b = two
     human = await login(a, "Human")
     spectator = await login(b, "Spectator")
-    stub = game_pb2_grpc.GameServiceStub(a)
+    stub = tables_pb2_grpc.TableServiceStub(a)
     reply = await stub.CreateTable(
-        game_pb2.CreateTableRequest(
+        tables_pb2.CreateTableRequest(
             ruleset="cafe",
             options=table_pb2.TableOptions(turn_timer_ms=LONG_TURNS_MS),
             players=[
-                game_pb2.SeatedPlayer(player_id=human.player_id, display_name="Human"),
-                game_pb2.SeatedPlayer(player_id="bot-1", display_name="Bot", is_bot=True),
+                tables_pb2.SeatedPlayer(player_id=human.player_id, display_name="Human"),
+                tables_pb2.SeatedPlayer(player_id="bot-1", display_name="Bot", is_bot=True),
             ],
             deck_order=shuffled_deck(2),
         ),

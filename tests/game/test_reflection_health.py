@@ -19,6 +19,9 @@ from services.game.server import GameServer
 from .harness import CALL_TIMEOUT_S, address, refused
 
 SERVICES = {"rummy.v1.GameService", "rummy.v1.AuthService"}
+BESIDE = {"rummy.admin.v1.TableAdminService", "rummy.internal.v1.TableService"}
+"""Served on the same port for the operators and the other services: listed too,
+though health speaks for the public services alone."""
 
 
 async def test_reflection_lists_and_describes_the_services(
@@ -31,11 +34,11 @@ async def test_reflection_lists_and_describes_the_services(
     reply = await call.read()
     await call.done_writing()
     names = {s.name for s in reply.list_services_response.service}
-    assert names >= {*SERVICES, "grpc.health.v1.Health"}
+    assert names >= {*SERVICES, *BESIDE, "grpc.health.v1.Health"}
 
     # grpc_reflection's descriptor database is synchronous: run it off the loop that
     # serves it. It rebuilds the API from the server alone.
-    def describe() -> tuple[set[str], bool, set[str]]:
+    def describe() -> tuple[set[str], bool, set[str], str]:
         with grpc.insecure_channel(address(server)) as sync_channel:
             db = ProtoReflectionDescriptorDatabase(sync_channel)
             listed = set(db.get_services())
@@ -43,10 +46,14 @@ async def test_reflection_lists_and_describes_the_services(
             game = pool.FindServiceByName("rummy.v1.GameService")
             watch = game.methods_by_name["Watch"]
             event = pool.FindMessageTypeByName("rummy.v1.TableEvent")
-            return listed, watch.server_streaming, set(event.fields_by_name)
+            tables = pool.FindServiceByName("rummy.internal.v1.TableService")
+            one = tables.methods_by_name["CreateTables"].input_type.fields_by_name["tables"]
+            options = one.message_type.fields_by_name["options"].message_type
+            return listed, watch.server_streaming, set(event.fields_by_name), options.full_name
 
-    listed, streaming, fields = await asyncio.to_thread(describe)
-    assert listed >= SERVICES
+    listed, streaming, fields, options = await asyncio.to_thread(describe)
+    assert listed >= SERVICES | BESIDE
+    assert options == "rummy.v1.TableOptions"
     assert streaming
     assert fields == set(table_pb2.TableEvent.DESCRIPTOR.fields_by_name)
 

@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from services.common.db import Pool, migrate, open_pool
-from services.game.retention import purge_answers, purge_finished, purge_matchmaking
+from services.game.retention import purge_answers, purge_finished
 from services.game.server import GameConfig, GameServer
 
 DAY = 86_400.0
@@ -105,46 +105,6 @@ async def test_two_concurrent_purges_delete_each_table_once(pool: Pool) -> None:
     assert await pool.fetchval("SELECT count(*) FROM tables") == 1
     assert await rows(pool, "tables", kept) == 1
     assert await pool.fetchval("SELECT count(*) FROM table_events WHERE table_id <> $1", kept) == 0
-
-
-async def test_ended_tickets_and_matches_are_purged_live_ones_kept(pool: Pool) -> None:
-    async def ticket(state: str, ended_days_ago: float | None) -> uuid.UUID:
-        ticket_id = uuid.uuid4()
-        await pool.execute(
-            "INSERT INTO tickets (id, player_id, table_size, ruleset, options, family, state,"
-            " expires_at, ended_at) VALUES ($1, $2, 2, 'cafe', '{}', 'f', $3,"
-            " now() + interval '1 hour',"
-            " CASE WHEN $4::float8 IS NULL THEN NULL"
-            " ELSE now() - make_interval(secs => $4::float8) END)",
-            ticket_id,
-            f"player-{ticket_id}",
-            state,
-            None if ended_days_ago is None else ended_days_ago * DAY,
-        )
-        return ticket_id
-
-    async def match(done_days_ago: float | None) -> uuid.UUID:
-        table_id = uuid.uuid4()
-        await pool.execute(
-            "INSERT INTO matches (table_id, request, state, done_at) VALUES ($1, '\\x00', $2,"
-            " CASE WHEN $3::float8 IS NULL THEN NULL"
-            " ELSE now() - make_interval(secs => $3::float8) END)",
-            table_id,
-            "creating" if done_days_ago is None else "created",
-            None if done_days_ago is None else done_days_ago * DAY,
-        )
-        return table_id
-
-    await ticket("matched", 40)
-    await ticket("expired", 35)
-    kept_tickets = {await ticket("cancelled", 3), await ticket("queued", None)}
-    await match(40)
-    kept_matches = {await match(3), await match(None)}
-
-    assert await purge_matchmaking(pool, older_than_s=30 * DAY, batch=1) == (2, 1)
-
-    assert {r["id"] for r in await pool.fetch("SELECT id FROM tickets")} == kept_tickets
-    assert {r["table_id"] for r in await pool.fetch("SELECT table_id FROM matches")} == kept_matches
 
 
 async def test_the_server_purges_on_start_and_zero_keeps_forever(fresh_dsn: str) -> None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import grpc
 
 from services.common.errors import error_info
-from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc, table_pb2
+from services.common.pb.rummy.internal.v1 import tables_pb2, tables_pb2_grpc
+from services.common.pb.rummy.v1 import game_pb2, table_pb2
 from services.game.rules.ruleset import CONTRACT
 
 from .harness import LONG_TURNS_MS, address, login, play_to_end, service_auth, start_replicas
@@ -18,13 +19,13 @@ async def _table(
     deck_order: list[int] | None = None,
     **options: object,
 ) -> str:
-    stub = game_pb2_grpc.GameServiceStub(channel)
+    stub = tables_pb2_grpc.TableServiceStub(channel)
     reply = await stub.CreateTable(
-        game_pb2.CreateTableRequest(
+        tables_pb2.CreateTableRequest(
             ruleset=ruleset,
             options=table_pb2.TableOptions(turn_timer_ms=LONG_TURNS_MS, **options),
             players=[
-                game_pb2.SeatedPlayer(player_id=p.player_id, display_name=p.name) for p in players
+                tables_pb2.SeatedPlayer(player_id=p.player_id, display_name=p.name) for p in players
             ],
             deck_order=deck_order or [],
         ),

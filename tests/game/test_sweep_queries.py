@@ -51,7 +51,7 @@ def nodes(node: dict[str, Any]) -> list[dict[str, Any]]:
 
 @pytest.mark.parametrize("statement", ["probe", "claim"])
 async def test_a_sweep_reads_only_the_due_turns(con: asyncpg.Connection, statement: str) -> None:
-    query, args = (COUNT_DUE, (100,)) if statement == "probe" else (CLAIM_DUE, (5.0,))
+    query, args = (COUNT_DUE.sql, (100,)) if statement == "probe" else (CLAIM_DUE.sql, (5.0,))
     scans = [n for n in nodes(await plan(con, query, *args)) if "Relation Name" in n]
     # A claim also reads the clock's one row: whether it is marked, and its stops.
     assert {s["Relation Name"] for s in scans} <= {"tables", "table_clock"}
@@ -67,7 +67,7 @@ async def test_a_claim_reads_no_table_while_nobody_marks_the_clock(con: asyncpg.
     """Right after an outage nearly every table is due; until a replica marks the
     clock again, every claim answers none without reading them."""
     await con.execute("UPDATE table_clock SET beat_at = now() - interval '1 minute'")
-    scans = [n for n in nodes(await plan(con, CLAIM_DUE, 5.0)) if "Relation Name" in n]
+    scans = [n for n in nodes(await plan(con, CLAIM_DUE.sql, 5.0)) if "Relation Name" in n]
     tables = [s for s in scans if s["Relation Name"] == "tables"]
     assert tables and all(s.get("Actual Loops", 0) == 0 for s in tables), scans
-    assert await con.fetchrow(CLAIM_DUE, 5.0) is None
+    assert await con.fetchrow(CLAIM_DUE.sql, 5.0) is None

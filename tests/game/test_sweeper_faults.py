@@ -15,7 +15,8 @@ import grpc
 import pytest
 from structlog.testing import capture_logs
 
-from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc, table_pb2
+from services.common.pb.rummy.internal.v1 import tables_pb2, tables_pb2_grpc
+from services.common.pb.rummy.v1 import table_pb2
 from services.game import sweeper
 from services.game.server import GameServer
 
@@ -95,7 +96,7 @@ async def test_a_table_whose_write_the_database_refuses_is_put_off_too(
         with capture_logs() as logs:
             request = create_request(players, turn_timer_ms=SHORT_TURNS_MS)
             request.table_id = broken
-            stub = game_pb2_grpc.GameServiceStub(channel)
+            stub = tables_pb2_grpc.TableServiceStub(channel)
             await stub.CreateTable(request, metadata=service_auth())
             await a_turn_times_out(channel)
             async with asyncio.timeout(WAIT_S):  # its turn failed, and was put off
@@ -140,8 +141,8 @@ async def own_server(fresh_dsn: str) -> AsyncIterator[OwnServer]:
 async def test_the_sweeper_survives_an_unexpected_error_and_the_server_still_stops(
     own_server: OwnServer,
 ) -> None:
-    tables = own_server.server.tables
-    assert tables is not None
+    assert own_server.server.tables is not None
+    tables = own_server.server.tables.sweeper
     due: Callable[[int], Awaitable[int]] = tables.due
     failures = 0
 
@@ -172,13 +173,13 @@ async def test_a_bot_that_fails_leaves_its_turn_to_the_clock_and_the_table_goes_
 
     monkeypatch.setattr(sweeper, "bot_turn", failing_bot)
     human = await login(channel, "Human")
-    created = await game_pb2_grpc.GameServiceStub(channel).CreateTable(
-        game_pb2.CreateTableRequest(
+    created = await tables_pb2_grpc.TableServiceStub(channel).CreateTable(
+        tables_pb2.CreateTableRequest(
             ruleset="cafe",
             options=table_pb2.TableOptions(turn_timer_ms=SHORT_TURNS_MS),
             players=[
-                game_pb2.SeatedPlayer(player_id=human.player_id, display_name="Human"),
-                game_pb2.SeatedPlayer(player_id="bot-1", display_name="Bot", is_bot=True),
+                tables_pb2.SeatedPlayer(player_id=human.player_id, display_name="Human"),
+                tables_pb2.SeatedPlayer(player_id="bot-1", display_name="Bot", is_bot=True),
             ],
         ),
         metadata=service_auth(),

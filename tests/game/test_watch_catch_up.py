@@ -15,7 +15,8 @@ import grpc
 import pytest
 
 from services.common.errors import error_info
-from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc, table_pb2
+from services.common.pb.rummy.internal.v1 import tables_pb2, tables_pb2_grpc
+from services.common.pb.rummy.v1 import game_pb2, table_pb2
 from services.game import eventlog
 from services.game.eventlog import READ_BATCH
 from services.game.fanout import Fanout
@@ -64,12 +65,12 @@ async def test_watchers_far_behind_catch_up_on_the_other_replica_and_go_live(
         grpc.aio.insecure_channel(address(quiet)) as on_b,
     ):
         # Two bots play a long game on A, as fast as the server lets them.
-        reply = await game_pb2_grpc.GameServiceStub(on_a).CreateTable(
-            game_pb2.CreateTableRequest(
+        reply = await tables_pb2_grpc.TableServiceStub(on_a).CreateTable(
+            tables_pb2.CreateTableRequest(
                 ruleset="cafe",
                 options=table_pb2.TableOptions(rounds=20),
                 players=[
-                    game_pb2.SeatedPlayer(player_id=f"bot-{i}", display_name="Bot", is_bot=True)
+                    tables_pb2.SeatedPlayer(player_id=f"bot-{i}", display_name="Bot", is_bot=True)
                     for i in range(2)
                 ],
             ),

@@ -12,8 +12,8 @@ import grpc
 
 from tests.routing import routed_server
 
-CREATE_TABLE = "/rummy.v1.GameService/CreateTable"
-CREATE_TABLES = "/rummy.v1.GameService/CreateTables"
+CREATE_TABLE = "/rummy.internal.v1.TableService/CreateTable"
+CREATE_TABLES = "/rummy.internal.v1.TableService/CreateTables"
 
 Front = contextlib.AbstractAsyncContextManager[tuple[str, list[str]]]
 """The front's address and the methods callers asked of it, in order."""
@@ -36,7 +36,7 @@ async def game_front(
     def forward(method: str, change: Callable[[bytes], bytes]) -> Any:
         call = upstream.unary_unary(method)
 
-        async def handle(request: bytes, context: grpc.aio.ServicerContext) -> bytes:
+        async def handle(request: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> bytes:
             try:
                 reply: bytes = await call(request, metadata=context.invocation_metadata())
             except grpc.aio.AioRpcError as error:

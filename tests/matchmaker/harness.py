@@ -55,8 +55,10 @@ class Backend:
         matching: bool = True,
         dsn: str = "",
         listen_answer_s: float = LISTEN_ANSWER_S,
+        **config: Any,
     ) -> int:
-        """Start one more matchmaker replica (on ``dsn``, if given: a proxy's); its index."""
+        """Start one more matchmaker replica (on ``dsn``, if given: a proxy's); its
+        index. ``config``: more of its `MatchmakerConfig`."""
         server = MatchmakerServer(
             MatchmakerConfig(
                 dsn=dsn or self.dsn,
@@ -67,6 +69,7 @@ class Backend:
                 match_interval=0.02,
                 listen_answer_s=listen_answer_s,
                 limits=UNLIMITED,
+                **config,
             )
         )
         await server.start(matching=matching)
@@ -109,7 +112,7 @@ async def backend(
         await game.stop(0)
 
 
-def stub(player: Player) -> matchmaker_pb2_grpc.MatchmakerServiceStub:
+def stub(player: Player) -> matchmaker_pb2_grpc.MatchmakerServiceAsyncStub:
     return matchmaker_pb2_grpc.MatchmakerServiceStub(player.channel)
 
 

@@ -16,7 +16,7 @@ from services.common import otel, tracing
 from .harness import backend, enqueue, players
 
 ENQUEUE = "/rummy.v1.MatchmakerService/Enqueue"
-CREATE_TABLES = "/rummy.v1.GameService/CreateTables"
+CREATE_TABLES = "/rummy.internal.v1.TableService/CreateTables"
 
 
 class Spans:

@@ -5,9 +5,11 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
+from services.common.rating import DEFAULT_DEVIATION, SETTLED_DEVIATION
 from services.matchmaker.matching import (
     RATING_WIDENING,
     RATING_WINDOW,
+    WINDOW_DEVIATIONS,
     Group,
     Waiting,
     form_tables,
@@ -25,6 +27,7 @@ def ticket(
     family: str = FIFO,
     at: int | None = None,
     rating: float = 1500.0,
+    deviation: float = 0.0,
     smaller: int = 0,
     bots: int = 0,
     private: bool = False,
@@ -43,6 +46,7 @@ def ticket(
         fill_bots_ms=bots,
         private=private,
         is_host=host,
+        deviation=deviation,
     )
 
 
@@ -143,6 +147,26 @@ def test_every_player_at_a_rated_table_is_close_to_every_other() -> None:
         ticket(3, family=RATED, rating=1450, size=3),
     ]
     assert seats(form_tables(queue, now_ms=5)) == [("t0", "t1", "t3")]
+
+
+def test_an_unsure_rating_is_matched_more_widely() -> None:
+    """A newcomer's window spans two deviations (about 490 points) at once; a
+    settled rating's the plain `RATING_WINDOW`, whatever its small deviation."""
+    newcomer = ticket(0, family=RATED, rating=1500, deviation=DEFAULT_DEVIATION)
+    settled = ticket(0, family=RATED, rating=1500, deviation=SETTLED_DEVIATION)
+    assert newcomer.window(0) == WINDOW_DEVIATIONS * DEFAULT_DEVIATION > 450
+    assert settled.window(0) == RATING_WINDOW
+    assert newcomer.window(10_000) - newcomer.window(0) == 10 * RATING_WIDENING
+    far = ticket(1, family=RATED, rating=1850, deviation=SETTLED_DEVIATION)
+    assert seats(form_tables([newcomer, far], now_ms=1)) == [("t0", "t1")]
+    assert form_tables([settled, far], now_ms=1) == []
+
+
+def test_the_window_narrows_as_the_deviation_shrinks() -> None:
+    deviations = [DEFAULT_DEVIATION * k / 20 for k in range(20, -1, -1)]
+    windows = [ticket(0, family=RATED, deviation=d).window(5_000) for d in deviations]
+    assert windows == sorted(windows, reverse=True)
+    assert windows[0] > windows[-1] == RATING_WINDOW + 5 * RATING_WIDENING
 
 
 def test_fifo_queues_ignore_ratings() -> None:

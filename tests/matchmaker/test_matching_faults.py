@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from structlog.testing import capture_logs
 
-from services.common.pb.rummy.v1 import game_pb2
+from services.common.pb.rummy.internal.v1 import tables_pb2
 from services.common.pb.rummy.v1 import matchmaker_pb2 as mm
 from services.matchmaker import matcher as matcher_module
 from services.matchmaker.matcher import Matcher
@@ -51,7 +51,7 @@ async def test_the_matching_loop_survives_an_unexpected_error(
 
 
 def without_the_last_table(reply: bytes) -> bytes:
-    answer = game_pb2.CreateTablesResponse.FromString(reply)
+    answer = tables_pb2.CreateTablesResponse.FromString(reply)
     del answer.results[-1]
     return answer.SerializeToString()
 
@@ -119,10 +119,10 @@ async def test_a_table_that_keeps_failing_is_given_up_and_holds_up_no_other(
         cursed = people[0].player_id
         create_all = TableMaker.create_all
 
-        async def failing_for_one(self: TableMaker, requests: list[Any]) -> Any:
+        async def failing_for_one(self: TableMaker, requests: list[Any], **how: Any) -> Any:
             if any(p.player_id == cursed for r in requests for p in r.players):
                 raise RuntimeError("a fault no one planned for")
-            return await create_all(self, requests)
+            return await create_all(self, requests, **how)
 
         monkeypatch.setattr(TableMaker, "create_all", failing_for_one)
         waiters = [await enqueue(p, table_size=2) for p in people]
@@ -136,7 +136,7 @@ async def test_a_table_that_keeps_failing_is_given_up_and_holds_up_no_other(
         assert await db.state(waiters[0].ticket_id) == "matching"
         # It keeps failing: given up in the end, as a table never created in time is.
         monkeypatch.setattr(matcher_module, "RECOVER_AFTER_S", 0.0)
-        monkeypatch.setattr(matcher_module, "GIVE_UP_S", 0.0)
+        b.matcher().give_up_s = 0.0
         assert await b.matcher().recover() == 1
         await asyncio.gather(*(w.end() for w in waiters[:2]))
         for w in waiters[:2]:

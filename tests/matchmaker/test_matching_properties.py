@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from services.common.rating import DEFAULT_DEVIATION, SETTLED_DEVIATION
 from services.matchmaker.matching import (
     RATING_WINDOW,
     Group,
@@ -38,6 +39,10 @@ def queues(draw: st.DrawFn) -> tuple[list[Waiting], int]:
                 family=family,
                 at=draw(st.integers(0, now)),
                 rating=draw(st.floats(800, 2400)),
+                deviation=draw(
+                    st.sampled_from([0.0, SETTLED_DEVIATION, DEFAULT_DEVIATION])
+                    | st.floats(0, DEFAULT_DEVIATION)
+                ),
                 smaller=draw(st.sampled_from([0, 0, 1, 5_000, 30_000])),
                 bots=draw(st.sampled_from([0, 0, 0, 1, 10_000, 60_000])),
             )

@@ -15,6 +15,7 @@ import pytest
 
 from services.common.pb.rummy.v1 import matchmaker_pb2 as mm
 from services.matchmaker import matcher as matcher_module
+from services.matchmaker import table_maker
 from services.matchmaker.matcher import Plan
 from tests.game.harness import Player, start_server
 
@@ -145,7 +146,7 @@ async def test_a_replica_killed_during_create_table_keeps_its_matches_until_it_i
         victim = await b.add_replica(matching=False)
         calling = asyncio.Event()
 
-        async def hang(requests: Any) -> list[bool | None]:
+        async def hang(requests: Any, **_: Any) -> list[bool | None]:
             # CreateTables was sent and never answers.
             calling.set()
             await asyncio.Event().wait()
@@ -227,8 +228,11 @@ async def test_an_unreachable_game_service_delays_matches_until_it_is_back(
 
 
 async def test_another_replica_completes_what_one_without_the_game_service_began(
-    fresh_dsn: str,
+    fresh_dsn: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # The calls of the broken replica's claim wait this long for the game service
+    # (then its matches are free for another replica), rather than 10 s.
+    monkeypatch.setattr(table_maker, "CALL_TIMEOUT_S", 2.0)
     async with backend(fresh_dsn, replicas=0) as b, store(fresh_dsn) as db:
         with dead_port() as (_, port):
             broken = await b.add_replica(game_target=f"127.0.0.1:{port}", matching=True)
@@ -244,13 +248,12 @@ async def test_another_replica_completes_what_one_without_the_game_service_began
             await check_completed(db, waiters, planned)
 
 
-async def test_tickets_of_a_table_never_created_end_saying_so(
-    fresh_dsn: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(matcher_module, "GIVE_UP_S", 1.0)
+async def test_tickets_of_a_table_never_created_end_saying_so(fresh_dsn: str) -> None:
     async with backend(fresh_dsn, replicas=0) as b, store(fresh_dsn) as db:
         with dead_port() as (_, port):
-            broken = await b.add_replica(game_target=f"127.0.0.1:{port}", matching=True)
+            broken = await b.add_replica(
+                game_target=f"127.0.0.1:{port}", matching=True, give_up_s=1.0
+            )
             alice, bob, carol, dan = await players(b.channel(broken), 4)
             waiters = [await enqueue(p, table_size=2) for p in (alice, bob, carol, dan)]
 

@@ -10,7 +10,7 @@ import uuid
 import pytest
 from structlog.testing import capture_logs
 
-from services.common.pb.rummy.v1 import game_pb2
+from services.common.pb.rummy.internal.v1 import tables_pb2
 from services.common.pb.rummy.v1 import matchmaker_pb2 as mm
 from services.matchmaker import matcher as matcher_module
 
@@ -80,7 +80,7 @@ async def test_a_table_the_game_service_says_exists_already_seats_its_tickets(
         (plan,) = await b.matcher().claim()
         # An earlier call made this table, asking for it in other words (a name
         # as it read then): asked again, the game service answers ALREADY_EXISTS.
-        earlier = game_pb2.CreateTableRequest()
+        earlier = tables_pb2.CreateTableRequest()
         earlier.CopyFrom(plan.request)
         earlier.players[0].display_name = "Alice before"
         assert await b.matcher().tables.create_all([earlier]) == [True]
@@ -91,13 +91,12 @@ async def test_a_table_the_game_service_says_exists_already_seats_its_tickets(
         await check_seated(db, waiters, plan.table_id)
 
 
-async def test_a_match_given_up_whose_table_was_made_seats_its_tickets(
-    fresh_dsn: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(matcher_module, "GIVE_UP_S", 0.0)
+async def test_a_match_given_up_whose_table_was_made_seats_its_tickets(fresh_dsn: str) -> None:
     async with backend(fresh_dsn, matching=False) as b, store(fresh_dsn) as db:
         with dead_port() as (_, port):
-            cut_off = await b.add_replica(game_target=f"127.0.0.1:{port}", matching=False)
+            cut_off = await b.add_replica(
+                game_target=f"127.0.0.1:{port}", matching=False, give_up_s=0.0
+            )
             alice, bob = await players(b.channel(cut_off), 2)
             waiters = [await enqueue(p, table_size=2) for p in (alice, bob)]
             (plan,) = await b.matcher(cut_off).claim()

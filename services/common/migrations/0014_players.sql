@@ -145,12 +145,15 @@ WITH games AS (
     FROM player_games g JOIN game_results r ON r.table_id = g.table_id
     WINDOW w AS (PARTITION BY g.player_id, r.ruleset ORDER BY g.finished_at DESC, g.table_id DESC)
 )
+-- The deviation is read by name (`results.DEVIATION`): where the ratings keep one.
 INSERT INTO player_standings (player_id, ruleset, games, wins, streak, rated_games, rating,
-                              last_game_at)
+                              deviation, last_game_at)
 SELECT x.player_id, x.ruleset, count(*), count(*) FILTER (WHERE x.won),
        (coalesce(min(x.n) FILTER (WHERE x.won <> x.last_won), count(*) + 1) - 1)::integer
            * CASE WHEN bool_and(x.last_won) THEN 1 ELSE -1 END,
-       count(*) FILTER (WHERE x.rated), coalesce(min(p.rating), 1500), max(x.finished_at)
+       count(*) FILTER (WHERE x.rated), coalesce(min(p.rating), 1500),
+       min(coalesce(to_jsonb(p) ->> 'rating_deviation', to_jsonb(p) ->> 'sigma')::float8),
+       max(x.finished_at)
 FROM games x LEFT JOIN players p ON p.id = x.player_id
 GROUP BY x.player_id, x.ruleset;
 

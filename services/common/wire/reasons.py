@@ -30,6 +30,7 @@ class ServiceReason(StrEnum):
     TOKEN_INVALID = "TOKEN_INVALID"
     SERVICE_CREDENTIAL_REQUIRED = "SERVICE_CREDENTIAL_REQUIRED"
     PLAYER_CREDENTIAL_REQUIRED = "PLAYER_CREDENTIAL_REQUIRED"
+    OPERATOR_CREDENTIAL_REQUIRED = "OPERATOR_CREDENTIAL_REQUIRED"
     DEVICE_ID_INVALID = "DEVICE_ID_INVALID"
     NAME_INVALID = "NAME_INVALID"
 
@@ -68,6 +69,8 @@ class ServiceReason(StrEnum):
 
     # Matchmaking (MatchmakerService).
     TABLE_SIZE_INVALID = "TABLE_SIZE_INVALID"
+    MATCH_MODE_INVALID = "MATCH_MODE_INVALID"
+    """A way of matching (`MatchMode`) this build does not know."""
     WAIT_TOO_LONG = "WAIT_TOO_LONG"
     TICKET_ID_INVALID = "TICKET_ID_INVALID"
     TICKET_NOT_FOUND = "TICKET_NOT_FOUND"
@@ -79,3 +82,9 @@ class ServiceReason(StrEnum):
     INVITE_NOT_FOUND = "INVITE_NOT_FOUND"
     INVITE_CODES_EXHAUSTED = "INVITE_CODES_EXHAUSTED"
     TABLE_FULL = "TABLE_FULL"
+
+    # The admin services (rummy.admin.v1).
+    ADMIN_REASON_INVALID = "ADMIN_REASON_INVALID"
+    """The words an operator gives the players are empty, too long or not text."""
+    FILTER_INVALID = "FILTER_INVALID"
+    """A limit or an age out of range, or a state this build does not know."""

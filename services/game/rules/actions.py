@@ -120,6 +120,15 @@ class Abandon:
     them, rather than being played out for nobody."""
 
 
+@dataclass(frozen=True, slots=True)
+class EndTable:
+    """Applied by the table when the people who run the service end it (a game
+    that cannot go on, say): the game ends there, nobody winning, with their
+    ``note`` to the players."""
+
+    note: str
+
+
 Action = (
     Deal
     | DrawStock
@@ -134,4 +143,5 @@ Action = (
     | Resume
     | Leave
     | Abandon
+    | EndTable
 )

@@ -3,9 +3,9 @@ events the action caused, or raises `RuleError` and leaves ``state`` unchanged.
 
 Each phase has its own small handler, in a module of its own: `dealing`,
 `drawing`, `melding` (the play phase), `discarding`, `claims`, `timeout`,
-`resuming` and `leaving`, with the checks they share in `guards`. Every handler validates
-before it writes, and works on a copy, so a refusal can never leave a
-half-applied action behind.
+`resuming`, `leaving` and `ending`, with the checks they share in `guards`.
+Every handler validates before it writes, and works on a copy, so a refusal
+can never leave a half-applied action behind.
 Rule-set differences are read from `state.ruleset`, never from its name.
 """
 
@@ -18,6 +18,7 @@ from .actions import (
     Deal,
     Discard,
     DrawStock,
+    EndTable,
     LayOff,
     Leave,
     Meld,
@@ -31,6 +32,7 @@ from .claims import claim
 from .dealing import deal
 from .discarding import discard
 from .drawing import draw_stock, reposer, take_discard
+from .ending import end_table
 from .errors import Reason, RuleError
 from .events import Event
 from .leaving import abandon, leave
@@ -73,6 +75,8 @@ def apply(state: GameState, seat: int, action: Action, now: int) -> tuple[GameSt
             leave(new, seat, now, events)
         case Abandon():
             abandon(new, seat, events)
+        case EndTable():
+            end_table(new, seat, action, events)
         case _:
             raise RuleError(Reason.ACTION_UNKNOWN, "That is not an action of this game.")
     if new.phase == Phase.PLAY and seat == new.current and no_move(new):

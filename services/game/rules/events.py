@@ -23,6 +23,8 @@ class EndReason(StrEnum):
     ROUNDS_PLAYED = "rounds_played"
     LAST_STANDING = "last_standing"
     OTHERS_LEFT = "others_left"
+    ENDED_BY_OPERATOR = "ended_by_operator"
+    """The people who run the service ended the table (`EndTable`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,6 +195,8 @@ class GameEnded(Event):
     winner: int
     reason: EndReason
     totals: tuple[int, ...]
+    note: str = ""
+    """Why, in words for the players: what the operator wrote (`EndTable`)."""
 
 
 @dataclass(frozen=True, slots=True)

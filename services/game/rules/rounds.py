@@ -148,15 +148,19 @@ def _eliminate(state: GameState, events: Events) -> bool:
     return False
 
 
-def end_game(state: GameState, winner: int, reason: EndReason, events: Events) -> None:
-    """End the game. One that ends during a round (everybody else left) opens
-    that round's deck commitment too: every dealt deck is shown in the end."""
+def end_game(
+    state: GameState, winner: int, reason: EndReason, events: Events, note: str = ""
+) -> None:
+    """End the game (``winner`` -1: nobody won). One that ends during a round
+    (everybody else left) opens that round's deck commitment too: every dealt
+    deck is shown in the end."""
     dealt = state.deal_order and all(r.round_no != state.round_no for r in state.results)
     if dealt:
         events.append(DeckRevealed(state.round_no, state.deal_order, state.seed, state.deal_salt))
     state.phase = Phase.GAME_OVER
     state.winner = winner
     state.end_reason = reason.value
+    state.end_note = note
     state.deadline_ms = 0
     state.claim_card = -1
-    events.append(GameEnded(winner, reason, tuple(state.totals)))
+    events.append(GameEnded(winner, reason, tuple(state.totals), note))

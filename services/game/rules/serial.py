@@ -92,6 +92,7 @@ def dumps(state: GameState) -> bytes:
             "deal_order": state.deal_order,
             "deal_salt": state.deal_salt,
             "end_reason": state.end_reason,
+            "end_note": state.end_note,
             "resumed_ms": state.resumed_ms,
         }
     )
@@ -154,6 +155,8 @@ def _state(doc: dict[str, Any]) -> GameState:
         deal_order=tuple(doc["deal_order"]),
         deal_salt=doc["deal_salt"],
         end_reason=EndReason(doc["end_reason"]).value if doc["end_reason"] else "",
+        # Absent from the states stored before it was kept.
+        end_note=doc.get("end_note", ""),
         resumed_ms=doc["resumed_ms"],
     )
 
@@ -188,6 +191,7 @@ def _checked(state: GameState) -> GameState:
         and all(isinstance(c, int) for m in state.melds for c in m.cards)
         and all(isinstance(c, int) for c in state.deal_order)
         and isinstance(state.deal_salt, str)
+        and isinstance(state.end_note, str)
         and all(
             len(r.penalties) == len(r.totals) == n
             and all(isinstance(v, int) for v in (*r.penalties, *r.totals, r.doubled))

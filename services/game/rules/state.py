@@ -95,6 +95,8 @@ class GameState:
     deal_salt: str = ""
     end_reason: str = ""
     """Once the phase is GAME_OVER: why the game ended (an `EndReason` value)."""
+    end_note: str = ""
+    """Once the phase is GAME_OVER: why, in words for the players (`EndTable`)."""
     resumed_ms: int = 0
     """When the table clock last started again after a stop (`Resume`): each stop
     gives a turn its time back once."""
@@ -140,6 +142,7 @@ class GameState:
         new.deal_order = self.deal_order
         new.deal_salt = self.deal_salt
         new.end_reason = self.end_reason
+        new.end_note = self.end_note
         new.resumed_ms = self.resumed_ms
         return new
 

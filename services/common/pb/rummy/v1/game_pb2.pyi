@@ -53,210 +53,6 @@ SIDE_HIGH: Side.ValueType  # 2
 Global___Side: typing_extensions.TypeAlias = Side
 
 @typing.final
-class SeatedPlayer(google.protobuf.message.Message):
-    """A player seated by CreateTable."""
-
-    DESCRIPTOR: google.protobuf.descriptor.Descriptor
-
-    PLAYER_ID_FIELD_NUMBER: builtins.int
-    DISPLAY_NAME_FIELD_NUMBER: builtins.int
-    IS_BOT_FIELD_NUMBER: builtins.int
-    player_id: builtins.str
-    display_name: builtins.str
-    is_bot: builtins.bool
-    def __init__(
-        self,
-        *,
-        player_id: builtins.str = ...,
-        display_name: builtins.str = ...,
-        is_bot: builtins.bool = ...,
-    ) -> None: ...
-    _ClearFieldArgType: typing_extensions.TypeAlias = typing.Literal["display_name", b"display_name", "is_bot", b"is_bot", "player_id", b"player_id"]
-    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-
-Global___SeatedPlayer: typing_extensions.TypeAlias = SeatedPlayer
-
-@typing.final
-class CreateTableRequest(google.protobuf.message.Message):
-    DESCRIPTOR: google.protobuf.descriptor.Descriptor
-
-    TABLE_ID_FIELD_NUMBER: builtins.int
-    REQUEST_ID_FIELD_NUMBER: builtins.int
-    RULESET_FIELD_NUMBER: builtins.int
-    OPTIONS_FIELD_NUMBER: builtins.int
-    PLAYERS_FIELD_NUMBER: builtins.int
-    DECK_ORDER_FIELD_NUMBER: builtins.int
-    BOT_LEVEL_FIELD_NUMBER: builtins.int
-    table_id: builtins.str
-    """Optional id chosen by the caller (a UUID). Empty: the server picks one.
-    A caller that chooses it can retry safely and record it beforehand.
-    """
-    request_id: builtins.str
-    """Optional idempotency key (AIP-155). Without a `table_id`, the table's id
-    is derived from the caller and this key, so a retry answers what the
-    first call did and makes no second table. A retry must ask for the same
-    table (rule set, options, players); another table under the same key or
-    id is refused with ALREADY_EXISTS, reason TABLE_EXISTS.
-    """
-    ruleset: builtins.str
-    """"cafe", "rami51", "classic" or "contract"."""
-    bot_level: services.common.pb.rummy.v1.table_pb2.BotLevel.ValueType
-    """The level every bot seat plays at. Unspecified: BOT_LEVEL_NORMAL when a
-    person is seated, BOT_LEVEL_STRONG at a table of bots alone. A value this
-    server does not know is INVALID_ARGUMENT, reason BOT_LEVEL_UNKNOWN. A
-    retry must ask for the same level.
-    """
-    @property
-    def options(self) -> services.common.pb.rummy.v1.table_pb2.TableOptions: ...
-    @property
-    def players(self) -> google.protobuf.internal.containers.RepeatedCompositeFieldContainer[Global___SeatedPlayer]:
-        """Seat i is players[i]; 2 to 4 players, or 2 to 6 in classic and
-        contract (contract plays with 158 cards, three packs and two jokers, at
-        5 or 6). Another number is refused with INVALID_ARGUMENT, reason
-        SEATS_INVALID.
-        """
-
-    @property
-    def deck_order(self) -> google.protobuf.internal.containers.RepeatedScalarFieldContainer[builtins.int]:
-        """Testing only: the deck in this order (card ids; the first is dealt
-        first, one card at a time from the seat left of the dealer, then one is
-        turned up for the discard) instead of a shuffle. Refused with PERMISSION_DENIED unless the server
-        was started with its testing flag.
-        """
-
-    def __init__(
-        self,
-        *,
-        table_id: builtins.str = ...,
-        request_id: builtins.str = ...,
-        ruleset: builtins.str = ...,
-        options: services.common.pb.rummy.v1.table_pb2.TableOptions | None = ...,
-        players: collections.abc.Iterable[Global___SeatedPlayer] | None = ...,
-        deck_order: collections.abc.Iterable[builtins.int] | None = ...,
-        bot_level: services.common.pb.rummy.v1.table_pb2.BotLevel.ValueType = ...,
-    ) -> None: ...
-    _HasFieldArgType: typing_extensions.TypeAlias = typing.Literal["options", b"options"]
-    def HasField(self, field_name: _HasFieldArgType) -> builtins.bool: ...
-    _ClearFieldArgType: typing_extensions.TypeAlias = typing.Literal["bot_level", b"bot_level", "deck_order", b"deck_order", "options", b"options", "players", b"players", "request_id", b"request_id", "ruleset", b"ruleset", "table_id", b"table_id"]
-    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-
-Global___CreateTableRequest: typing_extensions.TypeAlias = CreateTableRequest
-
-@typing.final
-class CreateTableResponse(google.protobuf.message.Message):
-    DESCRIPTOR: google.protobuf.descriptor.Descriptor
-
-    TABLE_ID_FIELD_NUMBER: builtins.int
-    VERSION_FIELD_NUMBER: builtins.int
-    table_id: builtins.str
-    version: builtins.int
-    """The table's version once made (1), for a retry too."""
-    def __init__(
-        self,
-        *,
-        table_id: builtins.str = ...,
-        version: builtins.int = ...,
-    ) -> None: ...
-    _ClearFieldArgType: typing_extensions.TypeAlias = typing.Literal["table_id", b"table_id", "version", b"version"]
-    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-
-Global___CreateTableResponse: typing_extensions.TypeAlias = CreateTableResponse
-
-@typing.final
-class CreateTablesRequest(google.protobuf.message.Message):
-    DESCRIPTOR: google.protobuf.descriptor.Descriptor
-
-    TABLES_FIELD_NUMBER: builtins.int
-    @property
-    def tables(self) -> google.protobuf.internal.containers.RepeatedCompositeFieldContainer[Global___CreateTableRequest]:
-        """1 to 32 tables; give each its `table_id`, so that the call can be retried."""
-
-    def __init__(
-        self,
-        *,
-        tables: collections.abc.Iterable[Global___CreateTableRequest] | None = ...,
-    ) -> None: ...
-    _ClearFieldArgType: typing_extensions.TypeAlias = typing.Literal["tables", b"tables"]
-    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-
-Global___CreateTablesRequest: typing_extensions.TypeAlias = CreateTablesRequest
-
-@typing.final
-class CreateTablesResponse(google.protobuf.message.Message):
-    DESCRIPTOR: google.protobuf.descriptor.Descriptor
-
-    RESULTS_FIELD_NUMBER: builtins.int
-    @property
-    def results(self) -> google.protobuf.internal.containers.RepeatedCompositeFieldContainer[Global___CreateTableResult]:
-        """results[i] answers tables[i]."""
-
-    def __init__(
-        self,
-        *,
-        results: collections.abc.Iterable[Global___CreateTableResult] | None = ...,
-    ) -> None: ...
-    _ClearFieldArgType: typing_extensions.TypeAlias = typing.Literal["results", b"results"]
-    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-
-Global___CreateTablesResponse: typing_extensions.TypeAlias = CreateTablesResponse
-
-@typing.final
-class CreateTableResult(google.protobuf.message.Message):
-    """One table of CreateTables: made (or found made, for a retried id), or refused."""
-
-    DESCRIPTOR: google.protobuf.descriptor.Descriptor
-
-    TABLE_FIELD_NUMBER: builtins.int
-    REFUSED_FIELD_NUMBER: builtins.int
-    @property
-    def table(self) -> Global___CreateTableResponse: ...
-    @property
-    def refused(self) -> Global___TableRefusal: ...
-    def __init__(
-        self,
-        *,
-        table: Global___CreateTableResponse | None = ...,
-        refused: Global___TableRefusal | None = ...,
-    ) -> None: ...
-    _HasFieldArgType: typing_extensions.TypeAlias = typing.Literal["outcome", b"outcome", "refused", b"refused", "table", b"table"]
-    def HasField(self, field_name: _HasFieldArgType) -> builtins.bool: ...
-    _ClearFieldArgType: typing_extensions.TypeAlias = typing.Literal["outcome", b"outcome", "refused", b"refused", "table", b"table"]
-    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_outcome: typing_extensions.TypeAlias = typing.Literal["table", "refused"]
-    _WhichOneofArgType_outcome: typing_extensions.TypeAlias = typing.Literal["outcome", b"outcome"]
-    def WhichOneof(self, oneof_group: _WhichOneofArgType_outcome) -> _WhichOneofReturnType_outcome | None: ...
-
-Global___CreateTableResult: typing_extensions.TypeAlias = CreateTableResult
-
-@typing.final
-class TableRefusal(google.protobuf.message.Message):
-    """What CreateTable would have answered for this table: the gRPC status code
-    (its number: 3 INVALID_ARGUMENT, 14 UNAVAILABLE...), the stable reason and a
-    sentence. UNAVAILABLE, ABORTED and INTERNAL (a fault of the server's own)
-    are worth a retry; the others are final.
-    """
-
-    DESCRIPTOR: google.protobuf.descriptor.Descriptor
-
-    CODE_FIELD_NUMBER: builtins.int
-    REASON_FIELD_NUMBER: builtins.int
-    MESSAGE_FIELD_NUMBER: builtins.int
-    code: builtins.int
-    reason: builtins.str
-    message: builtins.str
-    def __init__(
-        self,
-        *,
-        code: builtins.int = ...,
-        reason: builtins.str = ...,
-        message: builtins.str = ...,
-    ) -> None: ...
-    _ClearFieldArgType: typing_extensions.TypeAlias = typing.Literal["code", b"code", "message", b"message", "reason", b"reason"]
-    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-
-Global___TableRefusal: typing_extensions.TypeAlias = TableRefusal
-
-@typing.final
 class GetTableRequest(google.protobuf.message.Message):
     DESCRIPTOR: google.protobuf.descriptor.Descriptor
 
@@ -405,6 +201,10 @@ class JokerSuit(google.protobuf.message.Message):
     SUIT_FIELD_NUMBER: builtins.int
     card_id: builtins.int
     suit: services.common.pb.rummy.v1.cards_pb2.Suit.ValueType
+    """One of the four suits: unspecified, or a value outside the enum, is
+    refused with INVALID_ARGUMENT, reason SUIT_INVALID (to name no suit,
+    leave the joker out of `joker_suits`).
+    """
     def __init__(
         self,
         *,
@@ -591,6 +391,9 @@ class LayOffPlacement(google.protobuf.message.Message):
     SIDE_FIELD_NUMBER: builtins.int
     meld_id: builtins.int
     side: Global___Side.ValueType
+    """As in LayOffRequest: a value outside the enum is refused with
+    INVALID_ARGUMENT, reason SIDE_INVALID.
+    """
     @property
     def card_ids(self) -> google.protobuf.internal.containers.RepeatedScalarFieldContainer[builtins.int]:
         """Must include the joker; may include more cards from the hand."""

@@ -51,14 +51,15 @@ class GameServiceStub:
     with a stable UPPER_SNAKE `reason` to switch on, and a message a player
     can read. Status codes:
     INVALID_ARGUMENT     malformed request (unknown card id, same card twice,
-    a request id already used for another request;
+    a value outside an enum, a request id already used
+    for another request;
     over 64 KB: reason REQUEST_TOO_LARGE, the limit in
     metadata `max_bytes`. Past 256 KB gRPC itself
     refuses it, RESOURCE_EXHAUSTED with no ErrorInfo).
     FAILED_PRECONDITION  against the rules (not your turn, meld too small,
     opening below the threshold).
-    PERMISSION_DENIED    not your seat or table; internal call without the
-    service credential.
+    PERMISSION_DENIED    not your seat or table; a token that is not a
+    player's (reason PLAYER_CREDENTIAL_REQUIRED).
     NOT_FOUND            no such table.
     ABORTED              stale `expected_version`, or lost a race with a
     concurrent action (a claim for a discard no longer
@@ -76,16 +77,6 @@ class GameServiceStub:
         Args:
             channel: A grpc.Channel.
         """
-        self.CreateTable = channel.unary_unary(
-                '/rummy.v1.GameService/CreateTable',
-                request_serializer=rummy_dot_v1_dot_game__pb2.CreateTableRequest.SerializeToString,
-                response_deserializer=rummy_dot_v1_dot_game__pb2.CreateTableResponse.FromString,
-                _registered_method=True)
-        self.CreateTables = channel.unary_unary(
-                '/rummy.v1.GameService/CreateTables',
-                request_serializer=rummy_dot_v1_dot_game__pb2.CreateTablesRequest.SerializeToString,
-                response_deserializer=rummy_dot_v1_dot_game__pb2.CreateTablesResponse.FromString,
-                _registered_method=True)
         self.GetTable = channel.unary_unary(
                 '/rummy.v1.GameService/GetTable',
                 request_serializer=rummy_dot_v1_dot_game__pb2.GetTableRequest.SerializeToString,
@@ -173,14 +164,15 @@ class GameServiceServicer:
     with a stable UPPER_SNAKE `reason` to switch on, and a message a player
     can read. Status codes:
     INVALID_ARGUMENT     malformed request (unknown card id, same card twice,
-    a request id already used for another request;
+    a value outside an enum, a request id already used
+    for another request;
     over 64 KB: reason REQUEST_TOO_LARGE, the limit in
     metadata `max_bytes`. Past 256 KB gRPC itself
     refuses it, RESOURCE_EXHAUSTED with no ErrorInfo).
     FAILED_PRECONDITION  against the rules (not your turn, meld too small,
     opening below the threshold).
-    PERMISSION_DENIED    not your seat or table; internal call without the
-    service credential.
+    PERMISSION_DENIED    not your seat or table; a token that is not a
+    player's (reason PLAYER_CREDENTIAL_REQUIRED).
     NOT_FOUND            no such table.
     ABORTED              stale `expected_version`, or lost a race with a
     concurrent action (a claim for a discard no longer
@@ -191,23 +183,6 @@ class GameServiceServicer:
     INTERNAL             a fault of the server's own (reason INTERNAL); the
     error's details stay in its log.
     """
-
-    def CreateTable(self, request, context):
-        """Internal: creates a table and deals the first round. Only callers with
-        the service credential (the matchmaker) may call it.
-        """
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
-    def CreateTables(self, request, context):
-        """Internal: creates up to 32 tables in one call (the matchmaker's batches),
-        each exactly as CreateTable would, with one result per table, in order:
-        one table refused leaves the others made. Service credential only.
-        """
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
 
     def GetTable(self, request, context):
         """The caller's view of a table they are seated at.
@@ -320,16 +295,6 @@ class GameServiceServicer:
 
 def add_GameServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
-            'CreateTable': grpc.unary_unary_rpc_method_handler(
-                    servicer.CreateTable,
-                    request_deserializer=rummy_dot_v1_dot_game__pb2.CreateTableRequest.FromString,
-                    response_serializer=rummy_dot_v1_dot_game__pb2.CreateTableResponse.SerializeToString,
-            ),
-            'CreateTables': grpc.unary_unary_rpc_method_handler(
-                    servicer.CreateTables,
-                    request_deserializer=rummy_dot_v1_dot_game__pb2.CreateTablesRequest.FromString,
-                    response_serializer=rummy_dot_v1_dot_game__pb2.CreateTablesResponse.SerializeToString,
-            ),
             'GetTable': grpc.unary_unary_rpc_method_handler(
                     servicer.GetTable,
                     request_deserializer=rummy_dot_v1_dot_game__pb2.GetTableRequest.FromString,
@@ -423,14 +388,15 @@ class GameService:
     with a stable UPPER_SNAKE `reason` to switch on, and a message a player
     can read. Status codes:
     INVALID_ARGUMENT     malformed request (unknown card id, same card twice,
-    a request id already used for another request;
+    a value outside an enum, a request id already used
+    for another request;
     over 64 KB: reason REQUEST_TOO_LARGE, the limit in
     metadata `max_bytes`. Past 256 KB gRPC itself
     refuses it, RESOURCE_EXHAUSTED with no ErrorInfo).
     FAILED_PRECONDITION  against the rules (not your turn, meld too small,
     opening below the threshold).
-    PERMISSION_DENIED    not your seat or table; internal call without the
-    service credential.
+    PERMISSION_DENIED    not your seat or table; a token that is not a
+    player's (reason PLAYER_CREDENTIAL_REQUIRED).
     NOT_FOUND            no such table.
     ABORTED              stale `expected_version`, or lost a race with a
     concurrent action (a claim for a discard no longer
@@ -441,60 +407,6 @@ class GameService:
     INTERNAL             a fault of the server's own (reason INTERNAL); the
     error's details stay in its log.
     """
-
-    @staticmethod
-    def CreateTable(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_unary(
-            request,
-            target,
-            '/rummy.v1.GameService/CreateTable',
-            rummy_dot_v1_dot_game__pb2.CreateTableRequest.SerializeToString,
-            rummy_dot_v1_dot_game__pb2.CreateTableResponse.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
-    def CreateTables(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_unary(
-            request,
-            target,
-            '/rummy.v1.GameService/CreateTables',
-            rummy_dot_v1_dot_game__pb2.CreateTablesRequest.SerializeToString,
-            rummy_dot_v1_dot_game__pb2.CreateTablesResponse.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
 
     @staticmethod
     def GetTable(request,

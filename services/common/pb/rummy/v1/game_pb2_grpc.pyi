@@ -46,14 +46,15 @@ class GameServiceStub:
     with a stable UPPER_SNAKE `reason` to switch on, and a message a player
     can read. Status codes:
       INVALID_ARGUMENT     malformed request (unknown card id, same card twice,
-                           a request id already used for another request;
+                           a value outside an enum, a request id already used
+                           for another request;
                            over 64 KB: reason REQUEST_TOO_LARGE, the limit in
                            metadata `max_bytes`. Past 256 KB gRPC itself
                            refuses it, RESOURCE_EXHAUSTED with no ErrorInfo).
       FAILED_PRECONDITION  against the rules (not your turn, meld too small,
                            opening below the threshold).
-      PERMISSION_DENIED    not your seat or table; internal call without the
-                           service credential.
+      PERMISSION_DENIED    not your seat or table; a token that is not a
+                           player's (reason PLAYER_CREDENTIAL_REQUIRED).
       NOT_FOUND            no such table.
       ABORTED              stale `expected_version`, or lost a race with a
                            concurrent action (a claim for a discard no longer
@@ -69,15 +70,6 @@ class GameServiceStub:
     def __new__(cls, channel: grpc.Channel) -> GameServiceStub: ...
     @typing.overload
     def __new__(cls, channel: grpc.aio.Channel) -> GameServiceAsyncStub: ...
-    CreateTable: grpc.UnaryUnaryMultiCallable[services.common.pb.rummy.v1.game_pb2.CreateTableRequest, services.common.pb.rummy.v1.game_pb2.CreateTableResponse]
-    """Internal: creates a table and deals the first round. Only callers with
-    the service credential (the matchmaker) may call it.
-    """
-    CreateTables: grpc.UnaryUnaryMultiCallable[services.common.pb.rummy.v1.game_pb2.CreateTablesRequest, services.common.pb.rummy.v1.game_pb2.CreateTablesResponse]
-    """Internal: creates up to 32 tables in one call (the matchmaker's batches),
-    each exactly as CreateTable would, with one result per table, in order:
-    one table refused leaves the others made. Service credential only.
-    """
     GetTable: grpc.UnaryUnaryMultiCallable[services.common.pb.rummy.v1.game_pb2.GetTableRequest, services.common.pb.rummy.v1.game_pb2.GetTableResponse]
     """The caller's view of a table they are seated at."""
     DrawStock: grpc.UnaryUnaryMultiCallable[services.common.pb.rummy.v1.game_pb2.DrawStockRequest, services.common.pb.rummy.v1.game_pb2.DrawStockResponse]
@@ -158,14 +150,15 @@ class GameServiceAsyncStub(GameServiceStub):
     with a stable UPPER_SNAKE `reason` to switch on, and a message a player
     can read. Status codes:
       INVALID_ARGUMENT     malformed request (unknown card id, same card twice,
-                           a request id already used for another request;
+                           a value outside an enum, a request id already used
+                           for another request;
                            over 64 KB: reason REQUEST_TOO_LARGE, the limit in
                            metadata `max_bytes`. Past 256 KB gRPC itself
                            refuses it, RESOURCE_EXHAUSTED with no ErrorInfo).
       FAILED_PRECONDITION  against the rules (not your turn, meld too small,
                            opening below the threshold).
-      PERMISSION_DENIED    not your seat or table; internal call without the
-                           service credential.
+      PERMISSION_DENIED    not your seat or table; a token that is not a
+                           player's (reason PLAYER_CREDENTIAL_REQUIRED).
       NOT_FOUND            no such table.
       ABORTED              stale `expected_version`, or lost a race with a
                            concurrent action (a claim for a discard no longer
@@ -178,15 +171,6 @@ class GameServiceAsyncStub(GameServiceStub):
     """
 
     def __init__(self, channel: grpc.aio.Channel) -> None: ...
-    CreateTable: grpc.aio.UnaryUnaryMultiCallable[services.common.pb.rummy.v1.game_pb2.CreateTableRequest, services.common.pb.rummy.v1.game_pb2.CreateTableResponse]  # type: ignore[assignment]
-    """Internal: creates a table and deals the first round. Only callers with
-    the service credential (the matchmaker) may call it.
-    """
-    CreateTables: grpc.aio.UnaryUnaryMultiCallable[services.common.pb.rummy.v1.game_pb2.CreateTablesRequest, services.common.pb.rummy.v1.game_pb2.CreateTablesResponse]  # type: ignore[assignment]
-    """Internal: creates up to 32 tables in one call (the matchmaker's batches),
-    each exactly as CreateTable would, with one result per table, in order:
-    one table refused leaves the others made. Service credential only.
-    """
     GetTable: grpc.aio.UnaryUnaryMultiCallable[services.common.pb.rummy.v1.game_pb2.GetTableRequest, services.common.pb.rummy.v1.game_pb2.GetTableResponse]  # type: ignore[assignment]
     """The caller's view of a table they are seated at."""
     DrawStock: grpc.aio.UnaryUnaryMultiCallable[services.common.pb.rummy.v1.game_pb2.DrawStockRequest, services.common.pb.rummy.v1.game_pb2.DrawStockResponse]  # type: ignore[assignment]
@@ -266,14 +250,15 @@ class GameServiceServicer(metaclass=abc.ABCMeta):
     with a stable UPPER_SNAKE `reason` to switch on, and a message a player
     can read. Status codes:
       INVALID_ARGUMENT     malformed request (unknown card id, same card twice,
-                           a request id already used for another request;
+                           a value outside an enum, a request id already used
+                           for another request;
                            over 64 KB: reason REQUEST_TOO_LARGE, the limit in
                            metadata `max_bytes`. Past 256 KB gRPC itself
                            refuses it, RESOURCE_EXHAUSTED with no ErrorInfo).
       FAILED_PRECONDITION  against the rules (not your turn, meld too small,
                            opening below the threshold).
-      PERMISSION_DENIED    not your seat or table; internal call without the
-                           service credential.
+      PERMISSION_DENIED    not your seat or table; a token that is not a
+                           player's (reason PLAYER_CREDENTIAL_REQUIRED).
       NOT_FOUND            no such table.
       ABORTED              stale `expected_version`, or lost a race with a
                            concurrent action (a claim for a discard no longer
@@ -284,27 +269,6 @@ class GameServiceServicer(metaclass=abc.ABCMeta):
       INTERNAL             a fault of the server's own (reason INTERNAL); the
                            error's details stay in its log.
     """
-
-    @abc.abstractmethod
-    def CreateTable(
-        self,
-        request: services.common.pb.rummy.v1.game_pb2.CreateTableRequest,
-        context: _ServicerContext,
-    ) -> typing.Union[services.common.pb.rummy.v1.game_pb2.CreateTableResponse, collections.abc.Awaitable[services.common.pb.rummy.v1.game_pb2.CreateTableResponse]]:
-        """Internal: creates a table and deals the first round. Only callers with
-        the service credential (the matchmaker) may call it.
-        """
-
-    @abc.abstractmethod
-    def CreateTables(
-        self,
-        request: services.common.pb.rummy.v1.game_pb2.CreateTablesRequest,
-        context: _ServicerContext,
-    ) -> typing.Union[services.common.pb.rummy.v1.game_pb2.CreateTablesResponse, collections.abc.Awaitable[services.common.pb.rummy.v1.game_pb2.CreateTablesResponse]]:
-        """Internal: creates up to 32 tables in one call (the matchmaker's batches),
-        each exactly as CreateTable would, with one result per table, in order:
-        one table refused leaves the others made. Service credential only.
-        """
 
     @abc.abstractmethod
     def GetTable(

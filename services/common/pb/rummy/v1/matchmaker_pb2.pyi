@@ -32,8 +32,9 @@ class _MatchModeEnumTypeWrapper(google.protobuf.internal.enum_type_wrapper._Enum
     """Oldest tickets first."""
     MATCH_MODE_RATING: _MatchMode.ValueType  # 2
     """Players of close rating (every two at a table within the gap the more
-    patient of them accepts); the gap widens the longer a ticket waits, so
-    nobody waits for ever.
+    patient of them accepts); the gap is wider while a rating is still unsure
+    (a newcomer's), and widens the longer a ticket waits, so nobody waits for
+    ever.
     """
 
 class MatchMode(_MatchMode, metaclass=_MatchModeEnumTypeWrapper):
@@ -45,8 +46,9 @@ MATCH_MODE_FIFO: MatchMode.ValueType  # 1
 """Oldest tickets first."""
 MATCH_MODE_RATING: MatchMode.ValueType  # 2
 """Players of close rating (every two at a table within the gap the more
-patient of them accepts); the gap widens the longer a ticket waits, so
-nobody waits for ever.
+patient of them accepts); the gap is wider while a rating is still unsure
+(a newcomer's), and widens the longer a ticket waits, so nobody waits for
+ever.
 """
 Global___MatchMode: typing_extensions.TypeAlias = MatchMode
 
@@ -242,8 +244,15 @@ class EnqueueRequest(google.protobuf.message.Message):
     replace_existing: builtins.bool
     """Cancel the caller's live ticket, if any, and queue this one instead
     (too late once that ticket's table is being set up: see Enqueue).
+    Replacing calls made at once settle as if made one after the other:
+    each is queued and replaces the ticket queued before it (whose stream
+    ends with it CANCELLED), and the last one's ticket stays live.
     """
     mode: Global___MatchMode.ValueType
+    """How the players of the table are picked. Unspecified means
+    MATCH_MODE_FIFO. A value this server does not know is INVALID_ARGUMENT,
+    reason MATCH_MODE_INVALID.
+    """
     accept_smaller_after_ms: builtins.int
     """After this long in the queue, also accept a table with fewer seats
     (never fewer than 2). 0: never. Like every wait asked for, shorter than

@@ -132,6 +132,11 @@ class _EndReasonEnumTypeWrapper(google.protobuf.internal.enum_type_wrapper._Enum
     """Every other player left the table."""
     END_REASON_TARGET_REACHED: _EndReason.ValueType  # 7
     """Game: rami51 "to 200", a deal's winner reached 200 points."""
+    END_REASON_ENDED_BY_OPERATOR: _EndReason.ValueType  # 8
+    """Game: the people who run the service ended the table (one that could not
+    go on, say); nobody won, no rating changed. `GameEnded.note` says why,
+    in their words: show it to the players.
+    """
 
 class EndReason(_EndReason, metaclass=_EndReasonEnumTypeWrapper):
     """Why a round or the game ended."""
@@ -151,6 +156,11 @@ END_REASON_OTHERS_LEFT: EndReason.ValueType  # 6
 """Every other player left the table."""
 END_REASON_TARGET_REACHED: EndReason.ValueType  # 7
 """Game: rami51 "to 200", a deal's winner reached 200 points."""
+END_REASON_ENDED_BY_OPERATOR: EndReason.ValueType  # 8
+"""Game: the people who run the service ended the table (one that could not
+go on, say); nobody won, no rating changed. `GameEnded.note` says why,
+in their words: show it to the players.
+"""
 Global___EndReason: typing_extensions.TypeAlias = EndReason
 
 class _BotLevel:
@@ -1705,9 +1715,15 @@ class GameEnded(google.protobuf.message.Message):
     WINNER_SEAT_FIELD_NUMBER: builtins.int
     REASON_FIELD_NUMBER: builtins.int
     TOTALS_FIELD_NUMBER: builtins.int
+    NOTE_FIELD_NUMBER: builtins.int
     winner_seat: builtins.int
     """Absent when nobody won (every seat left)."""
     reason: Global___EndReason.ValueType
+    note: builtins.str
+    """Why the game ended, in words to show the players as they are: set when
+    `reason` is END_REASON_ENDED_BY_OPERATOR (what the operator wrote), empty
+    otherwise.
+    """
     @property
     def totals(self) -> google.protobuf.internal.containers.RepeatedCompositeFieldContainer[Global___SeatScore]:
         """Final totals, in seat order."""
@@ -1718,10 +1734,11 @@ class GameEnded(google.protobuf.message.Message):
         winner_seat: builtins.int | None = ...,
         reason: Global___EndReason.ValueType = ...,
         totals: collections.abc.Iterable[Global___SeatScore] | None = ...,
+        note: builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: typing_extensions.TypeAlias = typing.Literal["_winner_seat", b"_winner_seat", "winner_seat", b"winner_seat"]
     def HasField(self, field_name: _HasFieldArgType) -> builtins.bool: ...
-    _ClearFieldArgType: typing_extensions.TypeAlias = typing.Literal["_winner_seat", b"_winner_seat", "reason", b"reason", "totals", b"totals", "winner_seat", b"winner_seat"]
+    _ClearFieldArgType: typing_extensions.TypeAlias = typing.Literal["_winner_seat", b"_winner_seat", "note", b"note", "reason", b"reason", "totals", b"totals", "winner_seat", b"winner_seat"]
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__winner_seat: typing_extensions.TypeAlias = typing.Literal["winner_seat"]
     _WhichOneofArgType__winner_seat: typing_extensions.TypeAlias = typing.Literal["_winner_seat", b"_winner_seat"]

@@ -7,7 +7,7 @@ import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobu
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Card, Suit } from "./cards_pb.js";
 import { file_rummy_v1_cards } from "./cards_pb.js";
-import type { BotLevel, MeldKind, TableEvent, TableOptions, TableView } from "./table_pb.js";
+import type { MeldKind, TableEvent, TableView } from "./table_pb.js";
 import { file_rummy_v1_table } from "./table_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -15,234 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file rummy/v1/game.proto.
  */
 export const file_rummy_v1_game: GenFile = /*@__PURE__*/
-  fileDesc("ChNydW1teS92MS9nYW1lLnByb3RvEghydW1teS52MSJHCgxTZWF0ZWRQbGF5ZXISEQoJcGxheWVyX2lkGAEgASgJEhQKDGRpc3BsYXlfbmFtZRgCIAEoCRIOCgZpc19ib3QYAyABKAgi2AEKEkNyZWF0ZVRhYmxlUmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCRISCgpyZXF1ZXN0X2lkGAIgASgJEg8KB3J1bGVzZXQYAyABKAkSJwoHb3B0aW9ucxgEIAEoCzIWLnJ1bW15LnYxLlRhYmxlT3B0aW9ucxInCgdwbGF5ZXJzGAUgAygLMhYucnVtbXkudjEuU2VhdGVkUGxheWVyEhIKCmRlY2tfb3JkZXIYBiADKA0SJQoJYm90X2xldmVsGAcgASgOMhIucnVtbXkudjEuQm90TGV2ZWwiOAoTQ3JlYXRlVGFibGVSZXNwb25zZRIQCgh0YWJsZV9pZBgBIAEoCRIPCgd2ZXJzaW9uGAIgASgDIkMKE0NyZWF0ZVRhYmxlc1JlcXVlc3QSLAoGdGFibGVzGAEgAygLMhwucnVtbXkudjEuQ3JlYXRlVGFibGVSZXF1ZXN0IkQKFENyZWF0ZVRhYmxlc1Jlc3BvbnNlEiwKB3Jlc3VsdHMYASADKAsyGy5ydW1teS52MS5DcmVhdGVUYWJsZVJlc3VsdCJ5ChFDcmVhdGVUYWJsZVJlc3VsdBIuCgV0YWJsZRgBIAEoCzIdLnJ1bW15LnYxLkNyZWF0ZVRhYmxlUmVzcG9uc2VIABIpCgdyZWZ1c2VkGAIgASgLMhYucnVtbXkudjEuVGFibGVSZWZ1c2FsSABCCQoHb3V0Y29tZSI9CgxUYWJsZVJlZnVzYWwSDAoEY29kZRgBIAEoBRIOCgZyZWFzb24YAiABKAkSDwoHbWVzc2FnZRgDIAEoCSIjCg9HZXRUYWJsZVJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkiNQoQR2V0VGFibGVSZXNwb25zZRIhCgR2aWV3GAEgASgLMhMucnVtbXkudjEuVGFibGVWaWV3ImwKEERyYXdTdG9ja1JlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSEgoKcmVxdWVzdF9pZBgCIAEoCRIdChBleHBlY3RlZF92ZXJzaW9uGAMgASgDSACIAQFCEwoRX2V4cGVjdGVkX3ZlcnNpb24iZQoRRHJhd1N0b2NrUmVzcG9uc2USDwoHdmVyc2lvbhgBIAEoAxIhCgR2aWV3GAIgASgLMhMucnVtbXkudjEuVGFibGVWaWV3EhwKBGNhcmQYAyABKAsyDi5ydW1teS52MS5DYXJkIm4KElRha2VEaXNjYXJkUmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCRISCgpyZXF1ZXN0X2lkGAIgASgJEh0KEGV4cGVjdGVkX3ZlcnNpb24YAyABKANIAIgBAUITChFfZXhwZWN0ZWRfdmVyc2lvbiJJChNUYWtlRGlzY2FyZFJlc3BvbnNlEg8KB3ZlcnNpb24YASABKAMSIQoEdmlldxgCIAEoCzITLnJ1bW15LnYxLlRhYmxlVmlldyI6CglKb2tlclN1aXQSDwoHY2FyZF9pZBgBIAEoDRIcCgRzdWl0GAIgASgOMg4ucnVtbXkudjEuU3VpdCJoCghNZWxkU3BlYxIQCghjYXJkX2lkcxgBIAMoDRIoCgtqb2tlcl9zdWl0cxgCIAMoCzITLnJ1bW15LnYxLkpva2VyU3VpdBIgCgRraW5kGAMgASgOMhIucnVtbXkudjEuTWVsZEtpbmQiigEKC01lbGRSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEhIKCnJlcXVlc3RfaWQYAiABKAkSHQoQZXhwZWN0ZWRfdmVyc2lvbhgDIAEoA0gAiAEBEiEKBW1lbGRzGAQgAygLMhIucnVtbXkudjEuTWVsZFNwZWNCEwoRX2V4cGVjdGVkX3ZlcnNpb24iQgoMTWVsZFJlc3BvbnNlEg8KB3ZlcnNpb24YASABKAMSIQoEdmlldxgCIAEoCzITLnJ1bW15LnYxLlRhYmxlVmlldyKqAQoNTGF5T2ZmUmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCRISCgpyZXF1ZXN0X2lkGAIgASgJEh0KEGV4cGVjdGVkX3ZlcnNpb24YAyABKANIAIgBARIPCgdtZWxkX2lkGAQgASgNEhAKCGNhcmRfaWRzGAUgAygNEhwKBHNpZGUYBiABKA4yDi5ydW1teS52MS5TaWRlQhMKEV9leHBlY3RlZF92ZXJzaW9uIkQKDkxheU9mZlJlc3BvbnNlEg8KB3ZlcnNpb24YASABKAMSIQoEdmlldxgCIAEoCzITLnJ1bW15LnYxLlRhYmxlVmlldyJSCg9MYXlPZmZQbGFjZW1lbnQSDwoHbWVsZF9pZBgBIAEoDRIQCghjYXJkX2lkcxgCIAMoDRIcCgRzaWRlGAMgASgOMg4ucnVtbXkudjEuU2lkZSKVAgoQU3dhcEpva2VyUmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCRISCgpyZXF1ZXN0X2lkGAIgASgJEh0KEGV4cGVjdGVkX3ZlcnNpb24YAyABKANIAYgBARIPCgdtZWxkX2lkGAQgASgNEhUKDWpva2VyX2NhcmRfaWQYBSABKA0SHAoUcmVwbGFjZW1lbnRfY2FyZF9pZHMYBiADKA0SJgoIbmV3X21lbGQYByABKAsyEi5ydW1teS52MS5NZWxkU3BlY0gAEiwKB2xheV9vZmYYCCABKAsyGS5ydW1teS52MS5MYXlPZmZQbGFjZW1lbnRIAEILCglwbGFjZW1lbnRCEwoRX2V4cGVjdGVkX3ZlcnNpb24iRwoRU3dhcEpva2VyUmVzcG9uc2USDwoHdmVyc2lvbhgBIAEoAxIhCgR2aWV3GAIgASgLMhMucnVtbXkudjEuVGFibGVWaWV3InsKDkRpc2NhcmRSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEhIKCnJlcXVlc3RfaWQYAiABKAkSHQoQZXhwZWN0ZWRfdmVyc2lvbhgDIAEoA0gAiAEBEg8KB2NhcmRfaWQYBCABKA1CEwoRX2V4cGVjdGVkX3ZlcnNpb24iRQoPRGlzY2FyZFJlc3BvbnNlEg8KB3ZlcnNpb24YASABKAMSIQoEdmlldxgCIAEoCzITLnJ1bW15LnYxLlRhYmxlVmlldyJqCg5SZXBvc2VyUmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCRISCgpyZXF1ZXN0X2lkGAIgASgJEh0KEGV4cGVjdGVkX3ZlcnNpb24YAyABKANIAIgBAUITChFfZXhwZWN0ZWRfdmVyc2lvbiJFCg9SZXBvc2VyUmVzcG9uc2USDwoHdmVyc2lvbhgBIAEoAxIhCgR2aWV3GAIgASgLMhMucnVtbXkudjEuVGFibGVWaWV3InkKDENsYWltUmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCRISCgpyZXF1ZXN0X2lkGAIgASgJEh0KEGV4cGVjdGVkX3ZlcnNpb24YAyABKANIAIgBARIPCgdjYXJkX2lkGAQgASgNQhMKEV9leHBlY3RlZF92ZXJzaW9uIkMKDUNsYWltUmVzcG9uc2USDwoHdmVyc2lvbhgBIAEoAxIhCgR2aWV3GAIgASgLMhMucnVtbXkudjEuVGFibGVWaWV3IiIKDkdldEhpbnRSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJIowBCg9HZXRIaW50UmVzcG9uc2USIQoFbWVsZHMYASADKAsyEi5ydW1teS52MS5NZWxkU3BlYxIWCg5vcGVuaW5nX3BvaW50cxgCIAEoDRINCgVvcGVucxgDIAEoCBIWCg5yZWZ1c2FsX3JlYXNvbhgEIAEoCRIXCg9yZWZ1c2FsX21lc3NhZ2UYBSABKAkiaAoMTGVhdmVSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEhIKCnJlcXVlc3RfaWQYAiABKAkSHQoQZXhwZWN0ZWRfdmVyc2lvbhgDIAEoA0gAiAEBQhMKEV9leHBlY3RlZF92ZXJzaW9uIkMKDUxlYXZlUmVzcG9uc2USDwoHdmVyc2lvbhgBIAEoAxIhCgR2aWV3GAIgASgLMhMucnVtbXkudjEuVGFibGVWaWV3IjMKDFdhdGNoUmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCRIRCglhZnRlcl9zZXEYAiABKAQiNAoNV2F0Y2hSZXNwb25zZRIjCgVldmVudBgBIAEoCzIULnJ1bW15LnYxLlRhYmxlRXZlbnQqOQoEU2lkZRIUChBTSURFX1VOU1BFQ0lGSUVEEAASDAoIU0lERV9MT1cQARINCglTSURFX0hJR0gQAjKnBwoLR2FtZVNlcnZpY2USSgoLQ3JlYXRlVGFibGUSHC5ydW1teS52MS5DcmVhdGVUYWJsZVJlcXVlc3QaHS5ydW1teS52MS5DcmVhdGVUYWJsZVJlc3BvbnNlEk0KDENyZWF0ZVRhYmxlcxIdLnJ1bW15LnYxLkNyZWF0ZVRhYmxlc1JlcXVlc3QaHi5ydW1teS52MS5DcmVhdGVUYWJsZXNSZXNwb25zZRJBCghHZXRUYWJsZRIZLnJ1bW15LnYxLkdldFRhYmxlUmVxdWVzdBoaLnJ1bW15LnYxLkdldFRhYmxlUmVzcG9uc2USRAoJRHJhd1N0b2NrEhoucnVtbXkudjEuRHJhd1N0b2NrUmVxdWVzdBobLnJ1bW15LnYxLkRyYXdTdG9ja1Jlc3BvbnNlEkoKC1Rha2VEaXNjYXJkEhwucnVtbXkudjEuVGFrZURpc2NhcmRSZXF1ZXN0Gh0ucnVtbXkudjEuVGFrZURpc2NhcmRSZXNwb25zZRI1CgRNZWxkEhUucnVtbXkudjEuTWVsZFJlcXVlc3QaFi5ydW1teS52MS5NZWxkUmVzcG9uc2USOwoGTGF5T2ZmEhcucnVtbXkudjEuTGF5T2ZmUmVxdWVzdBoYLnJ1bW15LnYxLkxheU9mZlJlc3BvbnNlEkQKCVN3YXBKb2tlchIaLnJ1bW15LnYxLlN3YXBKb2tlclJlcXVlc3QaGy5ydW1teS52MS5Td2FwSm9rZXJSZXNwb25zZRI+CgdEaXNjYXJkEhgucnVtbXkudjEuRGlzY2FyZFJlcXVlc3QaGS5ydW1teS52MS5EaXNjYXJkUmVzcG9uc2USPgoHUmVwb3NlchIYLnJ1bW15LnYxLlJlcG9zZXJSZXF1ZXN0GhkucnVtbXkudjEuUmVwb3NlclJlc3BvbnNlEjgKBUNsYWltEhYucnVtbXkudjEuQ2xhaW1SZXF1ZXN0GhcucnVtbXkudjEuQ2xhaW1SZXNwb25zZRI+CgdHZXRIaW50EhgucnVtbXkudjEuR2V0SGludFJlcXVlc3QaGS5ydW1teS52MS5HZXRIaW50UmVzcG9uc2USOAoFTGVhdmUSFi5ydW1teS52MS5MZWF2ZVJlcXVlc3QaFy5ydW1teS52MS5MZWF2ZVJlc3BvbnNlEjoKBVdhdGNoEhYucnVtbXkudjEuV2F0Y2hSZXF1ZXN0GhcucnVtbXkudjEuV2F0Y2hSZXNwb25zZTABYgZwcm90bzM", [file_rummy_v1_cards, file_rummy_v1_table]);
-
-/**
- * A player seated by CreateTable.
- *
- * @generated from message rummy.v1.SeatedPlayer
- */
-export type SeatedPlayer = Message<"rummy.v1.SeatedPlayer"> & {
-  /**
-   * @generated from field: string player_id = 1;
-   */
-  playerId: string;
-
-  /**
-   * @generated from field: string display_name = 2;
-   */
-  displayName: string;
-
-  /**
-   * @generated from field: bool is_bot = 3;
-   */
-  isBot: boolean;
-};
-
-/**
- * Describes the message rummy.v1.SeatedPlayer.
- * Use `create(SeatedPlayerSchema)` to create a new message.
- */
-export const SeatedPlayerSchema: GenMessage<SeatedPlayer> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_game, 0);
-
-/**
- * @generated from message rummy.v1.CreateTableRequest
- */
-export type CreateTableRequest = Message<"rummy.v1.CreateTableRequest"> & {
-  /**
-   * Optional id chosen by the caller (a UUID). Empty: the server picks one.
-   * A caller that chooses it can retry safely and record it beforehand.
-   *
-   * @generated from field: string table_id = 1;
-   */
-  tableId: string;
-
-  /**
-   * Optional idempotency key (AIP-155). Without a `table_id`, the table's id
-   * is derived from the caller and this key, so a retry answers what the
-   * first call did and makes no second table. A retry must ask for the same
-   * table (rule set, options, players); another table under the same key or
-   * id is refused with ALREADY_EXISTS, reason TABLE_EXISTS.
-   *
-   * @generated from field: string request_id = 2;
-   */
-  requestId: string;
-
-  /**
-   * "cafe", "rami51", "classic" or "contract".
-   *
-   * @generated from field: string ruleset = 3;
-   */
-  ruleset: string;
-
-  /**
-   * @generated from field: rummy.v1.TableOptions options = 4;
-   */
-  options?: TableOptions | undefined;
-
-  /**
-   * Seat i is players[i]; 2 to 4 players, or 2 to 6 in classic and
-   * contract (contract plays with 158 cards, three packs and two jokers, at
-   * 5 or 6). Another number is refused with INVALID_ARGUMENT, reason
-   * SEATS_INVALID.
-   *
-   * @generated from field: repeated rummy.v1.SeatedPlayer players = 5;
-   */
-  players: SeatedPlayer[];
-
-  /**
-   * Testing only: the deck in this order (card ids; the first is dealt
-   * first, one card at a time from the seat left of the dealer, then one is
-   * turned up for the discard) instead of a shuffle. Refused with PERMISSION_DENIED unless the server
-   * was started with its testing flag.
-   *
-   * @generated from field: repeated uint32 deck_order = 6;
-   */
-  deckOrder: number[];
-
-  /**
-   * The level every bot seat plays at. Unspecified: BOT_LEVEL_NORMAL when a
-   * person is seated, BOT_LEVEL_STRONG at a table of bots alone. A value this
-   * server does not know is INVALID_ARGUMENT, reason BOT_LEVEL_UNKNOWN. A
-   * retry must ask for the same level.
-   *
-   * @generated from field: rummy.v1.BotLevel bot_level = 7;
-   */
-  botLevel: BotLevel;
-};
-
-/**
- * Describes the message rummy.v1.CreateTableRequest.
- * Use `create(CreateTableRequestSchema)` to create a new message.
- */
-export const CreateTableRequestSchema: GenMessage<CreateTableRequest> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_game, 1);
-
-/**
- * @generated from message rummy.v1.CreateTableResponse
- */
-export type CreateTableResponse = Message<"rummy.v1.CreateTableResponse"> & {
-  /**
-   * @generated from field: string table_id = 1;
-   */
-  tableId: string;
-
-  /**
-   * The table's version once made (1), for a retry too.
-   *
-   * @generated from field: int64 version = 2;
-   */
-  version: bigint;
-};
-
-/**
- * Describes the message rummy.v1.CreateTableResponse.
- * Use `create(CreateTableResponseSchema)` to create a new message.
- */
-export const CreateTableResponseSchema: GenMessage<CreateTableResponse> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_game, 2);
-
-/**
- * @generated from message rummy.v1.CreateTablesRequest
- */
-export type CreateTablesRequest = Message<"rummy.v1.CreateTablesRequest"> & {
-  /**
-   * 1 to 32 tables; give each its `table_id`, so that the call can be retried.
-   *
-   * @generated from field: repeated rummy.v1.CreateTableRequest tables = 1;
-   */
-  tables: CreateTableRequest[];
-};
-
-/**
- * Describes the message rummy.v1.CreateTablesRequest.
- * Use `create(CreateTablesRequestSchema)` to create a new message.
- */
-export const CreateTablesRequestSchema: GenMessage<CreateTablesRequest> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_game, 3);
-
-/**
- * @generated from message rummy.v1.CreateTablesResponse
- */
-export type CreateTablesResponse = Message<"rummy.v1.CreateTablesResponse"> & {
-  /**
-   * results[i] answers tables[i].
-   *
-   * @generated from field: repeated rummy.v1.CreateTableResult results = 1;
-   */
-  results: CreateTableResult[];
-};
-
-/**
- * Describes the message rummy.v1.CreateTablesResponse.
- * Use `create(CreateTablesResponseSchema)` to create a new message.
- */
-export const CreateTablesResponseSchema: GenMessage<CreateTablesResponse> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_game, 4);
-
-/**
- * One table of CreateTables: made (or found made, for a retried id), or refused.
- *
- * @generated from message rummy.v1.CreateTableResult
- */
-export type CreateTableResult = Message<"rummy.v1.CreateTableResult"> & {
-  /**
-   * @generated from oneof rummy.v1.CreateTableResult.outcome
-   */
-  outcome: {
-    /**
-     * @generated from field: rummy.v1.CreateTableResponse table = 1;
-     */
-    value: CreateTableResponse;
-    case: "table";
-  } | {
-    /**
-     * @generated from field: rummy.v1.TableRefusal refused = 2;
-     */
-    value: TableRefusal;
-    case: "refused";
-  } | { case: undefined; value?: undefined };
-};
-
-/**
- * Describes the message rummy.v1.CreateTableResult.
- * Use `create(CreateTableResultSchema)` to create a new message.
- */
-export const CreateTableResultSchema: GenMessage<CreateTableResult> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_game, 5);
-
-/**
- * What CreateTable would have answered for this table: the gRPC status code
- * (its number: 3 INVALID_ARGUMENT, 14 UNAVAILABLE...), the stable reason and a
- * sentence. UNAVAILABLE, ABORTED and INTERNAL (a fault of the server's own)
- * are worth a retry; the others are final.
- *
- * @generated from message rummy.v1.TableRefusal
- */
-export type TableRefusal = Message<"rummy.v1.TableRefusal"> & {
-  /**
-   * @generated from field: int32 code = 1;
-   */
-  code: number;
-
-  /**
-   * @generated from field: string reason = 2;
-   */
-  reason: string;
-
-  /**
-   * @generated from field: string message = 3;
-   */
-  message: string;
-};
-
-/**
- * Describes the message rummy.v1.TableRefusal.
- * Use `create(TableRefusalSchema)` to create a new message.
- */
-export const TableRefusalSchema: GenMessage<TableRefusal> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_game, 6);
+  fileDesc("ChNydW1teS92MS9nYW1lLnByb3RvEghydW1teS52MSIjCg9HZXRUYWJsZVJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkiNQoQR2V0VGFibGVSZXNwb25zZRIhCgR2aWV3GAEgASgLMhMucnVtbXkudjEuVGFibGVWaWV3ImwKEERyYXdTdG9ja1JlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSEgoKcmVxdWVzdF9pZBgCIAEoCRIdChBleHBlY3RlZF92ZXJzaW9uGAMgASgDSACIAQFCEwoRX2V4cGVjdGVkX3ZlcnNpb24iZQoRRHJhd1N0b2NrUmVzcG9uc2USDwoHdmVyc2lvbhgBIAEoAxIhCgR2aWV3GAIgASgLMhMucnVtbXkudjEuVGFibGVWaWV3EhwKBGNhcmQYAyABKAsyDi5ydW1teS52MS5DYXJkIm4KElRha2VEaXNjYXJkUmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCRISCgpyZXF1ZXN0X2lkGAIgASgJEh0KEGV4cGVjdGVkX3ZlcnNpb24YAyABKANIAIgBAUITChFfZXhwZWN0ZWRfdmVyc2lvbiJJChNUYWtlRGlzY2FyZFJlc3BvbnNlEg8KB3ZlcnNpb24YASABKAMSIQoEdmlldxgCIAEoCzITLnJ1bW15LnYxLlRhYmxlVmlldyI6CglKb2tlclN1aXQSDwoHY2FyZF9pZBgBIAEoDRIcCgRzdWl0GAIgASgOMg4ucnVtbXkudjEuU3VpdCJoCghNZWxkU3BlYxIQCghjYXJkX2lkcxgBIAMoDRIoCgtqb2tlcl9zdWl0cxgCIAMoCzITLnJ1bW15LnYxLkpva2VyU3VpdBIgCgRraW5kGAMgASgOMhIucnVtbXkudjEuTWVsZEtpbmQiigEKC01lbGRSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEhIKCnJlcXVlc3RfaWQYAiABKAkSHQoQZXhwZWN0ZWRfdmVyc2lvbhgDIAEoA0gAiAEBEiEKBW1lbGRzGAQgAygLMhIucnVtbXkudjEuTWVsZFNwZWNCEwoRX2V4cGVjdGVkX3ZlcnNpb24iQgoMTWVsZFJlc3BvbnNlEg8KB3ZlcnNpb24YASABKAMSIQoEdmlldxgCIAEoCzITLnJ1bW15LnYxLlRhYmxlVmlldyKqAQoNTGF5T2ZmUmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCRISCgpyZXF1ZXN0X2lkGAIgASgJEh0KEGV4cGVjdGVkX3ZlcnNpb24YAyABKANIAIgBARIPCgdtZWxkX2lkGAQgASgNEhAKCGNhcmRfaWRzGAUgAygNEhwKBHNpZGUYBiABKA4yDi5ydW1teS52MS5TaWRlQhMKEV9leHBlY3RlZF92ZXJzaW9uIkQKDkxheU9mZlJlc3BvbnNlEg8KB3ZlcnNpb24YASABKAMSIQoEdmlldxgCIAEoCzITLnJ1bW15LnYxLlRhYmxlVmlldyJSCg9MYXlPZmZQbGFjZW1lbnQSDwoHbWVsZF9pZBgBIAEoDRIQCghjYXJkX2lkcxgCIAMoDRIcCgRzaWRlGAMgASgOMg4ucnVtbXkudjEuU2lkZSKVAgoQU3dhcEpva2VyUmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCRISCgpyZXF1ZXN0X2lkGAIgASgJEh0KEGV4cGVjdGVkX3ZlcnNpb24YAyABKANIAYgBARIPCgdtZWxkX2lkGAQgASgNEhUKDWpva2VyX2NhcmRfaWQYBSABKA0SHAoUcmVwbGFjZW1lbnRfY2FyZF9pZHMYBiADKA0SJgoIbmV3X21lbGQYByABKAsyEi5ydW1teS52MS5NZWxkU3BlY0gAEiwKB2xheV9vZmYYCCABKAsyGS5ydW1teS52MS5MYXlPZmZQbGFjZW1lbnRIAEILCglwbGFjZW1lbnRCEwoRX2V4cGVjdGVkX3ZlcnNpb24iRwoRU3dhcEpva2VyUmVzcG9uc2USDwoHdmVyc2lvbhgBIAEoAxIhCgR2aWV3GAIgASgLMhMucnVtbXkudjEuVGFibGVWaWV3InsKDkRpc2NhcmRSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEhIKCnJlcXVlc3RfaWQYAiABKAkSHQoQZXhwZWN0ZWRfdmVyc2lvbhgDIAEoA0gAiAEBEg8KB2NhcmRfaWQYBCABKA1CEwoRX2V4cGVjdGVkX3ZlcnNpb24iRQoPRGlzY2FyZFJlc3BvbnNlEg8KB3ZlcnNpb24YASABKAMSIQoEdmlldxgCIAEoCzITLnJ1bW15LnYxLlRhYmxlVmlldyJqCg5SZXBvc2VyUmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCRISCgpyZXF1ZXN0X2lkGAIgASgJEh0KEGV4cGVjdGVkX3ZlcnNpb24YAyABKANIAIgBAUITChFfZXhwZWN0ZWRfdmVyc2lvbiJFCg9SZXBvc2VyUmVzcG9uc2USDwoHdmVyc2lvbhgBIAEoAxIhCgR2aWV3GAIgASgLMhMucnVtbXkudjEuVGFibGVWaWV3InkKDENsYWltUmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCRISCgpyZXF1ZXN0X2lkGAIgASgJEh0KEGV4cGVjdGVkX3ZlcnNpb24YAyABKANIAIgBARIPCgdjYXJkX2lkGAQgASgNQhMKEV9leHBlY3RlZF92ZXJzaW9uIkMKDUNsYWltUmVzcG9uc2USDwoHdmVyc2lvbhgBIAEoAxIhCgR2aWV3GAIgASgLMhMucnVtbXkudjEuVGFibGVWaWV3IiIKDkdldEhpbnRSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJIowBCg9HZXRIaW50UmVzcG9uc2USIQoFbWVsZHMYASADKAsyEi5ydW1teS52MS5NZWxkU3BlYxIWCg5vcGVuaW5nX3BvaW50cxgCIAEoDRINCgVvcGVucxgDIAEoCBIWCg5yZWZ1c2FsX3JlYXNvbhgEIAEoCRIXCg9yZWZ1c2FsX21lc3NhZ2UYBSABKAkiaAoMTGVhdmVSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEhIKCnJlcXVlc3RfaWQYAiABKAkSHQoQZXhwZWN0ZWRfdmVyc2lvbhgDIAEoA0gAiAEBQhMKEV9leHBlY3RlZF92ZXJzaW9uIkMKDUxlYXZlUmVzcG9uc2USDwoHdmVyc2lvbhgBIAEoAxIhCgR2aWV3GAIgASgLMhMucnVtbXkudjEuVGFibGVWaWV3IjMKDFdhdGNoUmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCRIRCglhZnRlcl9zZXEYAiABKAQiNAoNV2F0Y2hSZXNwb25zZRIjCgVldmVudBgBIAEoCzIULnJ1bW15LnYxLlRhYmxlRXZlbnQqOQoEU2lkZRIUChBTSURFX1VOU1BFQ0lGSUVEEAASDAoIU0lERV9MT1cQARINCglTSURFX0hJR0gQAjKMBgoLR2FtZVNlcnZpY2USQQoIR2V0VGFibGUSGS5ydW1teS52MS5HZXRUYWJsZVJlcXVlc3QaGi5ydW1teS52MS5HZXRUYWJsZVJlc3BvbnNlEkQKCURyYXdTdG9jaxIaLnJ1bW15LnYxLkRyYXdTdG9ja1JlcXVlc3QaGy5ydW1teS52MS5EcmF3U3RvY2tSZXNwb25zZRJKCgtUYWtlRGlzY2FyZBIcLnJ1bW15LnYxLlRha2VEaXNjYXJkUmVxdWVzdBodLnJ1bW15LnYxLlRha2VEaXNjYXJkUmVzcG9uc2USNQoETWVsZBIVLnJ1bW15LnYxLk1lbGRSZXF1ZXN0GhYucnVtbXkudjEuTWVsZFJlc3BvbnNlEjsKBkxheU9mZhIXLnJ1bW15LnYxLkxheU9mZlJlcXVlc3QaGC5ydW1teS52MS5MYXlPZmZSZXNwb25zZRJECglTd2FwSm9rZXISGi5ydW1teS52MS5Td2FwSm9rZXJSZXF1ZXN0GhsucnVtbXkudjEuU3dhcEpva2VyUmVzcG9uc2USPgoHRGlzY2FyZBIYLnJ1bW15LnYxLkRpc2NhcmRSZXF1ZXN0GhkucnVtbXkudjEuRGlzY2FyZFJlc3BvbnNlEj4KB1JlcG9zZXISGC5ydW1teS52MS5SZXBvc2VyUmVxdWVzdBoZLnJ1bW15LnYxLlJlcG9zZXJSZXNwb25zZRI4CgVDbGFpbRIWLnJ1bW15LnYxLkNsYWltUmVxdWVzdBoXLnJ1bW15LnYxLkNsYWltUmVzcG9uc2USPgoHR2V0SGludBIYLnJ1bW15LnYxLkdldEhpbnRSZXF1ZXN0GhkucnVtbXkudjEuR2V0SGludFJlc3BvbnNlEjgKBUxlYXZlEhYucnVtbXkudjEuTGVhdmVSZXF1ZXN0GhcucnVtbXkudjEuTGVhdmVSZXNwb25zZRI6CgVXYXRjaBIWLnJ1bW15LnYxLldhdGNoUmVxdWVzdBoXLnJ1bW15LnYxLldhdGNoUmVzcG9uc2UwAWIGcHJvdG8z", [file_rummy_v1_cards, file_rummy_v1_table]);
 
 /**
  * @generated from message rummy.v1.GetTableRequest
@@ -259,7 +32,7 @@ export type GetTableRequest = Message<"rummy.v1.GetTableRequest"> & {
  * Use `create(GetTableRequestSchema)` to create a new message.
  */
 export const GetTableRequestSchema: GenMessage<GetTableRequest> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_game, 7);
+  messageDesc(file_rummy_v1_game, 0);
 
 /**
  * @generated from message rummy.v1.GetTableResponse
@@ -276,7 +49,7 @@ export type GetTableResponse = Message<"rummy.v1.GetTableResponse"> & {
  * Use `create(GetTableResponseSchema)` to create a new message.
  */
 export const GetTableResponseSchema: GenMessage<GetTableResponse> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_game, 8);
+  messageDesc(file_rummy_v1_game, 1);
 
 /**
  * @generated from message rummy.v1.DrawStockRequest
@@ -303,7 +76,7 @@ export type DrawStockRequest = Message<"rummy.v1.DrawStockRequest"> & {
  * Use `create(DrawStockRequestSchema)` to create a new message.
  */
 export const DrawStockRequestSchema: GenMessage<DrawStockRequest> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_game, 9);
+  messageDesc(file_rummy_v1_game, 2);
 
 /**
  * @generated from message rummy.v1.DrawStockResponse
@@ -332,7 +105,7 @@ export type DrawStockResponse = Message<"rummy.v1.DrawStockResponse"> & {
  * Use `create(DrawStockResponseSchema)` to create a new message.
  */
 export const DrawStockResponseSchema: GenMessage<DrawStockResponse> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_game, 10);
+  messageDesc(file_rummy_v1_game, 3);
 
 /**
  * @generated from message rummy.v1.TakeDiscardRequest
@@ -359,7 +132,7 @@ export type TakeDiscardRequest = Message<"rummy.v1.TakeDiscardRequest"> & {
  * Use `create(TakeDiscardRequestSchema)` to create a new message.
  */
 export const TakeDiscardRequestSchema: GenMessage<TakeDiscardRequest> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_game, 11);
+  messageDesc(file_rummy_v1_game, 4);
 
 /**
  * @generated from message rummy.v1.TakeDiscardResponse
@@ -381,7 +154,7 @@ export type TakeDiscardResponse = Message<"rummy.v1.TakeDiscardResponse"> & {
  * Use `create(TakeDiscardResponseSchema)` to create a new message.
  */
 export const TakeDiscardResponseSchema: GenMessage<TakeDiscardResponse> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_game, 12);
+  messageDesc(file_rummy_v1_game, 5);
 
 /**
  * A suit named for a joker in a group.
@@ -395,6 +168,10 @@ export type JokerSuit = Message<"rummy.v1.JokerSuit"> & {
   cardId: number;
 
   /**
+   * One of the four suits: unspecified, or a value outside the enum, is
+   * refused with INVALID_ARGUMENT, reason SUIT_INVALID (to name no suit,
+   * leave the joker out of `joker_suits`).
+   *
    * @generated from field: rummy.v1.Suit suit = 2;
    */
   suit: Suit;
@@ -405,7 +182,7 @@ export type JokerSuit = Message<"rummy.v1.JokerSuit"> & {
  * Use `create(JokerSuitSchema)` to create a new message.
  */
 export const JokerSuitSchema: GenMessage<JokerSuit> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_game, 13);
+  messageDesc(file_rummy_v1_game, 6);
 
 /**
  * One meld to lay down.
@@ -450,7 +227,7 @@ export type MeldSpec = Message<"rummy.v1.MeldSpec"> & {
  * Use `create(MeldSpecSchema)` to create a new message.
  */
 export const MeldSpecSchema: GenMessage<MeldSpec> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_game, 14);
+  messageDesc(file_rummy_v1_game, 7);
 
 /**
  * @generated from message rummy.v1.MeldRequest
@@ -484,7 +261,7 @@ export type MeldRequest = Message<"rummy.v1.MeldRequest"> & {
  * Use `create(MeldRequestSchema)` to create a new message.
  */
 export const MeldRequestSchema: GenMessage<MeldRequest> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_game, 15);
+  messageDesc(file_rummy_v1_game, 8);
 
 /**
  * @generated from message rummy.v1.MeldResponse
@@ -506,7 +283,7 @@ export type MeldResponse = Message<"rummy.v1.MeldResponse"> & {
  * Use `create(MeldResponseSchema)` to create a new message.
  */
 export const MeldResponseSchema: GenMessage<MeldResponse> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_game, 16);
+  messageDesc(file_rummy_v1_game, 9);
 
 /**
  * @generated from message rummy.v1.LayOffRequest
@@ -555,7 +332,7 @@ export type LayOffRequest = Message<"rummy.v1.LayOffRequest"> & {
  * Use `create(LayOffRequestSchema)` to create a new message.
  */
 export const LayOffRequestSchema: GenMessage<LayOffRequest> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_game, 17);
+  messageDesc(file_rummy_v1_game, 10);
 
 /**
  * @generated from message rummy.v1.LayOffResponse
@@ -577,7 +354,7 @@ export type LayOffResponse = Message<"rummy.v1.LayOffResponse"> & {
  * Use `create(LayOffResponseSchema)` to create a new message.
  */
 export const LayOffResponseSchema: GenMessage<LayOffResponse> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_game, 18);
+  messageDesc(file_rummy_v1_game, 11);
 
 /**
  * Where a retrieved joker is laid off.
@@ -598,6 +375,9 @@ export type LayOffPlacement = Message<"rummy.v1.LayOffPlacement"> & {
   cardIds: number[];
 
   /**
+   * As in LayOffRequest: a value outside the enum is refused with
+   * INVALID_ARGUMENT, reason SIDE_INVALID.
+   *
    * @generated from field: rummy.v1.Side side = 3;
    */
   side: Side;
@@ -608,7 +388,7 @@ export type LayOffPlacement = Message<"rummy.v1.LayOffPlacement"> & {
  * Use `create(LayOffPlacementSchema)` to create a new message.
  */
 export const LayOffPlacementSchema: GenMessage<LayOffPlacement> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_game, 19);
+  messageDesc(file_rummy_v1_game, 12);
 
 /**
  * @generated from message rummy.v1.SwapJokerRequest
@@ -686,7 +466,7 @@ export type SwapJokerRequest = Message<"rummy.v1.SwapJokerRequest"> & {
  * Use `create(SwapJokerRequestSchema)` to create a new message.
  */
 export const SwapJokerRequestSchema: GenMessage<SwapJokerRequest> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_game, 20);
+  messageDesc(file_rummy_v1_game, 13);
 
 /**
  * @generated from message rummy.v1.SwapJokerResponse
@@ -708,7 +488,7 @@ export type SwapJokerResponse = Message<"rummy.v1.SwapJokerResponse"> & {
  * Use `create(SwapJokerResponseSchema)` to create a new message.
  */
 export const SwapJokerResponseSchema: GenMessage<SwapJokerResponse> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_game, 21);
+  messageDesc(file_rummy_v1_game, 14);
 
 /**
  * @generated from message rummy.v1.DiscardRequest
@@ -740,7 +520,7 @@ export type DiscardRequest = Message<"rummy.v1.DiscardRequest"> & {
  * Use `create(DiscardRequestSchema)` to create a new message.
  */
 export const DiscardRequestSchema: GenMessage<DiscardRequest> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_game, 22);
+  messageDesc(file_rummy_v1_game, 15);
 
 /**
  * @generated from message rummy.v1.DiscardResponse
@@ -762,7 +542,7 @@ export type DiscardResponse = Message<"rummy.v1.DiscardResponse"> & {
  * Use `create(DiscardResponseSchema)` to create a new message.
  */
 export const DiscardResponseSchema: GenMessage<DiscardResponse> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_game, 23);
+  messageDesc(file_rummy_v1_game, 16);
 
 /**
  * @generated from message rummy.v1.ReposerRequest
@@ -789,7 +569,7 @@ export type ReposerRequest = Message<"rummy.v1.ReposerRequest"> & {
  * Use `create(ReposerRequestSchema)` to create a new message.
  */
 export const ReposerRequestSchema: GenMessage<ReposerRequest> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_game, 24);
+  messageDesc(file_rummy_v1_game, 17);
 
 /**
  * @generated from message rummy.v1.ReposerResponse
@@ -811,7 +591,7 @@ export type ReposerResponse = Message<"rummy.v1.ReposerResponse"> & {
  * Use `create(ReposerResponseSchema)` to create a new message.
  */
 export const ReposerResponseSchema: GenMessage<ReposerResponse> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_game, 25);
+  messageDesc(file_rummy_v1_game, 18);
 
 /**
  * @generated from message rummy.v1.ClaimRequest
@@ -854,7 +634,7 @@ export type ClaimRequest = Message<"rummy.v1.ClaimRequest"> & {
  * Use `create(ClaimRequestSchema)` to create a new message.
  */
 export const ClaimRequestSchema: GenMessage<ClaimRequest> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_game, 26);
+  messageDesc(file_rummy_v1_game, 19);
 
 /**
  * @generated from message rummy.v1.ClaimResponse
@@ -876,7 +656,7 @@ export type ClaimResponse = Message<"rummy.v1.ClaimResponse"> & {
  * Use `create(ClaimResponseSchema)` to create a new message.
  */
 export const ClaimResponseSchema: GenMessage<ClaimResponse> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_game, 27);
+  messageDesc(file_rummy_v1_game, 20);
 
 /**
  * @generated from message rummy.v1.GetHintRequest
@@ -893,7 +673,7 @@ export type GetHintRequest = Message<"rummy.v1.GetHintRequest"> & {
  * Use `create(GetHintRequestSchema)` to create a new message.
  */
 export const GetHintRequestSchema: GenMessage<GetHintRequest> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_game, 28);
+  messageDesc(file_rummy_v1_game, 21);
 
 /**
  * @generated from message rummy.v1.GetHintResponse
@@ -945,7 +725,7 @@ export type GetHintResponse = Message<"rummy.v1.GetHintResponse"> & {
  * Use `create(GetHintResponseSchema)` to create a new message.
  */
 export const GetHintResponseSchema: GenMessage<GetHintResponse> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_game, 29);
+  messageDesc(file_rummy_v1_game, 22);
 
 /**
  * @generated from message rummy.v1.LeaveRequest
@@ -972,7 +752,7 @@ export type LeaveRequest = Message<"rummy.v1.LeaveRequest"> & {
  * Use `create(LeaveRequestSchema)` to create a new message.
  */
 export const LeaveRequestSchema: GenMessage<LeaveRequest> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_game, 30);
+  messageDesc(file_rummy_v1_game, 23);
 
 /**
  * @generated from message rummy.v1.LeaveResponse
@@ -994,7 +774,7 @@ export type LeaveResponse = Message<"rummy.v1.LeaveResponse"> & {
  * Use `create(LeaveResponseSchema)` to create a new message.
  */
 export const LeaveResponseSchema: GenMessage<LeaveResponse> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_game, 31);
+  messageDesc(file_rummy_v1_game, 24);
 
 /**
  * @generated from message rummy.v1.WatchRequest
@@ -1020,7 +800,7 @@ export type WatchRequest = Message<"rummy.v1.WatchRequest"> & {
  * Use `create(WatchRequestSchema)` to create a new message.
  */
 export const WatchRequestSchema: GenMessage<WatchRequest> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_game, 32);
+  messageDesc(file_rummy_v1_game, 25);
 
 /**
  * @generated from message rummy.v1.WatchResponse
@@ -1037,7 +817,7 @@ export type WatchResponse = Message<"rummy.v1.WatchResponse"> & {
  * Use `create(WatchResponseSchema)` to create a new message.
  */
 export const WatchResponseSchema: GenMessage<WatchResponse> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_game, 33);
+  messageDesc(file_rummy_v1_game, 26);
 
 /**
  * Which end of a run a lay-off extends.
@@ -1100,14 +880,15 @@ export const SideSchema: GenEnum<Side> = /*@__PURE__*/
  * with a stable UPPER_SNAKE `reason` to switch on, and a message a player
  * can read. Status codes:
  *   INVALID_ARGUMENT     malformed request (unknown card id, same card twice,
- *                        a request id already used for another request;
+ *                        a value outside an enum, a request id already used
+ *                        for another request;
  *                        over 64 KB: reason REQUEST_TOO_LARGE, the limit in
  *                        metadata `max_bytes`. Past 256 KB gRPC itself
  *                        refuses it, RESOURCE_EXHAUSTED with no ErrorInfo).
  *   FAILED_PRECONDITION  against the rules (not your turn, meld too small,
  *                        opening below the threshold).
- *   PERMISSION_DENIED    not your seat or table; internal call without the
- *                        service credential.
+ *   PERMISSION_DENIED    not your seat or table; a token that is not a
+ *                        player's (reason PLAYER_CREDENTIAL_REQUIRED).
  *   NOT_FOUND            no such table.
  *   ABORTED              stale `expected_version`, or lost a race with a
  *                        concurrent action (a claim for a discard no longer
@@ -1121,29 +902,6 @@ export const SideSchema: GenEnum<Side> = /*@__PURE__*/
  * @generated from service rummy.v1.GameService
  */
 export const GameService: GenService<{
-  /**
-   * Internal: creates a table and deals the first round. Only callers with
-   * the service credential (the matchmaker) may call it.
-   *
-   * @generated from rpc rummy.v1.GameService.CreateTable
-   */
-  createTable: {
-    methodKind: "unary";
-    input: typeof CreateTableRequestSchema;
-    output: typeof CreateTableResponseSchema;
-  },
-  /**
-   * Internal: creates up to 32 tables in one call (the matchmaker's batches),
-   * each exactly as CreateTable would, with one result per table, in order:
-   * one table refused leaves the others made. Service credential only.
-   *
-   * @generated from rpc rummy.v1.GameService.CreateTables
-   */
-  createTables: {
-    methodKind: "unary";
-    input: typeof CreateTablesRequestSchema;
-    output: typeof CreateTablesResponseSchema;
-  },
   /**
    * The caller's view of a table they are seated at.
    *

@@ -214,12 +214,19 @@ export type EnqueueRequest = Message<"rummy.v1.EnqueueRequest"> & {
   /**
    * Cancel the caller's live ticket, if any, and queue this one instead
    * (too late once that ticket's table is being set up: see Enqueue).
+   * Replacing calls made at once settle as if made one after the other:
+   * each is queued and replaces the ticket queued before it (whose stream
+   * ends with it CANCELLED), and the last one's ticket stays live.
    *
    * @generated from field: bool replace_existing = 4;
    */
   replaceExisting: boolean;
 
   /**
+   * How the players of the table are picked. Unspecified means
+   * MATCH_MODE_FIFO. A value this server does not know is INVALID_ARGUMENT,
+   * reason MATCH_MODE_INVALID.
+   *
    * @generated from field: rummy.v1.MatchMode mode = 5;
    */
   mode: MatchMode;
@@ -529,8 +536,9 @@ export enum MatchMode {
 
   /**
    * Players of close rating (every two at a table within the gap the more
-   * patient of them accepts); the gap widens the longer a ticket waits, so
-   * nobody waits for ever.
+   * patient of them accepts); the gap is wider while a rating is still unsure
+   * (a newcomer's), and widens the longer a ticket waits, so nobody waits for
+   * ever.
    *
    * @generated from enum value: MATCH_MODE_RATING = 2;
    */
