@@ -6,6 +6,7 @@ lines, each deal with the hands it gave."""
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable
 
 from services.common.pb.rummy.v1 import player_pb2, table_pb2
@@ -14,12 +15,22 @@ from .cards import Style
 from .connection import Connection
 from .deckcheck import check_deals
 from .history_cmd import ordinal
-from .replay_table import steps
+from .replay_table import Replay, steps
 from .tui.replay_model import hand_lines
-from .tui.replay_screen import Replay
 
 PAGE_SIZE = 2000
 """Events a page: the most the server sends at once."""
+WIDTH = 80
+
+
+def fit(text: str, width: int = WIDTH) -> str:
+    """Each line of ``text`` wrapped to ``width`` columns, going on indented."""
+    lines = []
+    for line in text.splitlines():
+        indent = line[: len(line) - len(line.lstrip())]
+        more = indent + "  "
+        lines += textwrap.wrap(line, width, subsequent_indent=more, break_on_hyphens=False)
+    return "\n".join(lines)
 
 
 async def load(conn: Connection, table_id: str, style: Style) -> Replay:
@@ -62,10 +73,10 @@ async def tell(
 ) -> int:
     """The game in lines; exit status 1 when a shuffle does not verify."""
     replay = await load(conn, table_id, style)
-    say("\n".join(header_lines(replay.first)))
+    say(fit("\n".join(header_lines(replay.first))))
     for step in replay.steps:
         if step.sentence:
-            say(step.sentence)
+            say(fit(step.sentence))
         if step.event.HasField("dealt") and any(h is not None for h in step.hands):
             say("\n".join(hand_lines(step, style)))
     say(f"Shuffles: {replay.shuffles}.")

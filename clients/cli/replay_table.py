@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from services.common.pb.rummy.v1 import cards_pb2, player_pb2, table_pb2
 
 from .cards import Style
-from .deckcheck import DealResult
+from .deckcheck import DealResult, shuffles_text
 from .discards import owed
 from .narrate import narrate
 from .render import seat_name
@@ -313,3 +313,23 @@ def steps(
         made.append(Step(len(made) + 1, event, view, hands, sentence))
         before = view
     return made
+
+
+@dataclass(frozen=True, slots=True)
+class Replay:
+    """A finished game ready to step through."""
+
+    first: player_pb2.GetReplayResponse
+    """The replay's first page: the table, its seats, its deals."""
+    steps: Sequence[Step]
+    checks: Sequence[DealResult]
+    """Each deal's shuffle checked."""
+
+    @property
+    def shuffles(self) -> str:
+        """`every shuffle verifies`, or which deal does not."""
+        return shuffles_text(self.checks)
+
+    @property
+    def verified(self) -> bool:
+        return all(c.verified for c in self.checks)

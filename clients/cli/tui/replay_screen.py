@@ -7,8 +7,6 @@ through them is drawing only: nothing here calls the network.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import ClassVar
 
 from textual import work
@@ -19,35 +17,12 @@ from textual.events import Resize
 from textual.screen import Screen
 from textual.widgets import RichLog, Static
 
-from services.common.pb.rummy.v1 import player_pb2
-
 from ..cards import Style
-from ..deckcheck import DealResult, shuffles_text
-from ..replay_table import Step
+from ..replay_table import Replay, Step
 from . import model, replay_model
 from .dialogs import Ask
 from .table_screen import TALL
 from .widgets import Melds, Seats, StatusBar, styled
-
-
-@dataclass(frozen=True, slots=True)
-class Replay:
-    """A finished game ready to step through."""
-
-    first: player_pb2.GetReplayResponse
-    """The replay's first page: the table, its seats, its deals."""
-    steps: Sequence[Step]
-    checks: Sequence[DealResult]
-    """Each deal's shuffle checked."""
-
-    @property
-    def shuffles(self) -> str:
-        """`every shuffle verifies`, or which deal does not."""
-        return shuffles_text(self.checks)
-
-    @property
-    def verified(self) -> bool:
-        return all(c.verified for c in self.checks)
 
 
 class ReplayScreen(Screen[None]):
