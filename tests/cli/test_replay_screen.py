@@ -22,6 +22,7 @@ from services.game.rules import events as ev
 from .harness import Servers, servers
 from .players import Person, finished_game, people
 from .screen import PLAIN, SMALL, press, screen_lines, screen_text, status_lines, until
+from .test_full_screen_terminal import Screen as Terminal80x24
 
 HAND_ROW = re.compile(r"│ [▶ ] (\S+) +(.*?) *│$")
 CARD = re.compile(r"(?:10|[2-9AJQK])[♠♥♦♣]|JK")
@@ -161,6 +162,7 @@ async def test_a_tampered_reveal_is_named_and_a_spectator_sees_no_hand(
                 table_id,
                 kind,
             )
+            assert row is not None
             revealed = decode(kind, row["payload"])
             assert isinstance(revealed, ev.DeckRevealed) and revealed.round_no == 1
             flipped = ("1" if revealed.salt[0] == "0" else "0") + revealed.salt[1:]
@@ -191,3 +193,21 @@ async def test_a_tampered_reveal_is_named_and_a_spectator_sees_no_hand(
         await shows(pilot, f"Round 2 · step {second_deal + 1}/")
         await press(pilot, "left")
         await sees(pilot, "Round 1's deck revealed: it does NOT verify (the revealed deck")
+
+
+async def test_rummy_replay_on_a_terminal_draws_the_table_and_q_quits(
+    fresh_dsn: str, tmp_path: Path
+) -> None:
+    async with servers(fresh_dsn) as running:
+        sam, pia = await people(running, tmp_path, ["Sam", "Pia"])
+        table_id = await finished_game(running, [sam, pia], seed=11)
+        screen = Terminal80x24("replay", table_id, *sam.args(running))
+        try:
+            await screen.until(r"Round 1 · step 1/\d+ · every shuffle verifies")
+            assert re.search(r"─ Every hand ─", screen.text())
+            screen.type("G")
+            await screen.until(r"Game over · step (\d+)/\1 · every shuffle verifies")
+            screen.type("q")
+            assert await screen.wait() == 0
+        finally:
+            screen.kill()

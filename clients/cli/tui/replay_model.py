@@ -76,7 +76,7 @@ def keys_text(style: Style) -> str:
 
 def told(steps: Sequence[Step], at: int, count: int = SENTENCES) -> list[str]:
     """The sentences of the last ``count`` steps up to step index ``at`` that say
-    something, oldest first; the step's own last (bold), if it says anything."""
+    something, oldest first (the step's own last, if it says anything)."""
     shown: list[str] = []
     for step in reversed(steps[: at + 1]):
         if step.sentence:

@@ -63,7 +63,7 @@ class ReplayScreen(Screen[None]):
         self.query_one("#melds").border_title = "Table melds"
         self.query_one("#hands").border_title = replay_model.hands_title(self.replay.first)
         self.query_one("#log").border_title = "What happened"
-        self.query_one("#title", Static).update(replay_model.title(self.replay.first))
+        self.query_one("#title", Static).update(styled(replay_model.title(self.replay.first)))
         self.show()
 
     def on_resize(self, event: Resize) -> None:
@@ -148,6 +148,9 @@ class ReplayApp(App[int]):
     CSS_PATH = "rummy.tcss"
     TITLE = "Rummy replay"
     ENABLE_COMMAND_PALETTE = False
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+c", "quit", "quit", priority=True, show=False)
+    ]
 
     def __init__(self, replay: Replay, style: Style) -> None:
         super().__init__()
