@@ -13,6 +13,7 @@ import grpc
 from clients.cli.connection import Connection
 from clients.cli.identity import Identity
 from tests.game.harness import Player, create_table, play_to_end, shuffled_deck
+from tests.game.player_calls import training_game
 
 from .harness import Servers, connected, sign_in
 
@@ -64,3 +65,10 @@ async def finished_game(
         )
         await play_to_end(players, table_id)
     return table_id
+
+
+async def game_left_at_once(running: Servers, person: Person) -> str:
+    """An unrated game: ``person`` against a bot, left at once; its table id."""
+    async with grpc.aio.insecure_channel(running.game_address) as channel:
+        player = Player(channel, person.token, person.player_id, person.name)
+        return await training_game(channel, player)

@@ -14,7 +14,7 @@ from clients.cli.identity import Identity
 from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc, table_pb2
 
 from .harness import Servers, run_cli, servers
-from .players import Person, finished_game, people
+from .players import Person, finished_game, game_left_at_once, people
 
 WIDTH = 80
 
@@ -78,10 +78,12 @@ async def test_pages_of_history_and_top_and_a_new_name(fresh_dsn: str, tmp_path:
     async with servers(fresh_dsn) as running:
         sam, pia = await people(running, tmp_path, ["Sam", "Pia"])
         older = await finished_game(running, [sam, pia], seed=11)
-        newer = await finished_game(running, [pia, sam], seed=5)
+        newer = await game_left_at_once(running, sam)
 
         code, out = await rummy(running, sam, "history", "--limit", "1")
         assert f"table {newer}" in out and older not in out, out
+        assert re.search(r"  cafe +2nd of 2, left early +unrated$", out.splitlines()[0]), out
+        assert out.splitlines()[1].startswith("  Sam (you) ") and "(left) · Bot (bot) " in out
         assert "More: `rummy history --more`" in out
         code, out = await rummy(running, sam, "history", "--more")
         assert f"table {older}" in out and newer not in out, out
