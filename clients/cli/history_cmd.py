@@ -78,7 +78,7 @@ def game_lines(game: player_pb2.PlayedGame, now: float) -> list[str]:
     seats = " · ".join(seat_text(game, s) for s in game.seats)
     why = why_text(game)
     lines += textwrap.wrap(
-        f"{seats}; {why[0].upper()}{why[1:]}.",
+        f"{seats} — {why}.",
         WIDTH,
         initial_indent="  ",
         subsequent_indent="    ",

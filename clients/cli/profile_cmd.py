@@ -15,7 +15,7 @@ from .connection import Connection
 from .identity import Identity
 
 HEADER = (
-    f"  {'Rules':<9}{'Rating':>7}{'±':>7}{'Rated':>7}{'Games':>7}{'Wins':>6}  {'Streak':<15}Last"
+    f"  {'Rules':<9}{'Rating':>7}{'±':>7}{'Rated':>7}{'Games':>7}{'Wins':>6}  {'Streak':<17}Last"
 )
 
 
@@ -50,7 +50,7 @@ def standing_line(standing: player_pb2.RuleSetStanding) -> str:
     return (
         f"  {standing.ruleset:<9}{standing.rating:>7.0f}"
         f"{deviation_text(standing.deviation):>7}{standing.rated_games:>7}"
-        f"{standing.games_played:>7}{standing.wins:>6}  {streak_text(standing.streak):<15}"
+        f"{standing.games_played:>7}{standing.wins:>6}  {streak_text(standing.streak):<17}"
         f"{day(standing.last_played_at)}"
     )
 
