@@ -16,7 +16,7 @@ import grpc
 import pytest
 from google.protobuf.descriptor import MethodDescriptor
 
-from clients.cli.connection import service_config
+from clients.cli.channels import service_config
 from scripts import gen_proto
 from services.common.pb.rummy.v1 import game_pb2, game_pb2_grpc
 from tests.routing import routed_server

@@ -28,7 +28,7 @@ from bench.capacity.thinking import Thinking, ThinkTimes
 from bench.common import cpu_seconds, pct
 from bench.game.settings import BARE_SERVICE
 from clients.cli.bots import BotPlayer, Stats
-from clients.cli.connection import channel_options
+from clients.cli.channels import channel_options
 from clients.cli.matchmaking import QueueChoice
 from services.common.heap import freeze_heap
 

@@ -28,11 +28,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import random
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
-from importlib import resources
 from typing import Any
 
 import grpc
@@ -44,11 +42,13 @@ from services.common.pb.rummy.v1 import (
     game_pb2,
     game_pb2_grpc,
     matchmaker_pb2_grpc,
+    player_pb2_grpc,
     table_pb2,
 )
 from services.common.wire.reasons import ServiceReason
 from services.common.wire.refusals import Refusal
 
+from .channels import Backoff, open_channel
 from .refusals import (
     RETRYABLE,
     STREAM_RETRYABLE,
@@ -66,71 +66,7 @@ GIVE_UP_AFTER_S = 60.0
 CLOSED_AT_ONCE_TRIES = 3
 """Attempts a never-reached server closes at once before the client says it wants TLS
 (a plaintext server restarting refuses connections instead; about a second)."""
-CHANNEL_OPTIONS: list[tuple[str, int | str]] = [
-    # A restarted server is found again within a couple of seconds, not minutes.
-    ("grpc.initial_reconnect_backoff_ms", 200),
-    ("grpc.min_reconnect_backoff_ms", 200),
-    ("grpc.max_reconnect_backoff_ms", 2000),
-]
-SERVICE_CONFIG = ("services.common.pb", "service_config.json")
-"""proto/service_config.json, as `make proto` copies it into the generated package
-(package data: in a wheel too)."""
-KEEPALIVE_MS = 20_000
-"""While a call is open (the table's stream), a quiet connection is pinged this
-often, and dropped if the server has not answered 10 s later: a connection the
-network lost without a word (a laptop changing Wi-Fi) is noticed and replaced,
-instead of a table that goes silent. Servers take pings every 10 s or more."""
-PING_TIMEOUT_MS = 10_000
-
-
-@functools.cache
-def service_config() -> str:
-    """The API's service config (JSON): load balancing, and which calls gRPC retries."""
-    package, name = SERVICE_CONFIG
-    return resources.files(package).joinpath(name).read_text(encoding="utf-8")
-
-
-def channel_options(keepalive_ms: int = KEEPALIVE_MS) -> list[tuple[str, int | str]]:
-    timeout = min(keepalive_ms, PING_TIMEOUT_MS)
-    return [
-        *CHANNEL_OPTIONS,
-        ("grpc.service_config", service_config()),
-        ("grpc.enable_retries", 1),  # the default of grpcio; said, as the config needs it
-        ("grpc.keepalive_time_ms", keepalive_ms),
-        ("grpc.keepalive_timeout_ms", timeout),
-        ("grpc.http2.ping_timeout_ms", timeout),
-        ("grpc.http2.max_pings_without_data", 0),  # a quiet stream is pinged on
-    ]
-
-
 Notify = Callable[[str], None]
-
-
-def open_channel(
-    target: str, *, tls: bool = False, keepalive_ms: int = KEEPALIVE_MS
-) -> grpc.aio.Channel:
-    """A channel to ``target``: TLS checked against the system's root certificates
-    (a server behind a TLS gateway), or plaintext (a server on this machine)."""
-    options = channel_options(keepalive_ms)
-    if tls:
-        credentials = grpc.ssl_channel_credentials()
-        return grpc.aio.secure_channel(target, credentials, options=options)
-    return grpc.aio.insecure_channel(target, options=options)
-
-
-class Backoff:
-    """Exponential delays with jitter: 0.2 s doubling up to 5 s."""
-
-    def __init__(self, first: float = 0.2, cap: float = 5.0) -> None:
-        self.first, self.cap, self.tries = first, cap, 0
-
-    async def wait(self) -> None:
-        delay = min(self.cap, self.first * 2**self.tries)
-        self.tries += 1
-        await asyncio.sleep(delay * random.uniform(0.7, 1.3))
-
-    def reset(self) -> None:
-        self.tries = 0
 
 
 class Connection:
@@ -194,6 +130,11 @@ class Connection:
     @property
     def game(self) -> game_pb2_grpc.GameServiceAsyncStub:
         return game_pb2_grpc.GameServiceStub(self.channel(self.game_target))
+
+    @property
+    def players(self) -> player_pb2_grpc.PlayerServiceStub:
+        """Profiles, finished games, replays, leaderboards: served by the game service."""
+        return player_pb2_grpc.PlayerServiceStub(self.channel(self.game_target))
 
     async def login(self) -> None:
         stub = auth_pb2_grpc.AuthServiceStub(self.channel(self.server))
@@ -333,6 +274,13 @@ class Connection:
         stub = getattr(self.matchmaker, method)
         return await self._retry(
             lambda: stub(request, metadata=self.auth, timeout=CALL_TIMEOUT_S), self.server
+        )
+
+    async def call_players(self, method: str, request: Message) -> Any:
+        """A PlayerService call (all reads but a rename, which is safe to repeat)."""
+        stub = getattr(self.players, method)
+        return await self._retry(
+            lambda: stub(request, metadata=self.auth, timeout=CALL_TIMEOUT_S), self.game_target
         )
 
     async def act(self, method: str, request: Any) -> Any:

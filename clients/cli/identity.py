@@ -135,6 +135,32 @@ class Identity:
         value = targets.get(server, "") if isinstance(targets, dict) else ""
         return value if isinstance(value, str) else ""
 
+    # --- where a listing stopped ----------------------------------------------------
+
+    def next_page(self, listing: str) -> tuple[str, int] | None:
+        """(page token, page size) of the page after the last one of ``listing``
+        shown (`rummy history --more`), or None when that was the last page."""
+        kept = self._load().get("next_pages", {})
+        found = kept.get(listing) if isinstance(kept, dict) else None
+        if not isinstance(found, dict):
+            return None
+        token, size = found.get("token"), found.get("size")
+        if not isinstance(token, str) or not token or not isinstance(size, int):
+            return None
+        return token, size
+
+    def keep_next_page(self, listing: str, token: str, size: int) -> None:
+        """Remember where ``listing`` goes on; an empty ``token`` (the last page) forgets."""
+        state = self._load()
+        pages = state.get("next_pages")
+        if not isinstance(pages, dict):
+            pages = state["next_pages"] = {}
+        if token:
+            pages[listing] = {"token": token, "size": size}
+        elif pages.pop(listing, None) is None:
+            return
+        self._save(state)
+
     # --- the file ----------------------------------------------------------------
 
     def _load(self) -> dict[str, Any]:

@@ -22,7 +22,7 @@ import grpc
 
 from . import matchmaking
 from .bots import BotPlayer, Pacer, Stats
-from .connection import open_channel
+from .channels import open_channel
 
 PROGRESS_EVERY_S = 1.0
 PLAIN_PROGRESS_EVERY_S = 10.0

@@ -11,6 +11,10 @@
     rummy rules check 8S 9S JK [--rules cafe]
     rummy rules score KS QH JC AD [--rules cafe]
     rummy rules show [cafe]
+    rummy me [--name NEW]
+    rummy history [--limit N] [--more]
+    rummy top [--rules cafe] [--limit N] [--more]
+    rummy replay TABLE [--plain]
     rummy admin tables|log|end|queues|tickets remove ...   (operators: `rummy admin -h`)
 
 `--server` is the matchmaker (which also signs players in); `make run` prints
@@ -37,19 +41,24 @@ import sys
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from importlib import metadata
-from pathlib import Path
 
 from services.common.wire.refusals import Refusal
-from services.game.rules import PRESETS, QUICK_MATCH_SIZES
+from services.game.rules import PRESETS
 
-from . import admin, load, matchmaking, rules_cmd, waiting
+from . import admin, load, matchmaking, player_commands, rules_cmd, waiting
+from .arguments import (
+    add_bot_level,
+    add_common,
+    add_servers,
+    add_table_choice,
+    connection_of,
+    identity_of,
+)
 from .cards import Style, colour_wanted, symbols_wanted
 from .connection import Connection
-from .identity import Identity, LastMatch, ProfileError, profile_dir
-from .invocation import DEFAULT_SERVER
+from .identity import Identity, LastMatch
 from .options import (
     RULESETS,
-    add_table_options,
     number,
     refusal,
     seconds,
@@ -69,7 +78,6 @@ NOBODY_YET = (
     "Nobody else is looking for this table yet. To play bots now: Ctrl-C, then the"
     " same command with --bots."
 )
-BOT_LEVELS = ("easy", "normal", "strong")
 PRIVATE_SIZES = tuple(range(2, max(r.max_players for r in PRESETS.values()) + 1))
 """Seats a private table may have: up to 6, where the rule set allows (the
 server says which do)."""
@@ -87,99 +95,29 @@ EXAMPLES = """examples:
   rummy bots 0 --tables 50 --rate 500 --duration 60   load: 50 tables for a minute
   rummy rules check 8S 9S JK                          what this meld is
   rummy rules score KS QH JC AD                       41
-  rummy rules show cafe                               the rule set in words"""
-
-
-def _server_default() -> str:
-    return os.environ.get("RUMMY_SERVER", "").strip() or DEFAULT_SERVER
-
-
-def _servers(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--server",
-        default=_server_default(),
-        help=f"matchmaker address HOST:PORT (default: $RUMMY_SERVER, else {DEFAULT_SERVER})",
-    )
-    parser.add_argument(
-        "--game", default="", help="game service HOST:PORT (default: where the match says)"
-    )
-    parser.add_argument(
-        "--tls",
-        action="store_true",
-        help="talk TLS to the servers (behind a TLS gateway; default: plaintext)",
-    )
-
-
-def _common(parser: argparse.ArgumentParser) -> None:
-    _servers(parser)
-    parser.add_argument(
-        "--config-dir",
-        type=Path,
-        default=None,
-        help="where the device id is kept (default: $XDG_CONFIG_HOME/rummy or ~/.config/rummy)",
-    )
-    parser.add_argument(
-        "--profile",
-        default=os.environ.get("RUMMY_PROFILE", "").strip() or None,
-        metavar="NAME",
-        help="a separate player on this machine, with its own device id and name"
-        " (default: $RUMMY_PROFILE, else the machine's one player)",
-    )
-    parser.add_argument("--name", default=None, help="name shown to the other players (remembered)")
-    parser.add_argument(
-        "--plain",
-        action="store_true",
-        default=os.environ.get("RUMMY_PLAIN", "").strip() not in ("", "0"),
-        help="a line at a time instead of the full-screen table, for scripts and screen"
-        " readers (default: $RUMMY_PLAIN, else full screen on a terminal)",
-    )
-
-
-def _table_choice(
-    parser: argparse.ArgumentParser, sizes: tuple[int, ...] = QUICK_MATCH_SIZES
-) -> None:
-    parser.add_argument(
-        "--players",
-        type=int,
-        choices=sizes,
-        default=2,
-        help="seats at the table (default: 2)"
-        + ("" if sizes == QUICK_MATCH_SIZES else " (5 or 6: classic and contract only)"),
-    )
-    parser.add_argument(
-        "--rules", choices=RULESETS, default="cafe", help="rule set (default: cafe)"
-    )
-    add_table_options(parser)
-
-
-def _bot_level(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--bot-level",
-        choices=BOT_LEVELS,
-        default="normal",
-        help="how well the bots play, if bots take seats (default: normal)",
-    )
+  rummy rules show cafe                               the rule set in words
+"""
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rummy",
         description="Play Rummy (rami) from a terminal.",
-        epilog=EXAMPLES,
+        epilog=EXAMPLES + player_commands.EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"rummy {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     play = sub.add_parser("play", help="queue for a quick match and play it")
-    _common(play)
-    _table_choice(play)
+    add_common(play)
+    add_table_choice(play)
     play.add_argument("--bots", action="store_true", help="fill the empty seats with bots at once")
-    _bot_level(play)
+    add_bot_level(play)
 
     host = sub.add_parser("host", help="open a private table, tell its invite code, and play")
-    _common(host)
-    _table_choice(host, PRIVATE_SIZES)
+    add_common(host)
+    add_table_choice(host, PRIVATE_SIZES)
     host.add_argument(
         "--bots-after",
         type=seconds(1, 3600, zero="never"),
@@ -187,14 +125,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="fill the seats still empty with bots after this long (default: never)",
     )
-    _bot_level(host)
+    add_bot_level(host)
 
     join = sub.add_parser("join", help="take a seat at a private table with its invite code")
-    _common(join)
+    add_common(join)
     join.add_argument("code", help="the invite code the host was given")
 
     watch = sub.add_parser("watch", help="follow a table, as a spectator or from your seat")
-    _common(watch)
+    add_common(watch)
     watch.add_argument("table", help="table id")
 
     bots = sub.add_parser("bots", help="bot players; with --tables/--rate/--duration, load")
@@ -203,8 +141,8 @@ def build_parser() -> argparse.ArgumentParser:
         type=whole(0, MAX_BOTS),
         help="number of bot players (0: as many as the tables need)",
     )
-    _servers(bots)
-    _table_choice(bots)
+    add_servers(bots)
+    add_table_choice(bots)
     bots.add_argument(
         "--games", type=whole(1, MAX_BOTS), default=None, help="stop after this many games"
     )
@@ -241,6 +179,7 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument(
         "name", nargs="?", default="cafe", help=f"rule set: {', '.join(RULESETS)} (default: cafe)"
     )
+    player_commands.register(sub)
     for command in (play, host, join, watch, bots):
         command.set_defaults(parser=command)
     admin.add_parser(sub)
@@ -276,36 +215,13 @@ def _version() -> str:
         return "unknown"
 
 
-def _identity(args: argparse.Namespace) -> Identity:
-    if args.config_dir is not None:
-        return Identity(args.config_dir)
-    try:
-        return Identity(profile_dir(args.profile))
-    except ProfileError as error:
-        args.parser.error(str(error))
-        raise  # not reached: error() exits
-
-
-def _connection(args: argparse.Namespace) -> tuple[Connection, Identity]:
-    identity = _identity(args)
-    conn = Connection(
-        args.server,
-        identity.device_id(),
-        identity.display_name(args.name),
-        game=args.game,
-        tls=args.tls,
-    )
-    conn.notify = print
-    return conn, identity
-
-
 def _full_screen(args: argparse.Namespace) -> bool:
     """The table drawn full screen: on a terminal, unless --plain."""
     return not args.plain and sys.stdin.isatty() and sys.stdout.isatty()
 
 
 def _play_full_screen(args: argparse.Namespace, seek: Seek) -> int:
-    conn, identity = _connection(args)
+    conn, identity = connection_of(args)
     with_bots = None
     if args.command == "play" and not args.bots:
         choice = replace(_choice(args), bots=True)
@@ -383,6 +299,8 @@ def _run(args: argparse.Namespace) -> int:
         if args.verb == "score":
             return rules_cmd.score(args.cards, args.rules)
         return rules_cmd.show(args.name)
+    if args.command in player_commands.COMMANDS:
+        return player_commands.run(args)
     if args.command == "bots":
         plan = load.LoadPlan(
             bots=args.count,
@@ -399,12 +317,12 @@ def _run(args: argparse.Namespace) -> int:
         seek = _seek(args)
         if _full_screen(args):
             return _play_full_screen(args, seek)
-        named = bool(args.name) or _identity(args).remembered_name() is not None
-        conn, identity = _connection(args)
+        named = bool(args.name) or identity_of(args).remembered_name() is not None
+        conn, identity = connection_of(args)
         if not named and sys.stdout.isatty():  # asks nothing: scripts run it unattended
             print(f"Playing as {conn.name}: --name NAME changes the name others see.")
         return asyncio.run(_closing(conn, lambda: play(conn, identity, seek)))
-    conn, identity = _connection(args)
+    conn, identity = connection_of(args)
     target = identity.game_target(args.server) or matchmaking.default_game_target(args.server)
     conn.use_game(target)
     if _full_screen(args):
@@ -420,7 +338,7 @@ async def _no_seat(
 
 def _stopped(args: argparse.Namespace) -> str:
     """What Ctrl-C left behind: a seat, or nothing (a wait ends with its stream)."""
-    last: LastMatch | None = _identity(args).last_match(args.server)
+    last: LastMatch | None = identity_of(args).last_match(args.server)
     if last is not None and last.table_id:
         return "Stopped. Your seat is kept: run `rummy play` again to rejoin."
     if args.command == "host":

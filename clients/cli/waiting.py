@@ -27,7 +27,8 @@ from services.common.pb.rummy.v1 import matchmaker_pb2 as mm
 from services.common.wire.reasons import ServiceReason
 from services.common.wire.refusals import Refusal
 
-from .connection import CALL_TIMEOUT_S, Backoff, Connection
+from .channels import Backoff
+from .connection import CALL_TIMEOUT_S, Connection
 from .identity import Identity, LastMatch
 from .invocation import command_line
 from .matchmaking import QueueChoice, Say, remember, seat_kept

@@ -11,7 +11,8 @@ import grpc
 import pytest
 
 from clients.cli.bots import BotPlayer, Stats
-from clients.cli.connection import Connection, open_channel
+from clients.cli.channels import open_channel
+from clients.cli.connection import Connection
 from clients.cli.matchmaking import QueueChoice
 from services.common.auth import issue_token
 from services.common.limits import Limits
