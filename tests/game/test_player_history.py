@@ -103,3 +103,23 @@ async def test_another_players_profile_and_a_new_name(channel: grpc.aio.Channel)
     assert renamed.profile.display_name == "Eve the Great"
     again = await ask(gus, "GetProfile", player_pb2.GetProfileRequest(player_id=eve.player_id))
     assert again.profile.display_name == "Eve the Great"
+
+
+async def test_a_second_rated_game_moves_the_players_between_buckets(
+    channel: grpc.aio.Channel, fresh_dsn: str
+) -> None:
+    """Before: the second game's end failed (INTERNAL): a player leaving a rating
+    bucket is a count of -1, refused by the bucket table's check before the
+    insert could become an update."""
+    players = [await login(channel, n) for n in ("Ida", "Jon")]
+    for _ in range(2):
+        table_id = await create_table(channel, players, deck_order=shuffled_deck(DECK_SEED))
+        await play_to_end(players, table_id)
+    for player in players:
+        games = await all_games(player)
+        assert len(games) == 2 and all(g.rated for g in games)
+        newer, older = games
+        assert newer.rating_after - newer.rating_change == older.rating_after, "it follows on"
+    buckets = [tuple(r) for r in await fetch(fresh_dsn, BUCKETS)]
+    assert buckets == [tuple(r) for r in await fetch(fresh_dsn, COUNTED)]
+    assert sum(n for _, _, n in buckets) == 2, "each player counted once"

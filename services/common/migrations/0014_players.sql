@@ -76,8 +76,13 @@ CREATE TABLE rating_buckets (
     ruleset text NOT NULL,
     bucket  bigint NOT NULL,
     players integer NOT NULL,
-    PRIMARY KEY (ruleset, bucket),
-    CONSTRAINT rating_buckets_players_check CHECK (players >= 0)
+    -- No CHECK (players >= 0): a player leaving a bucket is written as a count
+    -- of -1 by INSERT ... ON CONFLICT DO UPDATE, and PostgreSQL checks the row
+    -- proposed for the insert before the conflict turns it into an update. The
+    -- count stays whole because a player leaves only the bucket they were
+    -- counted in (tests/game/test_player_history.py compares it with the
+    -- standings).
+    PRIMARY KEY (ruleset, bucket)
 );
 
 -- The games finished before this migration, from what their tables still hold:
