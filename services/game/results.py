@@ -17,7 +17,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Awaitable, Callable
 
-from services.common.db import Connection
+from services.common.db import Connection, Statement
 
 from .rules.rounds import final_places
 from .rules.state import GameState, SeatStatus
@@ -48,22 +48,26 @@ KEPT = (
 )
 """Each person's rating now (after the ratings' update) and their standings."""
 
-RECORD = (
+RECORD = Statement(
     "WITH result AS (INSERT INTO game_results (table_id, ruleset, finished_at, end_reason,"
     " winner_seat, rated, player_ids, names, bots, totals, places, gone)"
-    " VALUES ($1, $2, now(), $3, $4, $5, $6, $7, $8, $9, $10, $11)"
+    " VALUES (:table_id, :ruleset, now(), :end_reason, :winner_seat, :rated, :player_ids,"
+    " :names, :bots, :totals, :places, :gone)"
     " ON CONFLICT (table_id) DO NOTHING RETURNING table_id, finished_at),"
     " played AS (INSERT INTO player_games (player_id, finished_at, table_id, seat, place, won,"
     " rating_before, rating_after) SELECT x.player_id, r.finished_at, r.table_id, x.seat,"
-    " x.place, x.won, x.before, x.after FROM result r, unnest($12::text[], $13::smallint[],"
-    " $14::smallint[], $15::boolean[], $16::float8[], $17::float8[])"
+    " x.place, x.won, x.before, x.after FROM result r,"
+    " unnest(:people::text[], :people_seats::smallint[], :people_places::smallint[],"
+    " :people_won::boolean[], :ratings_before::float8[], :ratings_after::float8[])"
     " AS x(player_id, seat, place, won, before, after)),"
     " standing AS (INSERT INTO player_standings AS s (player_id, ruleset, games, wins, streak,"
     " rated_games, rating, deviation, last_game_at) SELECT x.player_id, x.ruleset, x.games,"
     " x.wins, x.streak, x.rated_games, x.rating, x.deviation,"
     " CASE WHEN x.played THEN r.finished_at ELSE x.kept_at END"
-    " FROM result r, unnest($18::text[], $19::text[], $20::int[], $21::int[], $22::int[],"
-    " $23::int[], $24::float8[], $25::float8[], $26::boolean[], $27::timestamptz[])"
+    " FROM result r, unnest(:standing_players::text[], :standing_rulesets::text[],"
+    " :games::int[], :wins::int[], :streaks::int[], :rated_games::int[],"
+    " :standing_ratings::float8[], :standing_deviations::float8[], :played::boolean[],"
+    " :kept_at::timestamptz[])"
     " AS x(player_id, ruleset, games, wins, streak, rated_games, rating, deviation, played,"
     " kept_at)"
     " ON CONFLICT (player_id, ruleset) DO UPDATE SET games = excluded.games,"
@@ -72,7 +76,8 @@ RECORD = (
     " last_game_at = excluded.last_game_at),"
     " counted AS (INSERT INTO rating_buckets AS b (ruleset, bucket, players)"
     " SELECT x.ruleset, x.bucket, x.moved FROM result,"
-    " unnest($28::text[], $29::bigint[], $30::int[]) AS x(ruleset, bucket, moved)"
+    " unnest(:bucket_rulesets::text[], :buckets::bigint[], :bucket_moves::int[])"
+    " AS x(ruleset, bucket, moved)"
     " ORDER BY x.ruleset, x.bucket"
     " ON CONFLICT (ruleset, bucket) DO UPDATE SET players = b.players + excluded.players)"
     " SELECT count(*) FROM result"
@@ -124,36 +129,36 @@ async def record(
     ]
     made = changes(kept, ruleset, seated, rated=rated)
     moves = bucket_moves(kept, made)
-    await con.execute(
-        RECORD,
-        table_id,
-        ruleset,
-        state.end_reason,
-        winner,
-        rated,
-        [r["player_id"] for r in seats],
-        [r["display_name"] for r in seats],
-        [r["is_bot"] for r in seats],
-        [state.totals[r["seat"]] for r in seats],
-        [places[r["seat"]] for r in seats],
-        [state.status[r["seat"]] != SeatStatus.PLAYING for r in seats],
-        [r["player_id"] for r in people],
-        [r["seat"] for r in people],
-        [places[r["seat"]] for r in people],
-        [r["seat"] == winner for r in people],
-        [before.get(r["player_id"]) if rated else None for r in people],
-        [now.get(r["player_id"], (None, None))[0] if rated else None for r in people],
-        [c.player_id for c in made],
-        [c.ruleset for c in made],
-        [c.standing.games for c in made],
-        [c.standing.wins for c in made],
-        [c.standing.streak for c in made],
-        [c.standing.rated_games for c in made],
-        [c.standing.rating for c in made],
-        [c.standing.deviation for c in made],
-        [c.played for c in made],
-        [c.standing.last_game_at for c in made],
-        [key[0] for key in moves],
-        [key[1] for key in moves],
-        list(moves.values()),
+    await RECORD.execute(
+        con,
+        table_id=table_id,
+        ruleset=ruleset,
+        end_reason=state.end_reason,
+        winner_seat=winner,
+        rated=rated,
+        player_ids=[r["player_id"] for r in seats],
+        names=[r["display_name"] for r in seats],
+        bots=[r["is_bot"] for r in seats],
+        totals=[state.totals[r["seat"]] for r in seats],
+        places=[places[r["seat"]] for r in seats],
+        gone=[state.status[r["seat"]] != SeatStatus.PLAYING for r in seats],
+        people=[r["player_id"] for r in people],
+        people_seats=[r["seat"] for r in people],
+        people_places=[places[r["seat"]] for r in people],
+        people_won=[r["seat"] == winner for r in people],
+        ratings_before=[before.get(r["player_id"]) if rated else None for r in people],
+        ratings_after=[now.get(r["player_id"], (None, None))[0] if rated else None for r in people],
+        standing_players=[c.player_id for c in made],
+        standing_rulesets=[c.ruleset for c in made],
+        games=[c.standing.games for c in made],
+        wins=[c.standing.wins for c in made],
+        streaks=[c.standing.streak for c in made],
+        rated_games=[c.standing.rated_games for c in made],
+        standing_ratings=[c.standing.rating for c in made],
+        standing_deviations=[c.standing.deviation for c in made],
+        played=[c.played for c in made],
+        kept_at=[c.standing.last_game_at for c in made],
+        bucket_rulesets=[key[0] for key in moves],
+        buckets=[key[1] for key in moves],
+        bucket_moves=list(moves.values()),
     )
