@@ -65,7 +65,7 @@ def test_the_config_names_only_rpcs_of_the_protos_each_once() -> None:
 def test_retries_cover_what_is_safe_to_make_again_and_no_stream() -> None:
     methods = _methods()
     streams = {p for p, m in methods.items() if m.client_streaming or m.server_streaming}
-    reads = {p for p in methods if p.split("/")[1].startswith("Get")}
+    reads = {p for p in methods if p.split("/")[1].startswith(("Get", "List"))}
     keyed = {p for p, m in methods.items() if "request_id" in m.input_type.fields_by_name}
     assert {"rummy.v1.GameService/GetTable", "rummy.v1.MatchmakerService/GetTicket"} <= reads
     assert "rummy.v1.GameService/Discard" in keyed

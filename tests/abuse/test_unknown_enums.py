@@ -51,6 +51,7 @@ SERVED: dict[str, tuple[str, str]] = {
     "rummy.v1.AuthService": ("game", "none"),
     "rummy.v1.GameService": ("game", "player"),
     "rummy.v1.MatchmakerService": ("matchmaker", "player"),
+    "rummy.v1.PlayerService": ("game", "player"),
     "rummy.admin.v1.TableAdminService": ("game", "operator"),
     "rummy.admin.v1.QueueAdminService": ("matchmaker", "operator"),
     "rummy.internal.v1.TableService": ("game", "service"),

@@ -31,4 +31,5 @@ export * from "./gen/rummy/v1/auth_pb.js";
 export * from "./gen/rummy/v1/cards_pb.js";
 export * from "./gen/rummy/v1/game_pb.js";
 export * from "./gen/rummy/v1/matchmaker_pb.js";
+export * from "./gen/rummy/v1/player_pb.js";
 export * from "./gen/rummy/v1/table_pb.js";

@@ -21,6 +21,10 @@ export const READS: ReadonlySet<string> = new Set([
   "rummy.v1.GameService/GetTable",
   "rummy.v1.GameService/GetHint",
   "rummy.v1.MatchmakerService/GetTicket",
+  "rummy.v1.PlayerService/GetProfile",
+  "rummy.v1.PlayerService/ListGames",
+  "rummy.v1.PlayerService/GetReplay",
+  "rummy.v1.PlayerService/GetLeaderboard",
 ]);
 
 /** "rummy.v1.GameService/GetTable" */

@@ -16,6 +16,7 @@ import {
   GetTableRequestSchema,
   MatchmakerService,
   Phase,
+  PlayerService,
   RummyClient,
   RummyError,
   TableEventSchema,
@@ -96,7 +97,7 @@ test("the calls retried are those the API's service config retries", () => {
   const published = config.methodConfig.flatMap((entry) =>
     entry.name.map((name) => `${name.service}/${name.method}`),
   );
-  const services = [AuthService, GameService, MatchmakerService];
+  const services = [AuthService, GameService, MatchmakerService, PlayerService];
   const ours = repeatableMethods(services);
   assert.deepEqual([...ours].sort(), [...published].sort());
 });
