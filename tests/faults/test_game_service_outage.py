@@ -203,3 +203,23 @@ async def test_an_outage_longer_than_the_give_up_time_leaves_no_ticket_unmatched
     )
     assert figures.matched, figures
     assert figures.longest_gap_s < give_up_s
+
+
+@pytest.mark.timeout(300)
+async def test_a_3_minute_outage_of_the_game_service(
+    fresh_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The 3-minute outage itself, at the real give-up time and reconnect pauses:
+    tickets queued just before the game service is back are seated (the scaled
+    test above shows what gRPC's own backoff did to them)."""
+    with channel_options(monkeypatch) as opened:
+        async with backend(fresh_dsn, replicas=0) as b:
+            replica = await b.add_replica(matching=True)
+            people = await players(b.channel(replica), 4)
+            figures = await game_outage(
+                b, people, outage_s=180, queue_at_s=178, give_up_s=GIVE_UP_S
+            )
+    print(f"3-minute outage, give-up {GIVE_UP_S:.0f} s: {figures}")
+    assert figures.matched, figures
+    assert b.game_target in opened
+    assert figures.longest_gap_s < GIVE_UP_S
