@@ -104,7 +104,7 @@ class Profile:
 
 def short(path: str) -> str:
     """A frame's file from the package on (site-packages and the checkout cut off)."""
-    for marker in ("site-packages/", "/lib/python3", "wt-", "/work/"):
+    for marker in ("site-packages/", "/lib/python3"):
         if marker in path:
             path = path.split(marker, 1)[1]
     for root in ("services/", "clients/", "bench/"):
