@@ -28,7 +28,6 @@ regenerate it and fail on any difference.
 
 from __future__ import annotations
 
-import argparse
 import re
 import shutil
 import subprocess
@@ -36,6 +35,8 @@ import sys
 import tempfile
 from importlib import resources
 from pathlib import Path
+
+from scripts.generated_tree import GenerationError, replace_tree, run
 
 REPO = Path(__file__).resolve().parent.parent
 PROTO_ROOT = REPO / "proto"
@@ -61,10 +62,6 @@ ROOT_INIT = (
 # becomes the messages' `__module__`), for any package under `rummy`.
 _FROM_IMPORT = re.compile(r"^from (rummy(?:\.[a-z]\w*)*) import ", re.MULTILINE)
 _MODULE_PATH = re.compile(r"(?<![\w.])(rummy(?:\.[a-z]\w*)*?)\.(\w+_pb2(?:_grpc)?)\b")
-
-
-class GenerationError(RuntimeError):
-    """protoc or one of its plugins failed."""
 
 
 def proto_files() -> list[Path]:
@@ -148,29 +145,13 @@ def generate(out_dir: Path) -> list[Path]:
     The directory is owned by this script: anything else in it is removed, so
     a deleted ``.proto`` file cannot leave stale modules behind.
     """
-    files = render()
-    if out_dir.exists():
-        shutil.rmtree(out_dir)
-    written = []
-    for relative, text in sorted(files.items()):
-        target = out_dir / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
-        written.append(target)
-    return written
+    return replace_tree(out_dir, render())
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="package directory")
-    args = parser.parse_args(argv)
-    try:
-        written = generate(args.out)
-    except GenerationError as error:
-        print(error, file=sys.stderr)
-        return 1
-    print(f"wrote {len(written)} files to {args.out}")
-    return 0
+    return run(
+        argv, doc=__doc__, generate=generate, default_out=DEFAULT_OUT, out_help="package directory"
+    )
 
 
 if __name__ == "__main__":

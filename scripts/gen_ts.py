@@ -14,8 +14,6 @@ difference.
 
 from __future__ import annotations
 
-import argparse
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -24,6 +22,8 @@ from typing import Any
 
 import yaml
 
+from scripts.generated_tree import GenerationError, replace_tree, run
+
 REPO = Path(__file__).resolve().parent.parent
 BUF = REPO / "tools" / "buf" / "node_modules" / ".bin" / "buf"
 TEMPLATE = REPO / "proto" / "gen" / "buf.gen.ts.yaml"
@@ -31,10 +31,6 @@ HEADER = (
     "// Generated from proto/{source} by `make proto` (scripts/gen_ts.py,"
     " proto/gen/buf.gen.ts.yaml). DO NOT EDIT.\n"
 )
-
-
-class GenerationError(RuntimeError):
-    """buf or the plugin failed, or is not installed."""
 
 
 def template_out() -> Path:
@@ -78,29 +74,13 @@ def generate(out_dir: Path) -> list[Path]:
     The folder is owned by this script: anything else in it is removed, so a
     deleted ``.proto`` file cannot leave stale code behind.
     """
-    files = render()
-    if out_dir.exists():
-        shutil.rmtree(out_dir)
-    written = []
-    for relative, text in files.items():
-        target = out_dir / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
-        written.append(target)
-    return written
+    return replace_tree(out_dir, render())
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output folder")
-    args = parser.parse_args(argv)
-    try:
-        written = generate(args.out)
-    except GenerationError as error:
-        print(error, file=sys.stderr)
-        return 1
-    print(f"wrote {len(written)} files to {args.out}")
-    return 0
+    return run(
+        argv, doc=__doc__, generate=generate, default_out=DEFAULT_OUT, out_help="output folder"
+    )
 
 
 if __name__ == "__main__":
