@@ -66,3 +66,15 @@ async def _admin(dsn: str, statement: str) -> None:
         await conn.execute(statement)
     finally:
         await conn.close()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "long: a test that takes a minute or more of waiting; run first"
+    )
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The long tests first: on several workers (`make test`), one started last
+    would hold up the end of the run while the other workers sit idle."""
+    items.sort(key=lambda item: item.get_closest_marker("long") is None)

@@ -149,6 +149,7 @@ async def game_outage(
     )
 
 
+@pytest.mark.long
 @pytest.mark.timeout(120)
 async def test_a_30_s_outage_of_the_game_service(
     fresh_dsn: str, monkeypatch: pytest.MonkeyPatch
@@ -205,6 +206,7 @@ async def test_an_outage_longer_than_the_give_up_time_leaves_no_ticket_unmatched
     assert figures.longest_gap_s < give_up_s
 
 
+@pytest.mark.long
 @pytest.mark.timeout(300)
 async def test_a_3_minute_outage_of_the_game_service(
     fresh_dsn: str, monkeypatch: pytest.MonkeyPatch
