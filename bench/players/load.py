@@ -15,6 +15,7 @@ from datetime import UTC, datetime, timedelta
 
 import asyncpg
 
+from services.common.rating import SETTLED_DEVIATION
 from services.game import eventlog
 from services.game.rules import serial
 from services.game.rules.bots import GreedyBot
@@ -220,6 +221,7 @@ class Loader:
                     x.streak,
                     x.rated_games,
                     loaded.ratings[p],
+                    SETTLED_DEVIATION,
                     x.last_game_at,
                 )
                 for (p, ruleset), x in loaded.standings.items()
@@ -232,6 +234,7 @@ class Loader:
                 "streak",
                 "rated_games",
                 "rating",
+                "deviation",
                 "last_game_at",
             ],
         )

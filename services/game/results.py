@@ -1,37 +1,47 @@
 """A finished game's record, written in the commit that ends it: its result
 (`game_results`), each person's part in it with their rating before and after
-(`player_games`), their standing in its rule set (`player_standings`) and the
-leaderboards' rating buckets (`standings`). PlayerService reads them
-(`player_queries`); retention leaves them alone.
+(`player_games`), their standing in its rule set (`player_standings`, where the
+rule set's rating is kept) and the leaderboards' rating buckets (`standings`).
+PlayerService reads them (`player_queries`); retention leaves them alone.
 
-`record` wraps the ratings' update (the store's, whatever model and rule it
-uses): it locks the people's rows and reads their ratings, lets the ratings
-move, reads the ratings and standings the update left, and writes the record in
-one statement; a game is rated when its players' ratings moved. Every change of
-a standing happens under its player's row lock, so two games a player finishes
-at once are recorded one after the other.
+A rating is a rule set's own: a game moves its players' ratings in its rule set
+and nowhere else. A player's rating in a rule set they have not played yet
+starts from the one carried over for them (`players.rating`, the single rating
+kept before ratings were per rule set; 1500 for anyone newer).
+
+`record` locks the people's `players` rows (by id), reads their ratings in the
+game's rule set, works out the new ones for a rated game (`is_rated`) and writes
+the record in one statement. Every change of a standing happens under its
+player's row lock, so two games a player finishes at once are recorded one
+after the other, the second from the first's result.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Sequence
 
+import asyncpg
+
+from services.common import rating
 from services.common.db import Connection, Statement
 
+from .rules.events import EndReason
 from .rules.rounds import final_places
 from .rules.state import GameState, SeatStatus
 from .standings import Seated, Standing, bucket_moves, changes
 
-DEVIATION = "(coalesce(to_jsonb(p) ->> 'rating_deviation', to_jsonb(p) ->> 'sigma'))::float8"
-"""How sure a player's rating is, where the ratings keep such a column (read by
-name, so that the statement runs with or without one); NULL where they do not."""
-
-LOCK_PEOPLE = (
-    "SELECT p.id, p.rating, " + DEVIATION + " AS deviation FROM players p"
-    " WHERE p.id = ANY($1::text[]) ORDER BY p.id FOR UPDATE"
+RATINGS = Statement(
+    "SELECT p.id, coalesce(s.rating, p.rating) AS rating,"
+    " coalesce(s.deviation, p.rating_deviation) AS deviation"
+    " FROM players p LEFT JOIN player_standings s"
+    " ON s.player_id = p.id AND s.ruleset = :ruleset"
+    " WHERE p.id = ANY(:player_ids::text[]) ORDER BY p.id FOR UPDATE OF p"
 )
-"""The people's rows, locked in the order the ratings' update locks them (by id)."""
+"""Each person's rating in the rule set (their standing's, else the one carried
+over), their `players` row locked until the commit, in one order: two games a
+player ends at once (one they left, one they sat down at since) are recorded one
+after the other and never deadlock on each other."""
 
 SEATS = (
     "SELECT seat, player_id, display_name, is_bot FROM table_seats"
@@ -39,21 +49,17 @@ SEATS = (
 )
 
 KEPT = (
-    "SELECT k.id, p.rating AS now_rating, "
-    + DEVIATION
-    + " AS now_deviation, s.ruleset, s.games, s.wins, s.streak, s.rated_games, s.rating,"
-    " s.deviation, s.last_game_at"
-    " FROM unnest($1::text[]) AS k(id) LEFT JOIN players p ON p.id = k.id"
-    " LEFT JOIN player_standings s ON s.player_id = k.id"
+    "SELECT player_id, games, wins, streak, rated_games, rating, deviation, last_game_at"
+    " FROM player_standings WHERE player_id = ANY($1::text[]) AND ruleset = $2"
 )
-"""Each person's rating now (after the ratings' update) and their standings."""
+"""The people's standings in the rule set, read under their row locks."""
 
 RECORD = Statement(
     "WITH result AS (INSERT INTO game_results (table_id, ruleset, finished_at, end_reason,"
     " winner_seat, rated, player_ids, names, bots, totals, places, gone)"
     " VALUES (:table_id, :ruleset, now(), :end_reason, :winner_seat, :rated, :player_ids,"
     " :names, :bots, :totals, :places, :gone)"
-    " ON CONFLICT (table_id) DO NOTHING RETURNING table_id, finished_at),"
+    " ON CONFLICT (table_id) DO NOTHING RETURNING table_id, ruleset, finished_at),"
     " played AS (INSERT INTO player_games (player_id, finished_at, table_id, seat, place, won,"
     " rating_before, rating_after) SELECT x.player_id, r.finished_at, r.table_id, x.seat,"
     " x.place, x.won, x.before, x.after FROM result r,"
@@ -61,15 +67,12 @@ RECORD = Statement(
     " :people_won::boolean[], :ratings_before::float8[], :ratings_after::float8[])"
     " AS x(player_id, seat, place, won, before, after)),"
     " standing AS (INSERT INTO player_standings AS s (player_id, ruleset, games, wins, streak,"
-    " rated_games, rating, deviation, last_game_at) SELECT x.player_id, x.ruleset, x.games,"
-    " x.wins, x.streak, x.rated_games, x.rating, x.deviation,"
-    " CASE WHEN x.played THEN r.finished_at ELSE x.kept_at END"
-    " FROM result r, unnest(:standing_players::text[], :standing_rulesets::text[],"
-    " :games::int[], :wins::int[], :streaks::int[], :rated_games::int[],"
-    " :standing_ratings::float8[], :standing_deviations::float8[], :played::boolean[],"
-    " :kept_at::timestamptz[])"
-    " AS x(player_id, ruleset, games, wins, streak, rated_games, rating, deviation, played,"
-    " kept_at)"
+    " rated_games, rating, deviation, last_game_at) SELECT x.player_id, r.ruleset, x.games,"
+    " x.wins, x.streak, x.rated_games, x.rating, x.deviation, r.finished_at"
+    " FROM result r, unnest(:standing_players::text[], :games::int[], :wins::int[],"
+    " :streaks::int[], :rated_games::int[], :standing_ratings::float8[],"
+    " :standing_deviations::float8[])"
+    " AS x(player_id, games, wins, streak, rated_games, rating, deviation)"
     " ON CONFLICT (player_id, ruleset) DO UPDATE SET games = excluded.games,"
     " wins = excluded.wins, streak = excluded.streak, rated_games = excluded.rated_games,"
     " rating = excluded.rating, deviation = excluded.deviation,"
@@ -87,47 +90,62 @@ written in one order (by rule set, then bucket): two games ending at once with
 no player in common wait for each other there, never deadlock."""
 
 
-async def record(
-    con: Connection,
-    table_id: uuid.UUID,
-    state: GameState,
-    *,
-    rate: Callable[[], Awaitable[None]],
-) -> None:
-    """Record the game ``state`` ended, around ``rate`` (the ratings' update, run
-    between the reads). Called once, in the commit that finishes the table."""
+def is_rated(state: GameState, seats: Sequence[asyncpg.Record], known: int) -> bool:
+    """A game moves its players' ratings when every seat is a person the server
+    knows, two or more: a table with bots is a training table (bots have no
+    rating to win from), and a game its operators ended (`EndTable`) rates nobody,
+    as nobody won it."""
+    return (
+        state.end_reason != EndReason.ENDED_BY_OPERATOR
+        and len(seats) >= 2
+        and not any(r["is_bot"] for r in seats)
+        and known == len({r["player_id"] for r in seats})
+    )
+
+
+async def record(con: Connection, table_id: uuid.UUID, state: GameState) -> None:
+    """Record the game ``state`` ended, with its ratings' changes. Called once, in
+    the commit that finishes the table."""
+    ruleset = state.ruleset.name
     seats = await con.fetch(SEATS, table_id)
     people = [r for r in seats if not r["is_bot"]]
     ids = sorted({r["player_id"] for r in people})
-    locked = await con.fetch(LOCK_PEOPLE, ids)
-    before = {r["id"]: r["rating"] for r in locked}
-    await rate()
-    now: dict[str, tuple[float | None, float | None]] = {}
-    kept: dict[tuple[str, str], Standing] = {}
-    for row in await con.fetch(KEPT, ids):
-        now[row["id"]] = (row["now_rating"], row["now_deviation"])
-        if row["ruleset"] is not None:
-            kept[row["id"], row["ruleset"]] = Standing(
-                row["games"],
-                row["wins"],
-                row["streak"],
-                row["rated_games"],
-                row["rating"],
-                row["deviation"],
-                row["last_game_at"],
-            )
-    # Rated: the ratings' update moved them (whatever its rule: every seat a known
-    # person, two or more, and not ended by the operators). Nothing else moves them
-    # while their rows are locked.
-    rated = any(now.get(r["id"]) != (r["rating"], r["deviation"]) for r in locked)
+    start = {
+        r["id"]: rating.Rating(r["rating"], r["deviation"])
+        for r in await RATINGS.fetch(con, ruleset=ruleset, player_ids=ids)
+    }
+    kept = {
+        (row["player_id"], ruleset): Standing(
+            row["games"],
+            row["wins"],
+            row["streak"],
+            row["rated_games"],
+            row["rating"],
+            row["deviation"],
+            row["last_game_at"],
+        )
+        for row in await con.fetch(KEPT, ids, ruleset)
+    }
     places = final_places(state)
+    rated = is_rated(state, seats, len(start))
+    moved: dict[str, rating.Rating] = {}
+    if rated:
+        new = rating.updated(
+            [start[r["player_id"]] for r in people], [places[r["seat"]] for r in people]
+        )
+        moved = {r["player_id"]: after for r, after in zip(people, new, strict=True)}
     winner = state.winner if 0 <= state.winner < state.seats else None
-    ruleset = state.ruleset.name
+    newcomer = rating.Rating(rating.DEFAULT_RATING, rating.DEFAULT_DEVIATION)
     seated = [
-        Seated(r["player_id"], r["seat"] == winner, *now.get(r["player_id"], (None, None)))
+        Seated(
+            r["player_id"],
+            r["seat"] == winner,
+            start.get(r["player_id"], newcomer),
+            moved.get(r["player_id"]),
+        )
         for r in people
     ]
-    made = changes(kept, ruleset, seated, rated=rated)
+    made = changes(kept, ruleset, seated)
     moves = bucket_moves(kept, made)
     await RECORD.execute(
         con,
@@ -146,18 +164,15 @@ async def record(
         people_seats=[r["seat"] for r in people],
         people_places=[places[r["seat"]] for r in people],
         people_won=[r["seat"] == winner for r in people],
-        ratings_before=[before.get(r["player_id"]) if rated else None for r in people],
-        ratings_after=[now.get(r["player_id"], (None, None))[0] if rated else None for r in people],
+        ratings_before=[start[r["player_id"]].mu if rated else None for r in people],
+        ratings_after=[moved[r["player_id"]].mu if rated else None for r in people],
         standing_players=[c.player_id for c in made],
-        standing_rulesets=[c.ruleset for c in made],
         games=[c.standing.games for c in made],
         wins=[c.standing.wins for c in made],
         streaks=[c.standing.streak for c in made],
         rated_games=[c.standing.rated_games for c in made],
         standing_ratings=[c.standing.rating for c in made],
         standing_deviations=[c.standing.deviation for c in made],
-        played=[c.played for c in made],
-        kept_at=[c.standing.last_game_at for c in made],
         bucket_rulesets=[key[0] for key in moves],
         buckets=[key[1] for key in moves],
         bucket_moves=list(moves.values()),

@@ -19,7 +19,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-START_RATING = 1500.0
+from services.common.rating import DEFAULT_RATING, Rating
+
+START_RATING = DEFAULT_RATING
 """A rule set's standing before any rated game: the ratings' own start."""
 
 
@@ -47,13 +49,15 @@ class Standing:
 
 @dataclass(frozen=True, slots=True)
 class Seated:
-    """A person's part in the finished game, and their rating after it."""
+    """A person's part in the finished game, and their rating in its rule set."""
 
     player_id: str
     won: bool
-    rating: float | None
-    """The ratings' value after the game (None: a player the ratings do not know)."""
-    deviation: float | None = None
+    start: Rating
+    """Their rating in the rule set before the game: their standing's, or, before
+    their first game there, the one carried over for them (`players.rating`)."""
+    rating: Rating | None = None
+    """After the game, for a rated one; None: the game rated nobody."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,23 +65,17 @@ class Change:
     player_id: str
     ruleset: str
     standing: Standing
-    played: bool
-    """The game was in this rule set (else only the rating moved)."""
 
 
 def changes(
-    kept: Mapping[tuple[str, str], Standing],
-    ruleset: str,
-    people: Sequence[Seated],
-    *,
-    rated: bool,
+    kept: Mapping[tuple[str, str], Standing], ruleset: str, people: Sequence[Seated]
 ) -> list[Change]:
-    """The standings the game changes: each person's in its rule set; and, for a
-    rated game, their rating in every other rule set they have a standing in (one
-    rating serves them all, `services.common.rating`)."""
+    """The standings the game changes: each person's in its rule set, and there
+    only (a rating is the rule set's own)."""
     out: list[Change] = []
     for person in people:
-        was = kept.get((person.player_id, ruleset), Standing())
+        start = Standing(rating=person.start.mu, deviation=person.start.sigma)
+        was = kept.get((person.player_id, ruleset), start)
         won = person.won
         streak = max(was.streak, 0) + 1 if won else min(was.streak, 0) - 1
         now = replace(
@@ -85,17 +83,11 @@ def changes(
             games=was.games + 1,
             wins=was.wins + won,
             streak=streak,
-            rated_games=was.rated_games + rated,
+            rated_games=was.rated_games + (person.rating is not None),
         )
         if person.rating is not None:
-            now = replace(now, rating=person.rating, deviation=person.deviation)
-        out.append(Change(person.player_id, ruleset, now, played=True))
-        if not rated or person.rating is None:
-            continue
-        for (player, other), standing in sorted(kept.items()):
-            if player == person.player_id and other != ruleset:
-                moved = replace(standing, rating=person.rating, deviation=person.deviation)
-                out.append(Change(player, other, moved, played=False))
+            now = replace(now, rating=person.rating.mu, deviation=person.rating.sigma)
+        out.append(Change(person.player_id, ruleset, now))
     return out
 
 

@@ -102,22 +102,6 @@ REMEMBER_REFUSAL = Statement(
     " ON CONFLICT DO NOTHING RETURNING true"
 )
 
-PLAYER_RATINGS = Statement(
-    "SELECT id, ARRAY[rating, rating_deviation] AS rating FROM players"
-    " WHERE id = ANY(:player_ids::text[]) ORDER BY id FOR UPDATE"
-)
-"""Each player's rating as the pair `services.common.rating` takes: mean and
-deviation. Locked until the game's commit, in one order: two games a player ends
-at once (one they left, one they sat down at since) update the rating one after
-the other, the second from the first's result, and never deadlock on each other."""
-
-SET_RATING = (
-    "UPDATE players SET rating = ($2::float8[])[1], rating_deviation = ($2::float8[])[2]"
-    " WHERE id = $1"
-)
-"""Sent for many players at once (`executemany`): (player id, (mean, deviation)) pairs,
-as `services.common.rating` gives them."""
-
 # --- the sweeper -------------------------------------------------------------------
 
 DB_NOW = "(SELECT clock_timestamp())"

@@ -41,7 +41,7 @@ from datetime import UTC, datetime
 import asyncpg
 import grpc
 
-from services.common import metrics, rating
+from services.common import metrics
 from services.common.db import Connection, Pool, Statement
 from services.common.wire.reasons import ServiceReason
 from services.common.wire.refusals import Refusal
@@ -56,7 +56,6 @@ from .records import Committed, KeptRequest, Known, Made, Read, RequestAnswer, S
 from .rules import serial
 from .rules.events import EndReason, Event, GameEnded, PlayerEliminated, PlayerLeft, RoundEnded
 from .rules.levels import BotLevel
-from .rules.rounds import final_places
 from .rules.state import GameState, Phase
 
 
@@ -319,9 +318,7 @@ class TableStore:
                 async with con.transaction():
                     row = await self._clocked(con, statements.WRITE, **values)
                     if row is not None and row["moved"]:
-                        await results.record(
-                            con, change.table_id, change.state, rate=lambda: self._rate(con, change)
-                        )
+                        await results.record(con, change.table_id, change.state)
             else:
                 row = await self._clocked(con, statements.WRITE, **values)
         except asyncpg.UniqueViolationError:
@@ -376,25 +373,6 @@ class TableStore:
             digest=digest,
         )
         return bool(kept)
-
-    async def _rate(self, con: Connection, change: Committed) -> None:
-        """Update the ratings of the table's players in the game's commit. A table
-        with bots is a training table: it rates nobody (bots have no rating to win
-        from); nor does a game its operators ended (`EndTable`): nobody won it."""
-        if change.state.end_reason == EndReason.ENDED_BY_OPERATOR:
-            return
-        seats = dict(enumerate(change.seats)) or await self.seats(con, change.table_id)
-        humans = [s for s, p in sorted(seats.items()) if not p.is_bot]
-        if len(humans) < 2 or len(humans) < len(seats):
-            return
-        ids = [seats[s].player_id for s in humans]
-        rows = await statements.PLAYER_RATINGS.fetch(con, player_ids=ids)
-        known = {r["id"]: r["rating"] for r in rows}
-        if len(known) != len(ids):
-            return
-        place = final_places(change.state)
-        new = rating.updated([known[i] for i in ids], [place[s] for s in humans])
-        await con.executemany(statements.SET_RATING, list(zip(ids, new, strict=True)))
 
 
 def _logged(events: Sequence[tuple[int, Event]]) -> dict[str, object]:

@@ -183,6 +183,16 @@ async def _end_live(con: Connection, player_id: str) -> None:
     await notify(con, ended)
 
 
+PROFILE = (
+    "SELECT p.display_name, coalesce(s.rating, p.rating) AS rating,"
+    " coalesce(s.deviation, p.rating_deviation) AS rating_deviation"
+    " FROM players p LEFT JOIN player_standings s ON s.player_id = p.id AND s.ruleset = $2"
+    " WHERE p.id = $1"
+)
+"""A player's name and rating in a rule set: their standing's there (a rating is a
+rule set's own, `services.game.results`), else the one carried over for them."""
+
+
 _INSERT = (
     "INSERT INTO tickets (id, player_id, display_name, table_size, ruleset, options, family,"
     " mode, rating, invite_code, is_host, accept_smaller_ms, fill_bots_ms, expires_at,"
@@ -195,9 +205,11 @@ _QUEUE_AT_ONCE = (
     "INSERT INTO tickets (id, player_id, display_name, table_size, ruleset, options, family,"
     " mode, rating, invite_code, is_host, accept_smaller_ms, fill_bots_ms, expires_at,"
     " bot_level, trace_parent, rating_deviation) SELECT $1, $2, coalesce(p.display_name, ''),"
-    " $3, $4, $5::jsonb, $6, $7, coalesce(p.rating, $15), $8, $9, $10, $11,"
-    " now() + make_interval(secs => $12), $13, $14, coalesce(p.rating_deviation, $16)"
+    " $3, $4, $5::jsonb, $6, $7, coalesce(s.rating, p.rating, $15), $8, $9, $10, $11,"
+    " now() + make_interval(secs => $12), $13, $14,"
+    " coalesce(s.deviation, p.rating_deviation, $16)"
     " FROM (SELECT 1) AS one LEFT JOIN players p ON p.id = $2"
+    " LEFT JOIN player_standings s ON s.player_id = $2 AND s.ruleset = $4"
     " WHERE NOT EXISTS (SELECT 1 FROM table_seats s JOIN tables t ON t.id = s.table_id"
     " WHERE s.player_id = $2 AND s.left_at IS NULL AND t.status = 'active')"
     " AND NOT EXISTS (SELECT 1 FROM tickets WHERE player_id = $2"

@@ -173,9 +173,7 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
         seated = await queueing.seated_at(con, player)
         if seated is not None:
             raise self._seated(seated)
-        profile = await con.fetchrow(
-            "SELECT display_name, rating, rating_deviation FROM players WHERE id = $1", player
-        )
+        profile = await con.fetchrow(queueing.PROFILE, player, ruleset)
         try:
             return await queueing.insert(
                 con,

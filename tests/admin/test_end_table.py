@@ -70,11 +70,12 @@ async def test_ending_a_stuck_table_tells_its_watchers_and_leaves_nothing_half_d
                 assert row["status"] == "finished" and row["finished_at"] is not None
                 assert row["turn_deadline"] is None, "the sweeper has nothing left to fire"
                 assert (row["version"], row["last_seq"]) == (version + 1, ended.ended_seq)
-                ratings = await con.fetch(
-                    "SELECT rating FROM players WHERE id = ANY($1::text[])",
+                standings = await con.fetch(
+                    "SELECT rating, rated_games, games FROM player_standings"
+                    " WHERE player_id = ANY($1::text[])",
                     [p.player_id for p in players],
                 )
-                assert [r["rating"] for r in ratings] == [DEFAULT_RATING] * 3
+                assert [tuple(r) for r in standings] == [(DEFAULT_RATING, 0, 1)] * 3
 
             after = await players[1].view(table_id)
             assert after.phase == table_pb2.PHASE_GAME_OVER

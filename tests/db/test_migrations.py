@@ -301,3 +301,36 @@ async def test_elo_ratings_are_carried_over_to_plackett_luce(fresh_dsn: str) -> 
         assert ticket == carried["played"][1]
     finally:
         await conn.close()
+
+
+async def test_ratings_become_per_rule_set_keeping_each_standings_rating(fresh_dsn: str) -> None:
+    """0015_ruleset_ratings: each standing keeps the rating it holds (the player's
+    single rating, copied there) and gets the deviation where it had none; the
+    single rating stays in ``players`` as every unplayed rule set's start."""
+    before = [m for m in load_migrations() if m.version < 15]
+    conn = await asyncpg.connect(fresh_dsn)
+    try:
+        await migrate(conn, migrations=before)
+        await conn.execute(
+            "INSERT INTO players (id, rating, rating_deviation) VALUES ('p', 1620, 75)"
+        )
+        for ruleset, deviation in (("cafe", 75.0), ("rami51", None)):
+            await conn.execute(
+                "INSERT INTO player_standings (player_id, ruleset, games, wins, streak,"
+                " rated_games, rating, deviation, last_game_at)"
+                " VALUES ('p', $1, 3, 2, 1, 3, 1620, $2, now())",
+                ruleset,
+                deviation,
+            )
+        await migrate(conn)
+        rows = await conn.fetch(
+            "SELECT ruleset, rating, deviation FROM player_standings ORDER BY ruleset"
+        )
+        assert [tuple(r) for r in rows] == [("cafe", 1620.0, 75.0), ("rami51", 1620.0, 75.0)]
+        assert tuple(
+            await conn.fetchrow("SELECT rating, rating_deviation FROM players WHERE id = 'p'")
+        ) == (1620.0, 75.0)
+        with pytest.raises(asyncpg.NotNullViolationError):
+            await conn.execute("UPDATE player_standings SET deviation = NULL")
+    finally:
+        await conn.close()

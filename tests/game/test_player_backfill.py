@@ -43,9 +43,22 @@ async def test_the_migration_records_the_games_finished_before_it(
     try:
         older = await asyncpg.connect(with_database(database_url, name))
         await migrate(older, migrations=[m for m in load_migrations() if m.version < 14])
+        # Before ratings were per rule set, a player's one rating was in `players`:
+        # here each played one rule set, whose rating their row then held.
+        held = {
+            r["player_id"]: r
+            for r in await source.fetch("SELECT player_id, rating, deviation FROM player_standings")
+        }
         for table in COPIED:
-            rows = await source.fetch(f"SELECT * FROM {table}")
-            await older.copy_records_to_table(table, records=rows, columns=list(rows[0].keys()))
+            rows = [dict(r) for r in await source.fetch(f"SELECT * FROM {table}")]
+            if table == "players":
+                for row in rows:
+                    if row["id"] in held:
+                        row["rating"] = held[row["id"]]["rating"]
+                        row["rating_deviation"] = held[row["id"]]["deviation"]
+            await older.copy_records_to_table(
+                table, records=[tuple(r.values()) for r in rows], columns=list(rows[0].keys())
+            )
         await migrate(older)
 
         for table, order in RECORDS.items():

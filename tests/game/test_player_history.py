@@ -6,7 +6,7 @@ from __future__ import annotations
 import grpc
 
 from services.common.pb.rummy.v1 import player_pb2, table_pb2
-from services.common.rating import DEFAULT_DEVIATION, DEFAULT_RATING
+from services.common.rating import DEFAULT_DEVIATION, DEFAULT_RATING, Rating, updated
 
 from .harness import create_table, login, play_to_end, shuffled_deck
 from .player_calls import BUCKETS, COUNTED, DECK_SEED, all_games, ask, fetch, training_game
@@ -20,9 +20,15 @@ async def test_a_game_played_to_the_end_shows_in_both_histories(
     await play_to_end(players, table_id)
     view = await players[0].view(table_id)
     winner = view.result.winner_seat
-    rows = await fetch(fresh_dsn, "SELECT id, rating, rating_deviation FROM players")
-    ratings = {r["id"]: r["rating"] for r in rows}
-    deviations = {r["id"]: r["rating_deviation"] for r in rows}
+    rows = await fetch(
+        fresh_dsn,
+        "SELECT player_id, rating, deviation FROM player_standings WHERE ruleset = 'cafe'",
+    )
+    ratings = {r["player_id"]: r["rating"] for r in rows}
+    deviations = {r["player_id"]: r["deviation"] for r in rows}
+    newcomer = Rating(DEFAULT_RATING, DEFAULT_DEVIATION)
+    won, lost = updated([newcomer] * 2, [0, 1])
+    assert sorted(ratings.values()) == [lost.mu, won.mu]
     for player in players:
         [game] = await all_games(player)
         seat = player.seat

@@ -42,14 +42,16 @@ async def _seed(dsn: str, caller: str) -> None:
         )
         await con.executemany(
             "INSERT INTO player_standings (player_id, ruleset, games, wins, streak,"
-            " rated_games, rating, last_game_at) VALUES ($1, 'cafe', $3 + 1, 1, 1, $3, $2, now())",
+            " rated_games, rating, deviation, last_game_at)"
+            " VALUES ($1, 'cafe', $3 + 1, 1, 1, $3, $2, 250 - 10 * $3, now())",
             rows,
         )
         # Not ranked: no rated game in cafe, or only in another rule set.
         await con.execute(
             "INSERT INTO player_standings (player_id, ruleset, games, wins, streak,"
-            " rated_games, rating, last_game_at) VALUES ('p-x', 'cafe', 4, 4, 4, 0, 9999, now()),"
-            " ('p-y', 'rami51', 4, 4, 4, 4, 9999, now())"
+            " rated_games, rating, deviation, last_game_at)"
+            " VALUES ('p-x', 'cafe', 4, 4, 4, 0, 9999, 60, now()),"
+            " ('p-y', 'rami51', 4, 4, 4, 4, 9999, 60, now())"
         )
         await con.execute(RECOUNT)
     finally:
@@ -74,7 +76,7 @@ async def test_ties_are_ordered_by_the_documented_rule(
         "P-A",
         1600.0,
         3,
-        0.0,
+        220.0,
     )
 
 
@@ -133,7 +135,8 @@ async def test_every_players_rank_is_their_place_in_the_board(
         )
         await con.executemany(
             "INSERT INTO player_standings (player_id, ruleset, games, wins, streak,"
-            " rated_games, rating, last_game_at) VALUES ($1, 'cafe', $3, 0, -1, $3, $2, now())",
+            " rated_games, rating, deviation, last_game_at)"
+            " VALUES ($1, 'cafe', $3, 0, -1, $3, $2, 80, now())",
             rows,
         )
         await con.execute(RECOUNT)

@@ -43,3 +43,29 @@ async def test_a_rated_ticket_takes_its_players_deviation(
         ]
         plans = await b.matcher().claim()
         assert len(plans) == (1 if seated else 0)
+
+
+async def test_a_rated_ticket_takes_the_rating_of_its_rule_set(fresh_dsn: str) -> None:
+    """A rating is a rule set's own: a rami51 ticket carries the player's rami51
+    standing, a cafe ticket the rating carried over for a rule set not yet played."""
+    async with backend(fresh_dsn, matching=False) as b, store(fresh_dsn) as db:
+        [player] = await players(b.channel(), 1)
+        await db.con.execute(
+            "UPDATE players SET rating = 1450, rating_deviation = 150 WHERE id = $1",
+            player.player_id,
+        )
+        await db.con.execute(
+            "INSERT INTO player_standings (player_id, ruleset, games, wins, streak,"
+            " rated_games, rating, deviation, last_game_at)"
+            " VALUES ($1, 'rami51', 9, 6, 2, 9, 1710, 70, now())",
+            player.player_id,
+        )
+        rami51 = await enqueue(player, table_size=2, ruleset="rami51", mode=mm.MATCH_MODE_RATING)
+        cafe = await enqueue(
+            player, table_size=2, ruleset="cafe", mode=mm.MATCH_MODE_RATING, replace_existing=True
+        )
+        rows = [await db.ticket(w.ticket.ticket_id) for w in (rami51, cafe)]
+        assert [(r["rating"], r["rating_deviation"]) for r in rows] == [
+            (1710.0, 70.0),
+            (1450.0, 150.0),
+        ]

@@ -151,13 +151,15 @@ class RuleSetStanding(google.protobuf.message.Message):
     ruleset: builtins.str
     """Rule set name: "cafe", "rami51", "classic" or "contract"."""
     rating: builtins.float
-    """The player's rating in this rule set (1500 to start with). Only games
+    """The player's rating in this rule set, its own: only this rule set's
+    rated games move it. It starts at 1500 (or, for a player rated before
+    ratings were kept per rule set, at the rating they had then). Only games
     where every seat is a person, two or more, are rated; games with bots
     are not.
     """
     deviation: builtins.float
-    """How sure the rating is; smaller is surer. 0 when the server keeps no
-    such measure.
+    """How sure the rating is; smaller is surer. It shrinks as the rule set's
+    rated games are played.
     """
     rated_games: builtins.int
     """Rated games finished in this rule set."""

@@ -145,7 +145,9 @@ export type RuleSetStanding = Message<"rummy.v1.RuleSetStanding"> & {
   ruleset: string;
 
   /**
-   * The player's rating in this rule set (1500 to start with). Only games
+   * The player's rating in this rule set, its own: only this rule set's
+   * rated games move it. It starts at 1500 (or, for a player rated before
+   * ratings were kept per rule set, at the rating they had then). Only games
    * where every seat is a person, two or more, are rated; games with bots
    * are not.
    *
@@ -154,8 +156,8 @@ export type RuleSetStanding = Message<"rummy.v1.RuleSetStanding"> & {
   rating: number;
 
   /**
-   * How sure the rating is; smaller is surer. 0 when the server keeps no
-   * such measure.
+   * How sure the rating is; smaller is surer. It shrinks as the rule set's
+   * rated games are played.
    *
    * @generated from field: double deviation = 3;
    */
