@@ -6,7 +6,7 @@ import pytest
 
 from clients.cli.main import main
 from clients.cli.rules_cmd import describe
-from services.game.rules import preset
+from services.game.rules import TableOptions, preset
 from services.game.rules.ruleset import with_changes
 
 
@@ -90,3 +90,17 @@ def test_the_timer_sentence_says_where_an_owed_discard_goes() -> None:
     owed = "a card taken from the discard pile that had to be used goes back"
     assert owed in describe(preset("classic")) and owed in describe(preset("rami51"))
     assert owed not in describe(preset("cafe"))
+
+
+def test_counts_of_one_are_singular_and_others_plural() -> None:
+    contract, classic = describe(preset("contract")), describe(preset("classic"))
+    assert "2 × 52 cards + 1 joker = 105 cards" in contract
+    assert "3 × 52 cards + 2 jokers = 158 cards" in contract
+    assert "at most 1 joker per meld" in classic
+    assert "(s)" not in contract + classic and "1 jokers" not in contract + classic
+    variant = with_changes(preset("classic"), max_jokers_per_meld=2, min_naturals=1)
+    text = describe(variant, TableOptions(turn_cap=1))
+    assert "at most 2 jokers per meld" in text and "at least 1 natural card;" in text
+    assert "a round stops after 1 turn;" in text
+    rami51 = describe(with_changes(preset("rami51"), max_reshuffles=1, opening_exempt_left=2))
+    assert "at most 1 time a round" in rami51 and "leaves 2 cards or none" in rami51
