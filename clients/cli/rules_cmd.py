@@ -15,7 +15,6 @@ from services.game.rules import (
     MAX_CONTRACT_DEALS,
     MAX_ELIMINATION_CAP,
     MAX_ROUNDS,
-    MAX_TARGET_SCORE,
     QUICK_MATCH_SIZES,
     SUITS,
     CardParseError,
@@ -165,9 +164,9 @@ def _game_length_bounds(rules: Ruleset) -> str:
     if not rules.default_elimination_cap:
         limits.append(f"at most {MAX_ROUNDS} rounds")
     if rules.scoring is Scoring.WINNER_COLLECTS:
-        limits.append(f"a target score of at most {MAX_TARGET_SCORE} points")
-    else:
-        limits.append(f"an elimination cap of at most {MAX_ELIMINATION_CAP} points")
+        # 200 is the only target a table can choose (the API's `to_200`).
+        return f'Every game ends: a table plays at most {MAX_ROUNDS} rounds, or "to 200".'
+    limits.append(f"an elimination cap of at most {MAX_ELIMINATION_CAP} points")
     return "Every game ends: a table chooses " + " or ".join(limits) + "."
 
 

@@ -75,7 +75,12 @@ def test_every_rule_set_is_shown_with_its_own_rules(capsys: pytest.CaptureFixtur
     from clients.cli.rules_cmd import show
 
     expected = {
-        "rami51": ("30/40/51", "Reposer", "rami d'un coup", "to 200"),
+        "rami51": (
+            "30/40/51",
+            "Reposer",
+            "rami d'un coup",
+            'Every game ends: a table plays at most 20 rounds, or "to 200".',
+        ),
         "classic": ("51 points", "-10", "buy-backs", "Carte !", "both missing cards"),
         "contract": ("deal 7: 3 runs of 4, no final discard", "Puis-je ?", "A         15"),
     }
@@ -84,6 +89,8 @@ def test_every_rule_set_is_shown_with_its_own_rules(capsys: pytest.CaptureFixtur
         text = capsys.readouterr().out
         for phrase in phrases:
             assert phrase in text, (name, phrase)
+        # The API offers rami51 no target but 200 (`to_200`): no other is promised.
+        assert "target score of at most" not in text, name
 
 
 def test_the_timer_sentence_says_where_an_owed_discard_goes() -> None:
