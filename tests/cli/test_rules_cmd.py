@@ -75,14 +75,42 @@ def test_every_rule_set_is_shown_with_its_own_rules(capsys: pytest.CaptureFixtur
     from clients.cli.rules_cmd import show
 
     expected = {
+        "cafe": (
+            "A joker may be discarded only as the last card, to go out.",
+            "Every game ends: a table chooses at most 20 rounds or an elimination cap of at"
+            " most 500 points.",
+        ),
         "rami51": (
             "30/40/51",
             "Reposer",
             "rami d'un coup",
+            "A joker may be discarded only as the last card, to go out.",
+            "at most 2 times a round; the deal is blocked the moment the stock runs out once"
+            " more (its last card drawn), the lightest hand winning.",
             'Every game ends: a table plays at most 20 rounds, or "to 200".',
         ),
-        "classic": ("51 points", "-10", "buy-backs", "Carte !", "both missing cards"),
-        "contract": ("deal 7: 3 runs of 4, no final discard", "Puis-je ?", "A         15"),
+        "classic": (
+            "51 points",
+            "-10",
+            "buy-backs",
+            "Carte !",
+            "both missing cards",
+            "swap jokers, opened or not",
+            "A player who has not opened may swap too: the joker then stays in the hand",
+            "A joker may be discarded like any other card.",
+            "2 to 6 players (quick-match queues seat 2 to 4; private tables up to 6)",
+            "Every game ends: a table chooses an elimination cap of at most 500 points.",
+        ),
+        "contract": (
+            "deal 7: 3 runs of 4, no final discard",
+            "Puis-je ?",
+            "A         15",
+            "A joker may be discarded like any other card.",
+            "One claim at most a stock draw (the card under a claimed one is not offered)",
+            "never by the player who discarded the card",
+            "private tables up to 6); at 5 or more, 3 × 52 cards + 2 jokers = 158 cards",
+            "Every game ends: a table's own list of contracts has at most 12 deals.",
+        ),
     }
     for name, phrases in expected.items():
         assert show(name) == 0
