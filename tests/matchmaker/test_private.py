@@ -396,6 +396,10 @@ async def test_six_friends_play_a_contract_private_table_to_the_end(fresh_dsn: s
         ("rami51", 5, True, "only classic and contract private tables seat up to 6"),
         ("contract", 5, False, "tables of 5 or 6 are private"),
         ("classic", 7, True, "seats 2 to 6"),
+        # Too small: the rule set's own range, not a sentence on larger tables.
+        ("classic", 1, True, "A private table seats 2 to 6 players in classic."),
+        ("contract", 0, True, "A private table seats 2 to 6 players in contract."),
+        ("cafe", 1, True, "A private table seats 2 to 4 players in cafe."),
     ],
 )
 async def test_tables_of_five_or_six_are_private_classic_or_contract_ones(
