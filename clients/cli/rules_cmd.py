@@ -15,7 +15,6 @@ from services.game.rules import (
     MAX_CONTRACT_DEALS,
     MAX_ELIMINATION_CAP,
     MAX_ROUNDS,
-    MAX_TARGET_SCORE,
     QUICK_MATCH_SIZES,
     SUITS,
     CardParseError,
@@ -74,6 +73,11 @@ JOKER_DISCARD = {
     JokerDiscard.LAST_CARD_ONLY: "A joker may be discarded only as the last card, to go out.",
     JokerDiscard.ALLOWED: "A joker may be discarded like any other card.",
 }
+
+
+def _count(count: int, word: str) -> str:
+    """`1 joker`, `2 jokers`: rule sets are data, and any count may be 1."""
+    return f"{count} {word if count == 1 else word + 's'}"
 
 
 def _ruleset(name: str) -> Ruleset:
@@ -145,8 +149,8 @@ def _players(rules: Ruleset) -> str:
     large = rules.for_seats(LARGE_TABLE)
     if large is not rules:
         text += (
-            f"; at {LARGE_TABLE} or more, {large.decks} × 52 cards + {large.jokers} jokers"
-            f" = {large.deck.size} cards"
+            f"; at {LARGE_TABLE} or more, {large.decks} × 52 cards"
+            f" + {_count(large.jokers, 'joker')} = {large.deck.size} cards"
         )
     return text
 
@@ -160,9 +164,9 @@ def _game_length_bounds(rules: Ruleset) -> str:
     if not rules.default_elimination_cap:
         limits.append(f"at most {MAX_ROUNDS} rounds")
     if rules.scoring is Scoring.WINNER_COLLECTS:
-        limits.append(f"a target score of at most {MAX_TARGET_SCORE} points")
-    else:
-        limits.append(f"an elimination cap of at most {MAX_ELIMINATION_CAP} points")
+        # 200 is the only target a table can choose (the API's `to_200`).
+        return f'Every game ends: a table plays at most {MAX_ROUNDS} rounds, or "to 200".'
+    limits.append(f"an elimination cap of at most {MAX_ELIMINATION_CAP} points")
     return "Every game ends: a table chooses " + " or ".join(limits) + "."
 
 
@@ -171,11 +175,11 @@ def describe(rules: Ruleset, options: TableOptions | None = None) -> str:
     o = effective_options(rules, options or TableOptions())
     p = rules.penalties
     size = rules.deck.size
-    jokers = [f"every meld has at least {rules.min_naturals} natural cards"]
+    jokers = [f"every meld has at least {_count(rules.min_naturals, 'natural card')}"]
     if rules.naturals_at_least_jokers:
         jokers.append("never more jokers than natural cards")
     if rules.max_jokers_per_meld is not None:
-        jokers.append(f"at most {rules.max_jokers_per_meld} joker(s) per meld")
+        jokers.append(f"at most {_count(rules.max_jokers_per_meld, 'joker')} per meld")
     suits = "all suits different" if rules.group_distinct_suits else "suits may repeat"
     opening = (
         f"The first melds, laid in one action, must total at least {o.opening_threshold}"
@@ -188,7 +192,8 @@ def describe(rules: Ruleset, options: TableOptions | None = None) -> str:
         opening += " Tables choose " + "/".join(str(c) for c in rules.opening_choices) + "."
     if rules.opening_exempt_left >= 0 and o.opening_threshold:
         opening += (
-            f" No threshold when the opening leaves {rules.opening_exempt_left} card or none."
+            f" No threshold when the opening leaves {_count(rules.opening_exempt_left, 'card')}"
+            " or none."
         )
     if rules.contracts:
         opening = (
@@ -199,8 +204,8 @@ def describe(rules: Ruleset, options: TableOptions | None = None) -> str:
     reshuffle = (
         "whenever it runs out"
         if rules.max_reshuffles is None
-        else f"at most {rules.max_reshuffles} times a round; the deal is blocked the moment"
-        " the stock runs out once more (its last card drawn), the lightest hand winning"
+        else f"at most {_count(rules.max_reshuffles, 'time')} a round; the deal is blocked the"
+        " moment the stock runs out once more (its last card drawn), the lightest hand winning"
     )
     pile = (
         "all but its top card"
@@ -263,7 +268,7 @@ def describe(rules: Ruleset, options: TableOptions | None = None) -> str:
     return "\n".join(
         [
             f"Rule set: {rules.name}",
-            f"Deck: {rules.decks} × 52 cards + {rules.jokers} jokers = {size} cards; "
+            f"Deck: {rules.decks} × 52 cards + {_count(rules.jokers, 'joker')} = {size} cards; "
             f"{dealt}; {_players(rules)}.",
             "Melds (at least 3 cards):",
             f"  group (brelan, carré): one rank, {suits}, at most {rules.max_group_size} cards",
@@ -303,6 +308,6 @@ def describe(rules: Ruleset, options: TableOptions | None = None) -> str:
             + ". A player who can do nothing at all after the draw does not wait: the turn "
             "passes. A turn in play while the game could not be reached gets back the time "
             "it had left.",
-            f"Turn cap: a round stops after {o.turn_cap} turns; {capped}.",
+            f"Turn cap: a round stops after {_count(o.turn_cap, 'turn')}; {capped}.",
         ]
     )

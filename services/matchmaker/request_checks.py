@@ -79,7 +79,8 @@ def _check_size(request: mm.EnqueueRequest | mm.CreatePrivateTableRequest, rules
         return
     larger = [r.name for r in PRESETS.values() if r.max_players > max(QUICK_MATCH_SIZES)]
     most = max(r.max_players for r in PRESETS.values())
-    if private and size <= most:
+    if private and rules.max_players < size <= most:
+        # A size this rule set does not seat but another does: say which do.
         sentence = (
             f"A {rules.name} table seats 2, 3 or 4 players; only "
             + " and ".join(larger)

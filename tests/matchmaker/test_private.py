@@ -23,6 +23,7 @@ from .harness import (
     enqueue,
     host,
     join,
+    on,
     players,
     refusal,
     store,
@@ -389,6 +390,43 @@ async def test_six_friends_play_a_contract_private_table_to_the_end(fresh_dsn: s
             await game_channel.close()
 
 
+async def test_a_host_alone_at_a_contract_table_of_six_plays_five_bots_to_the_end(
+    fresh_dsn: str,
+) -> None:
+    """A private table of six fills with bots after the host's wait: the host is
+    seated with five bot seats, and the game is played to its end. Short turns and a
+    short turn cap keep it quick: the host never moves, so the clock plays its
+    turns."""
+    async with backend(fresh_dsn) as b:
+        (owner,) = await players(b.channel(), 1)
+        options = table_pb2.TableOptions(turn_timer_ms=100, turn_cap=12, claim_window_ms=500)
+        hosting = await host(
+            owner,
+            table_size=6,
+            ruleset="contract",
+            options=options,
+            fill_with_bots_after_ms=100,
+        )
+        await hosting.end()
+        match = hosting.match
+        assert match is not None and match.table_size == 6
+        game_channel = grpc.aio.insecure_channel(match.game_target)
+        try:
+            seated = on(owner, game_channel)
+            view = await seated.view(match.table_id)
+            assert view.ruleset == "contract" and len(view.seats) == 6
+            first, *others = view.seats
+            assert (first.player_id, first.is_bot) == (owner.player_id, False)
+            assert all(s.is_bot for s in others) and len({s.player_id for s in others}) == 5
+            async with asyncio.timeout(40):
+                while view.phase != table_pb2.PHASE_GAME_OVER:
+                    await asyncio.sleep(0.2)
+                    view = await seated.view(match.table_id)
+            assert [r.round for r in view.round_results] == list(range(1, 8))
+        finally:
+            await game_channel.close()
+
+
 @pytest.mark.parametrize(
     ("ruleset", "size", "private", "says"),
     [
@@ -396,6 +434,10 @@ async def test_six_friends_play_a_contract_private_table_to_the_end(fresh_dsn: s
         ("rami51", 5, True, "only classic and contract private tables seat up to 6"),
         ("contract", 5, False, "tables of 5 or 6 are private"),
         ("classic", 7, True, "seats 2 to 6"),
+        # Too small: the rule set's own range, not a sentence on larger tables.
+        ("classic", 1, True, "A private table seats 2 to 6 players in classic."),
+        ("contract", 0, True, "A private table seats 2 to 6 players in contract."),
+        ("cafe", 1, True, "A private table seats 2 to 4 players in cafe."),
     ],
 )
 async def test_tables_of_five_or_six_are_private_classic_or_contract_ones(

@@ -419,5 +419,13 @@ def test_tables_of_five_and_six_keep_every_invariant(name: str, seats: int) -> N
         else TableOptions(turn_cap=60)
     )
     kinds = tuple(("greedy", "random")[s % 2] for s in range(seats))
-    seen = play_checked(Setup(name, kinds, seats, options, 0.02, 0.3))
+    setup = Setup(
+        ruleset=name,
+        kinds=kinds,
+        seed=0x5EA75,  # fixed: the same deals and moves on every run
+        options=options,
+        timeout_rate=0.02,
+        claim_rate=0.3,
+    )
+    seen = play_checked(setup)
     assert {"RoundEnded", "GameEnded", "Melded", "Discarded"} <= seen

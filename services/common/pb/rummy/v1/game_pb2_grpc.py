@@ -231,7 +231,10 @@ class GameServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def Discard(self, request, context):
-        """Discards a card, which ends the turn.
+        """Discards a card, which ends the turn. A joker may be discarded at any
+        time in classic and contract; in cafe and rami51 only as the last card,
+        to go out (refused otherwise with FAILED_PRECONDITION, reason
+        JOKER_DISCARD_FORBIDDEN).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

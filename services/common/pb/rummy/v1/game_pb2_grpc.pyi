@@ -89,7 +89,11 @@ class GameServiceStub:
     otherwise with FAILED_PRECONDITION, reason NOT_OPENED).
     """
     Discard: grpc.UnaryUnaryMultiCallable[services.common.pb.rummy.v1.game_pb2.DiscardRequest, services.common.pb.rummy.v1.game_pb2.DiscardResponse]
-    """Discards a card, which ends the turn."""
+    """Discards a card, which ends the turn. A joker may be discarded at any
+    time in classic and contract; in cafe and rami51 only as the last card,
+    to go out (refused otherwise with FAILED_PRECONDITION, reason
+    JOKER_DISCARD_FORBIDDEN).
+    """
     Reposer: grpc.UnaryUnaryMultiCallable[services.common.pb.rummy.v1.game_pb2.ReposerRequest, services.common.pb.rummy.v1.game_pb2.ReposerResponse]
     """rami51 only ("Reposer"): puts the discard taken this turn back on the
     pile, before any other move. The player then draws with DrawStock.
@@ -190,7 +194,11 @@ class GameServiceAsyncStub(GameServiceStub):
     otherwise with FAILED_PRECONDITION, reason NOT_OPENED).
     """
     Discard: grpc.aio.UnaryUnaryMultiCallable[services.common.pb.rummy.v1.game_pb2.DiscardRequest, services.common.pb.rummy.v1.game_pb2.DiscardResponse]  # type: ignore[assignment]
-    """Discards a card, which ends the turn."""
+    """Discards a card, which ends the turn. A joker may be discarded at any
+    time in classic and contract; in cafe and rami51 only as the last card,
+    to go out (refused otherwise with FAILED_PRECONDITION, reason
+    JOKER_DISCARD_FORBIDDEN).
+    """
     Reposer: grpc.aio.UnaryUnaryMultiCallable[services.common.pb.rummy.v1.game_pb2.ReposerRequest, services.common.pb.rummy.v1.game_pb2.ReposerResponse]  # type: ignore[assignment]
     """rami51 only ("Reposer"): puts the discard taken this turn back on the
     pile, before any other move. The player then draws with DrawStock.
@@ -330,7 +338,11 @@ class GameServiceServicer(metaclass=abc.ABCMeta):
         request: services.common.pb.rummy.v1.game_pb2.DiscardRequest,
         context: _ServicerContext,
     ) -> typing.Union[services.common.pb.rummy.v1.game_pb2.DiscardResponse, collections.abc.Awaitable[services.common.pb.rummy.v1.game_pb2.DiscardResponse]]:
-        """Discards a card, which ends the turn."""
+        """Discards a card, which ends the turn. A joker may be discarded at any
+        time in classic and contract; in cafe and rami51 only as the last card,
+        to go out (refused otherwise with FAILED_PRECONDITION, reason
+        JOKER_DISCARD_FORBIDDEN).
+        """
 
     @abc.abstractmethod
     def Reposer(

@@ -123,7 +123,11 @@ class _EndReasonEnumTypeWrapper(google.protobuf.internal.enum_type_wrapper._Enum
     END_REASON_TURN_CAP: _EndReason.ValueType  # 2
     """The round reached the turn cap."""
     END_REASON_BLOCKED: _EndReason.ValueType  # 3
-    """rami51: the stock ran out once too often; the lightest hand wins."""
+    """rami51: the deal is blocked, and the lightest hand wins it. It blocks
+    the moment the stock's last card is drawn after two reshuffles (its
+    third run-out), with no more turns for anyone; also when the stock is
+    empty and the discard pile too small to rebuild it, and at the turn cap.
+    """
     END_REASON_ROUNDS_PLAYED: _EndReason.ValueType  # 4
     """Game: the planned number of rounds was played."""
     END_REASON_LAST_STANDING: _EndReason.ValueType  # 5
@@ -147,7 +151,11 @@ END_REASON_WENT_OUT: EndReason.ValueType  # 1
 END_REASON_TURN_CAP: EndReason.ValueType  # 2
 """The round reached the turn cap."""
 END_REASON_BLOCKED: EndReason.ValueType  # 3
-"""rami51: the stock ran out once too often; the lightest hand wins."""
+"""rami51: the deal is blocked, and the lightest hand wins it. It blocks
+the moment the stock's last card is drawn after two reshuffles (its
+third run-out), with no more turns for anyone; also when the stock is
+empty and the discard pile too small to rebuild it, and at the turn cap.
+"""
 END_REASON_ROUNDS_PLAYED: EndReason.ValueType  # 4
 """Game: the planned number of rounds was played."""
 END_REASON_LAST_STANDING: EndReason.ValueType  # 5
@@ -312,10 +320,11 @@ class TableOptions(google.protobuf.message.Message):
     Settings fixed when a table is created. A zero value means "the default";
     a `TableView` always carries the effective values, defaults filled in.
     The options that set a game's length have upper bounds a real table
-    would use, so that every game ends: at most 20 rounds, an elimination cap
-    of at most 500 points, at most 12 contracts. A value past a bound (or
-    otherwise out of range) is refused with INVALID_ARGUMENT, reason
-    OPTIONS_INVALID, whose message names the bound.
+    would use, so that every game ends: at most 10000 turns a round, 20
+    rounds, an elimination cap of 500 points, 12 contracts; rami51's only
+    target score is 200 (`to_200`). A value past a bound (or otherwise out of
+    range) is refused with INVALID_ARGUMENT, reason OPTIONS_INVALID, whose
+    message names the bound.
     """
 
     DESCRIPTOR: google.protobuf.descriptor.Descriptor

@@ -967,7 +967,10 @@ export const GameService: GenService<{
     output: typeof SwapJokerResponseSchema;
   },
   /**
-   * Discards a card, which ends the turn.
+   * Discards a card, which ends the turn. A joker may be discarded at any
+   * time in classic and contract; in cafe and rami51 only as the last card,
+   * to go out (refused otherwise with FAILED_PRECONDITION, reason
+   * JOKER_DISCARD_FORBIDDEN).
    *
    * @generated from rpc rummy.v1.GameService.Discard
    */

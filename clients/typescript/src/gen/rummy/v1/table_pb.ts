@@ -21,10 +21,11 @@ export const file_rummy_v1_table: GenFile = /*@__PURE__*/
  * Settings fixed when a table is created. A zero value means "the default";
  * a `TableView` always carries the effective values, defaults filled in.
  * The options that set a game's length have upper bounds a real table
- * would use, so that every game ends: at most 20 rounds, an elimination cap
- * of at most 500 points, at most 12 contracts. A value past a bound (or
- * otherwise out of range) is refused with INVALID_ARGUMENT, reason
- * OPTIONS_INVALID, whose message names the bound.
+ * would use, so that every game ends: at most 10000 turns a round, 20
+ * rounds, an elimination cap of 500 points, 12 contracts; rami51's only
+ * target score is 200 (`to_200`). A value past a bound (or otherwise out of
+ * range) is refused with INVALID_ARGUMENT, reason OPTIONS_INVALID, whose
+ * message names the bound.
  *
  * @generated from message rummy.v1.TableOptions
  */
@@ -1813,7 +1814,10 @@ export enum EndReason {
   TURN_CAP = 2,
 
   /**
-   * rami51: the stock ran out once too often; the lightest hand wins.
+   * rami51: the deal is blocked, and the lightest hand wins it. It blocks
+   * the moment the stock's last card is drawn after two reshuffles (its
+   * third run-out), with no more turns for anyone; also when the stock is
+   * empty and the discard pile too small to rebuild it, and at the turn cap.
    *
    * @generated from enum value: END_REASON_BLOCKED = 3;
    */
