@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -194,6 +194,25 @@ WIRE_KIND: dict[str, table_pb2.EventKind.ValueType] = {
     f.name: table_pb2.EventKind.Value(f"EVENT_KIND_{f.name.upper()}") for f in _PAYLOAD_FIELDS
 }
 """The `EventKind` of each payload field: the field's name in capitals."""
+
+
+WHOLE = "whole"
+"""`form_key` of an event seen whole."""
+EVERY_HAND = "every hand"
+"""`form_key` in a replay that shows every hand."""
+
+
+def form_key(event: ev.Event, viewing: Viewing) -> Hashable:
+    """What tells one viewer's `table_event` of ``event`` from another's, under one
+    table's rules: equal keys, equal messages. Seen whole, every viewer's form is
+    the same; else it is what they see (cards hidden alike are one form), and for
+    a deal also who they are (its form shows the viewer's own hand)."""
+    if viewing.every_hand:
+        return EVERY_HAND
+    seen = event.visible_to(viewing.viewer)
+    if seen is event:
+        return WHOLE
+    return (viewing.viewer, seen) if isinstance(event, ev.RoundDealt) else seen
 
 
 def table_event(logged: LoggedEvent, viewing: Viewing) -> table_pb2.TableEvent:

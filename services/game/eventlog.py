@@ -10,8 +10,11 @@ event whole (hidden cards included) so any replica can replay it; only
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
+from collections.abc import Hashable
+from dataclasses import dataclass, field
 from datetime import datetime
+
+from google.protobuf.message import Message
 
 from services.common.db import Connection, Pool
 
@@ -30,6 +33,10 @@ class LoggedEvent:
     version: int
     event: ev.Event
     at: datetime
+    forms: dict[Hashable, Message] = field(default_factory=dict, compare=False, repr=False)
+    """Its Watch messages once built, by what a viewer sees of it
+    (`event_kinds.form_key`): the fan-out hands every live watcher of a table on
+    this replica the same object, so each form is built once, not per watcher."""
 
 
 def kind_of(event: ev.Event) -> str:

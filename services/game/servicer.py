@@ -18,8 +18,9 @@ from services.common.wire.reasons import ServiceReason
 from services.common.wire.refusals import Refusal
 
 from . import convert
-from .event_kinds import table_event
+from .event_kinds import form_key, table_event
 from .event_wire import Viewing
+from .eventlog import LoggedEvent
 from .failures import guard
 from .fanout import Fanout
 from .moves import KeptAnswer, Move
@@ -111,8 +112,8 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
     ) -> Resp:
         """A move: the table layer applies it; its answer is built here alone, from
         what the move committed (``extra``: the call's own fields). With a request
-        id the answer is kept with it, and the call sends the bytes kept: the first
-        time and on a retry alike."""
+        id the answer is kept with it as bytes: a retry is sent them, the first call
+        the very message they were made of (never parsed back)."""
         player = await require_player(context)
 
         async def run() -> Resp:
@@ -128,6 +129,14 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
                     **(extra(committed) if extra else {}),
                 )
 
+            built: list[tuple[bytes, Resp]] = []
+
+            def kept_answer(committed: Committed) -> bytes:
+                message = answer(committed)
+                data = message.SerializeToString()
+                built.append((data, message))
+                return data
+
             moved = await self._tables.moves.act(
                 Move(
                     table_id=table_id,
@@ -138,10 +147,12 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
                         request.expected_version if request.HasField("expected_version") else None
                     ),
                     digest=request_digest(request) if request.request_id else None,
-                    answer=lambda committed: answer(committed).SerializeToString(),
+                    answer=kept_answer,
                 )
             )
             if isinstance(moved, KeptAnswer):
+                if built and moved.data is built[-1][0]:
+                    return built[-1][1]  # this call's own answer, committed: no parse back
                 kept = response()
                 kept.ParseFromString(moved.data)
                 return kept
@@ -264,7 +275,7 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
         events = self._fanout.follow(table_id, request.after_seq, logged_to=logged_to)
         try:
             async for logged in events:
-                yield game_pb2.WatchResponse(event=table_event(logged, viewing))
+                yield watched(logged, viewing)
         except ResumeRequired as resume:
             await errors.abort(
                 context,
@@ -286,3 +297,15 @@ class GameServicer(game_pb2_grpc.GameServiceServicer):
             await events.aclose()
             if lease is not None:
                 self._presence.left(lease)
+
+
+def watched(logged: LoggedEvent, viewing: Viewing) -> game_pb2.WatchResponse:
+    """The Watch message of ``logged`` for ``viewing``: built once per form of the
+    event (`form_key`), and sent as it is to every watcher who sees that form."""
+    key = form_key(logged.event, viewing)
+    form = logged.forms.get(key)
+    if isinstance(form, game_pb2.WatchResponse):
+        return form
+    built = game_pb2.WatchResponse(event=table_event(logged, viewing))
+    logged.forms[key] = built
+    return built

@@ -13,9 +13,19 @@ from google.protobuf.message import Message
 
 from services.common.pb.rummy.v1 import table_pb2
 from services.game import eventlog
-from services.game.event_kinds import BY_CLASS, BY_NAME, FIELD_OF, KINDS, WIRE_KIND, table_event
+from services.game.event_kinds import (
+    BY_CLASS,
+    BY_NAME,
+    FIELD_OF,
+    KINDS,
+    WHOLE,
+    WIRE_KIND,
+    form_key,
+    table_event,
+)
 from services.game.event_wire import Viewing
 from services.game.rules import events as ev
+from services.game.servicer import watched
 
 from .event_samples import SAMPLES, Sample
 
@@ -74,6 +84,43 @@ def test_each_sample_goes_on_the_wire_in_its_field_to_every_viewer(sample: Sampl
         assert event.kind == WIRE_KIND[sample.sent_as]
         assert (event.seq, event.version, event.occurred_at.ToDatetime(UTC)) == (9, 4, AT)
         assert event.HasField("seat") == hasattr(sample.event, "seat")
+
+
+@pytest.mark.parametrize("sample", SAMPLES, ids=lambda s: f"{type(s.event).__name__}-{s.sent_as}")
+def test_viewers_with_one_form_key_are_sent_one_message(sample: Sample) -> None:
+    """Watch builds an event's message once per `form_key` and sends it to every
+    watcher with that key: equal keys must mean equal messages, and an event that
+    hides nothing is one form for everybody."""
+    viewers = (None, 0, 1, 2, 3)
+    keys = {v: form_key(sample.event, Viewing(v, sample.rules)) for v in viewers}
+    messages = {v: sent(sample, v) for v in viewers}
+    for a in viewers:
+        for b in viewers:
+            if keys[a] == keys[b]:
+                assert messages[a] == messages[b], (a, b)
+    if all(sample.event.visible_to(v) is sample.event for v in viewers):
+        assert set(keys.values()) == {WHOLE}
+
+
+def test_a_card_drawn_from_the_stock_is_one_hidden_form_for_all_but_its_drawer() -> None:
+    [sample] = [
+        s for s in SAMPLES if isinstance(s.event, ev.Drew) and not s.event.from_discard
+    ]
+    drawer = sample.event.seat
+    keys = {v: form_key(sample.event, Viewing(v, sample.rules)) for v in (None, 0, 1, 2, 3)}
+    assert keys[drawer] == WHOLE
+    assert len({k for v, k in keys.items() if v != drawer}) == 1
+
+
+def test_watch_builds_each_form_of_a_logged_event_once() -> None:
+    [sample] = [
+        s for s in SAMPLES if isinstance(s.event, ev.Drew) and not s.event.from_discard
+    ]
+    logged = eventlog.LoggedEvent(9, 4, sample.event, AT)
+    sent_to = {v: watched(logged, Viewing(v, sample.rules)) for v in (None, 0, 1, 2, 3)}
+    assert len({id(m) for m in sent_to.values()}) == len(logged.forms) == 2
+    assert sent_to[sample.event.seat].event == sent(sample, sample.event.seat)
+    assert sent_to[None].event == sent(sample, None)
 
 
 @pytest.mark.parametrize("sample", SAMPLES, ids=lambda s: f"{type(s.event).__name__}-{s.sent_as}")
