@@ -3,6 +3,7 @@ through their history never make a game show twice or go missing."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from datetime import UTC, datetime, timedelta
 
@@ -16,6 +17,9 @@ from .harness import login, refused
 from .player_calls import ask
 
 START = datetime(2026, 11, 1, tzinfo=UTC)
+MOST_PAGES = 40
+"""Far more than the history under test takes (it grows by at most two behind
+the reader a page, and a page is seven): past it, paging would never end."""
 
 
 async def _finished(con: asyncpg.Connection, player_id: str, at: datetime) -> str:
@@ -77,6 +81,60 @@ async def test_paging_while_games_end_skips_and_repeats_nothing(
     keys = [(g.finished_at.ToDatetime(), uuid.UUID(g.table_id)) for g in seen]
     assert keys == sorted(keys, reverse=True), "newest first, ties by table id"
     assert all(g.rating_change == 16.0 for g in seen)
+
+
+async def _games_end(con: asyncpg.Connection, player_id: str, at: datetime) -> list[str]:
+    """Two games of the player end, each in one commit as a game's end writes it:
+    one now, and one at ``at`` (an instant listed games share: a commit that took
+    its time)."""
+    ended = []
+    for when in (datetime.now(UTC), at):
+        async with con.transaction():
+            ended.append(await _finished(con, player_id, when))
+    return ended
+
+
+async def test_paging_while_games_end_concurrently_skips_and_repeats_nothing(
+    channel: grpc.aio.Channel, fresh_dsn: str
+) -> None:
+    """Games end during each page's read, not only between pages: every game that
+    had ended when paging began is listed once, and no game twice."""
+    player = await login(channel, "Pia")
+    con = await asyncpg.connect(fresh_dsn)
+    try:
+        kept = [
+            await _finished(con, player.player_id, START + timedelta(minutes=i // 3))
+            for i in range(60)
+        ]
+    finally:
+        await con.close()
+    seen: list[player_pb2.PlayedGame] = []
+    added: list[str] = []
+    at = START + timedelta(minutes=19)
+    token = ""
+    con = await asyncpg.connect(fresh_dsn)
+    try:
+        for _ in range(MOST_PAGES):
+            ending = asyncio.create_task(_games_end(con, player.player_id, at))
+            page = await ask(
+                player, "ListGames", player_pb2.ListGamesRequest(page_size=7, page_token=token)
+            )
+            added.extend(await ending)
+            seen.extend(page.games)
+            token = page.next_page_token
+            if not token:
+                break
+            at = page.games[-1].finished_at.ToDatetime(tzinfo=UTC)
+        else:
+            raise AssertionError(f"still paging after {MOST_PAGES} pages")
+    finally:
+        await con.close()
+    ids = [g.table_id for g in seen]
+    assert len(ids) == len(set(ids)), "no game twice"
+    assert set(kept) <= set(ids), "no game that had ended when paging began is missing"
+    assert set(ids) <= set(kept) | set(added)
+    keys = [(g.finished_at.ToDatetime(), uuid.UUID(g.table_id)) for g in seen]
+    assert keys == sorted(keys, reverse=True), "newest first, ties by table id"
 
 
 async def test_a_history_is_the_callers_own(channel: grpc.aio.Channel, fresh_dsn: str) -> None:

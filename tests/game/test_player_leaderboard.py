@@ -4,8 +4,10 @@ a gap or a repeat, and the caller's own rank."""
 
 from __future__ import annotations
 
+import asyncio
 import random
 import time
+from itertools import pairwise
 
 import asyncpg
 import grpc
@@ -15,6 +17,14 @@ from services.common.pb.rummy.v1 import player_pb2
 
 from .harness import SECRET, Player, login
 from .player_calls import RECOUNT, ask
+
+Key = tuple[float, int, str]
+"""A board entry's place in the order: (rating, rated games, player id)."""
+SEEDED = 50
+"""Players ranked before paging begins: seven pages of seven and one more."""
+MOST_PAGES = 40
+"""Far more than the board under test takes (it grows by at most four below the
+reader a page, and a page is seven): past it, paging would never end."""
 
 # (player id, rating, rated games): ties on rating, and on rating and games.
 BOARD = [
@@ -166,3 +176,115 @@ async def test_every_players_rank_is_their_place_in_the_board(
         )
         mine = await ask(player, "GetLeaderboard", player_pb2.GetLeaderboardRequest())
         assert mine.me == entry
+
+
+async def _games_end(con: asyncpg.Connection, at: Key, n: int) -> list[Key]:
+    """Two games of two end, one after the other, as a game's end writes them
+    (each player's standing, then the buckets they join, in bucket order): they
+    bring in players above where a reader of the board is (``at``), below it,
+    and level with its rating on either side."""
+    rating, games, player = at
+    ended: list[Key] = []
+    for game in (
+        [(rating + 0.75, games, f"u-{n:03d}"), (rating - 0.75, games, f"d-{n:03d}")],
+        [(rating, games, f"{player}.{n:03d}"), (rating, max(1, games - 1), f"l-{n:03d}")],
+    ):
+        async with con.transaction():
+            await con.executemany(
+                "INSERT INTO players (id, display_name, rating) VALUES ($1, $1, $2)",
+                [(p, r) for r, _, p in game],
+            )
+            await con.executemany(
+                "INSERT INTO player_standings (player_id, ruleset, games, wins, streak,"
+                " rated_games, rating, deviation, last_game_at)"
+                " VALUES ($3, 'cafe', $2, 1, 1, $2, $1, 100, now())",
+                game,
+            )
+            await con.executemany(
+                "INSERT INTO rating_buckets AS b (ruleset, bucket, players)"
+                " VALUES ('cafe', floor($1::float8)::bigint, 1)"
+                " ON CONFLICT (ruleset, bucket) DO UPDATE SET players = b.players + 1",
+                sorted((r,) for r, _, _ in game),
+            )
+        ended.extend(game)
+    return ended
+
+
+async def test_paging_while_games_end_skips_and_repeats_no_player(
+    channel: grpc.aio.Channel, fresh_dsn: str
+) -> None:
+    """Games end while the board is paged through, two racing with each page's
+    read and two more between pages: every player ranked when paging began shows
+    up once, as does every player who was below the reader's place when a page
+    was asked for; no player shows up twice; the board's order holds across
+    pages, and ranks only go up."""
+    rng = random.Random(29)
+    seeded: list[Key] = [
+        (
+            rng.choice([1400.0, 1450.5, 1499.75, 1500.0]) + rng.randint(-2, 2),
+            rng.randint(1, 4),
+            f"p-{i:03d}",
+        )
+        for i in range(SEEDED)
+    ]
+    con = await asyncpg.connect(fresh_dsn)
+    try:
+        await con.executemany(
+            "INSERT INTO players (id, display_name, rating) VALUES ($1, $1, $2)",
+            [(p, r) for r, _, p in seeded],
+        )
+        await con.executemany(
+            "INSERT INTO player_standings (player_id, ruleset, games, wins, streak,"
+            " rated_games, rating, deviation, last_game_at)"
+            " VALUES ($3, 'cafe', $2, 0, -1, $2, $1, 90, now())",
+            seeded,
+        )
+        await con.execute(RECOUNT)
+    finally:
+        await con.close()
+    viewer = await login(channel, "Viewer")
+    listed: list[player_pb2.LeaderboardEntry] = []
+    added: list[Key] = []
+    owed: set[str] = set()  # who was below the reader's place before a page was asked for
+    at = max(seeded)
+    token = ""
+    con = await asyncpg.connect(fresh_dsn)
+    try:
+        for _ in range(MOST_PAGES):
+            ending = asyncio.create_task(_games_end(con, at, len(added)))
+            page = await ask(
+                viewer,
+                "GetLeaderboard",
+                player_pb2.GetLeaderboardRequest(ruleset="cafe", page_size=7, page_token=token),
+            )
+            added.extend(await ending)
+            listed.extend(page.entries)
+            token = page.next_page_token
+            if not token:
+                break
+            last = page.entries[-1]
+            at = (last.rating, last.rated_games, last.player_id)
+            # And two more between this page and the next, around its last entry.
+            added.extend(await _games_end(con, at, len(added)))
+            owed |= {p for r, g, p in added if (r, g, p) < at}
+        else:
+            raise AssertionError(f"still paging after {MOST_PAGES} pages")
+    finally:
+        await con.close()
+    ids = [e.player_id for e in listed]
+    assert len(ids) == len(set(ids)), "no player twice"
+    assert {p for _, _, p in seeded} <= set(ids), "no player ranked all along is missing"
+    assert owed <= set(ids), "no player below the reader's place is missing"
+    assert set(ids) <= {p for _, _, p in [*seeded, *added]}
+    keys = [(e.rating, e.rated_games, e.player_id) for e in listed]
+    assert all(a > b for a, b in pairwise(keys)), "the board's order"
+    ranks = [e.rank for e in listed]
+    assert ranks[0] == 1
+    assert all(a < b for a, b in pairwise(ranks)), "ranks only go up"
+    # A rank is at least the player's place among those ranked before paging
+    # began, and at most their place among everyone ranked by its end.
+    before = {p: i for i, (_, _, p) in enumerate(sorted(seeded, reverse=True), 1)}
+    after = {p: i for i, (_, _, p) in enumerate(sorted([*seeded, *added], reverse=True), 1)}
+    for entry in listed:
+        assert before.get(entry.player_id, 1) <= entry.rank <= after[entry.player_id]
+    assert owed - {p for _, _, p in seeded}, "players came in below the reader and were listed"

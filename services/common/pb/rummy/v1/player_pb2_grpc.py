@@ -52,8 +52,9 @@ class PlayerServiceStub:
     page; an empty `next_page_token` means the last page. A token that is not
     one of these, or came with other fields, is INVALID_ARGUMENT (reason
     PAGE_TOKEN_INVALID). A page starts after the last item of the one before
-    (never at an offset), so paging on while games end never skips or repeats
-    a game.
+    (never at an offset), so paging on while games end never skips a game
+    that had ended when paging began, nor repeats one; games ending meanwhile,
+    being newer than the first page, may or may not appear.
     """
 
     def __init__(self, channel):
@@ -115,8 +116,9 @@ class PlayerServiceServicer:
     page; an empty `next_page_token` means the last page. A token that is not
     one of these, or came with other fields, is INVALID_ARGUMENT (reason
     PAGE_TOKEN_INVALID). A page starts after the last item of the one before
-    (never at an offset), so paging on while games end never skips or repeats
-    a game.
+    (never at an offset), so paging on while games end never skips a game
+    that had ended when paging began, nor repeats one; games ending meanwhile,
+    being newer than the first page, may or may not appear.
     """
 
     def GetProfile(self, request, context):
@@ -240,8 +242,9 @@ class PlayerService:
     page; an empty `next_page_token` means the last page. A token that is not
     one of these, or came with other fields, is INVALID_ARGUMENT (reason
     PAGE_TOKEN_INVALID). A page starts after the last item of the one before
-    (never at an offset), so paging on while games end never skips or repeats
-    a game.
+    (never at an offset), so paging on while games end never skips a game
+    that had ended when paging began, nor repeats one; games ending meanwhile,
+    being newer than the first page, may or may not appear.
     """
 
     @staticmethod

@@ -47,8 +47,9 @@ class PlayerServiceStub:
     page; an empty `next_page_token` means the last page. A token that is not
     one of these, or came with other fields, is INVALID_ARGUMENT (reason
     PAGE_TOKEN_INVALID). A page starts after the last item of the one before
-    (never at an offset), so paging on while games end never skips or repeats
-    a game.
+    (never at an offset), so paging on while games end never skips a game
+    that had ended when paging began, nor repeats one; games ending meanwhile,
+    being newer than the first page, may or may not appear.
     """
 
     @typing.overload
@@ -122,8 +123,9 @@ class PlayerServiceAsyncStub(PlayerServiceStub):
     page; an empty `next_page_token` means the last page. A token that is not
     one of these, or came with other fields, is INVALID_ARGUMENT (reason
     PAGE_TOKEN_INVALID). A page starts after the last item of the one before
-    (never at an offset), so paging on while games end never skips or repeats
-    a game.
+    (never at an offset), so paging on while games end never skips a game
+    that had ended when paging began, nor repeats one; games ending meanwhile,
+    being newer than the first page, may or may not appear.
     """
 
     def __init__(self, channel: grpc.aio.Channel) -> None: ...
@@ -193,8 +195,9 @@ class PlayerServiceServicer(metaclass=abc.ABCMeta):
     page; an empty `next_page_token` means the last page. A token that is not
     one of these, or came with other fields, is INVALID_ARGUMENT (reason
     PAGE_TOKEN_INVALID). A page starts after the last item of the one before
-    (never at an offset), so paging on while games end never skips or repeats
-    a game.
+    (never at an offset), so paging on while games end never skips a game
+    that had ended when paging began, nor repeats one; games ending meanwhile,
+    being newer than the first page, may or may not appear.
     """
 
     @abc.abstractmethod

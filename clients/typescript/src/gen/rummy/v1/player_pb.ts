@@ -716,8 +716,9 @@ export const LeaderboardEntrySchema: GenMessage<LeaderboardEntry> = /*@__PURE__*
  * page; an empty `next_page_token` means the last page. A token that is not
  * one of these, or came with other fields, is INVALID_ARGUMENT (reason
  * PAGE_TOKEN_INVALID). A page starts after the last item of the one before
- * (never at an offset), so paging on while games end never skips or repeats
- * a game.
+ * (never at an offset), so paging on while games end never skips a game
+ * that had ended when paging began, nor repeats one; games ending meanwhile,
+ * being newer than the first page, may or may not appear.
  *
  * @generated from service rummy.v1.PlayerService
  */
