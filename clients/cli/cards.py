@@ -58,6 +58,11 @@ def normalize(text: str) -> str:
     return RANKS[rank - 1] + SUITS[suit]
 
 
+def plural(count: int, word: str, many: str = "") -> str:
+    """`1 card`, `2 cards`, `0 cards`, `1 joker`; ``many`` for irregular plurals."""
+    return f"{count} {word if count == 1 else (many or word + 's')}"
+
+
 def is_joker(code: str) -> bool:
     return code == "JK"
 
