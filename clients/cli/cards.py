@@ -79,6 +79,11 @@ class Style:
         self.colour = colour
         self.symbols = symbols
 
+    def uncoloured(self) -> Style:
+        """The same cards without colour: for sentences such as a refusal's, which
+        still show suits the way this terminal can (symbols or letters)."""
+        return Style(False, symbols=self.symbols)
+
     def paint(self, text: str, code: str) -> str:
         return f"{code}{text}{RESET}" if self.colour else text
 
@@ -115,9 +120,15 @@ def group_hand(codes: Iterable[str]) -> list[list[str]]:
 
 
 def pick(
-    hand: Sequence[cards_pb2.Card], codes: Sequence[str], *, avoid: Iterable[int] = ()
+    hand: Sequence[cards_pb2.Card],
+    codes: Sequence[str],
+    *,
+    avoid: Iterable[int] = (),
+    style: Style | None = None,
 ) -> list[int]:
-    """Distinct ids from `hand` for typed card names, preferring cards not in `avoid`."""
+    """Distinct ids from `hand` for typed card names, preferring cards not in `avoid`.
+    A card not in hand is named as ``style`` shows cards (uncoloured)."""
+    shown = (style or Style(False)).uncoloured()
     taken: list[int] = []
     shy = set(avoid)
     for text in codes:
@@ -125,7 +136,7 @@ def pick(
         free = [c.id for c in hand if c.code == code and c.id not in taken]
         if not free:
             have = sum(1 for c in hand if c.code == code)
-            label = Style(False).card(code)
+            label = shown.card(code)
             if have:
                 raise CardError(f"You have only {have} {label} in your hand.")
             raise CardError(f"You have no {label} in your hand.")

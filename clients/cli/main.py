@@ -295,7 +295,9 @@ def _run(args: argparse.Namespace) -> int:
         return admin.run(args)
     if args.command == "rules":
         if args.verb == "check":
-            return rules_cmd.check(args.cards, args.rules, Style(colour_wanted()))
+            return rules_cmd.check(
+                args.cards, args.rules, Style(colour_wanted(), symbols=symbols_wanted())
+            )
         if args.verb == "score":
             return rules_cmd.score(args.cards, args.rules)
         return rules_cmd.show(args.name)

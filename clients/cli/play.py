@@ -223,7 +223,7 @@ class Game:
                 await self.swap(command)
             case _:
                 try:
-                    await self.send(request_for(self.view, command))
+                    await self.send(request_for(self.view, command, self.style))
                 except MoveError as error:
                     self.say(f"{error}\n{hand_line(self.view.hand, self.style)}")
         return False
@@ -326,7 +326,7 @@ class Game:
             self.say(f"{said}\n{hand_line(self.view.hand, self.style)}")
             return
         try:
-            plan = swap_plan(self.view, command)
+            plan = swap_plan(self.view, command, self.style)
         except MoveError as error:
             self.say(f"{error}\n{hand_line(self.view.hand, self.style)}")
             return

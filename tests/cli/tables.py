@@ -229,7 +229,8 @@ class Frozen(TableSession):
 
 
 class FrozenTable(App[str]):
-    """One table screen over a frozen view (and what to do once it shows)."""
+    """One table screen over a frozen view (and what to do once it shows), its
+    cards shown in ``style`` (by default: no colour, suit symbols)."""
 
     CSS_PATH = Path(tui.__file__).parent / "rummy.tcss"
 
@@ -239,14 +240,16 @@ class FrozenTable(App[str]):
         *,
         log: Sequence[str] = (),
         then: Callable[[TableScreen], None] | None = None,
+        style: Style | None = None,
     ) -> None:
         super().__init__()
+        self.style = style or Style(False)
         self.view = view
         self.log_lines = list(log)
         self.then = then
 
     def on_mount(self) -> None:
-        style = Style(False)
+        style = self.style
         conn = Connection("127.0.0.1:1", "device-frozen-0001", "Ana")
 
         def session_of(changed: Callable[[], None], round_over: Callable[..., None]) -> Frozen:

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
-from typing import cast
+import io
+from typing import Any, cast
 
+import pytest
 from textual.pilot import Pilot
 
+from clients.cli.cards import Style, colour_wanted
 from clients.cli.tui.table_screen import TableScreen
 from services.common.pb.rummy.v1 import game_pb2
 
-from .screen import assert_unwrapped, press, screen_text, until
+from .screen import assert_unwrapped, press, screen_lines, screen_text, status_lines, until
 from .tables import Frozen, FrozenTable, cafe_midgame
+
+SUITS = "♠♥♦♣"
 
 
 def screen_of(pilot: Pilot[str]) -> TableScreen:
@@ -125,3 +130,67 @@ async def test_a_resize_redraws_the_table() -> None:
         await until(pilot, lambda: len(screen_text(pilot).splitlines()) == 24, "the redraw")
         assert not screen_of(pilot).has_class("-tall")
         assert_unwrapped(pilot)
+
+
+async def test_letters_for_suits_everywhere_on_the_table() -> None:
+    """Where the terminal cannot show ♠♥♦♣: the table, the meld to pick, and the
+    sentences of a move that cannot be sent all name cards with letters."""
+    letters = Style(False, symbols=False)
+    async with FrozenTable(cafe_midgame(), style=letters).run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: "opened away" in screen_text(pilot), "the table")
+        assert "[3] Dan: 2D 3D 4D" in screen_text(pilot) and "JK(9S)" in screen_text(pilot)
+        assert not set(SUITS) & set(screen_text(pilot)), screen_text(pilot)
+        await press(pilot, "colon")
+        await until(pilot, lambda: "Type a move" in screen_text(pilot), "the question")
+        await press(pilot, *"x 9c", "enter")
+        await until(pilot, lambda: "You have no 9C" in status_lines(pilot)[1], "the sentence")
+        await press(pilot, "2", "s")  # 4S for the joker of [1], which stands for 9S
+        await until(pilot, lambda: "Take the joker of which meld" in screen_text(pilot), "ask")
+        assert not set(SUITS) & set(screen_text(pilot)), screen_text(pilot)
+        await press(pilot, "1")
+        await until(pilot, lambda: "stands for 9S, not 4S" in status_lines(pilot)[1], "why not")
+        assert not set(SUITS) & set(screen_text(pilot)), screen_text(pilot)
+        assert session_of(pilot).sent == []
+
+
+class Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def hues(pilot: Pilot[Any]) -> set[str]:
+    """The colours on screen that are not a grey, as the terminal is sent them
+    (after the app's own filters, such as NO_COLOR's)."""
+    app = pilot.app
+    background = app.screen.styles.background
+    found = set()
+    for strip in app.screen._compositor.render_strips():
+        for line_filter in app.get_line_filters():
+            strip = strip.apply_filter(line_filter, background)
+        for segment in strip:
+            style = segment.style
+            for colour in (style.color, style.bgcolor) if style is not None else ():
+                if colour is not None and not colour.is_default:
+                    red, green, blue = colour.get_truecolor()
+                    if not red == green == blue:
+                        found.add(colour.name)
+    return found
+
+
+@pytest.mark.parametrize("no_color", ["", "1"])
+async def test_no_colour_on_the_table_with_no_color(
+    monkeypatch: pytest.MonkeyPatch, no_color: str
+) -> None:
+    """On a terminal the suits are red and the boxes coloured; NO_COLOR takes every
+    colour away: the cards' and the screen's."""
+    monkeypatch.setenv("NO_COLOR", no_color)
+    if not no_color:
+        monkeypatch.delenv("NO_COLOR")
+    style = Style(colour_wanted(Tty()))
+    async with FrozenTable(cafe_midgame(), style=style).run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: "opened away" in screen_text(pilot), "the table")
+        assert len(screen_lines(pilot)) == 24
+        if no_color:
+            assert hues(pilot) == set()
+        else:
+            assert hues(pilot), "a terminal without NO_COLOR shows colours"

@@ -6,7 +6,7 @@ import io
 
 import pytest
 
-from clients.cli.cards import Style, colour_wanted, group_hand, plural
+from clients.cli.cards import Style, colour_wanted, group_hand, plural, symbols_wanted
 from clients.cli.narrate import narrate
 from clients.cli.options import describe
 from clients.cli.render import Clock, game_text, hand_line, table_text, turn_status
@@ -32,6 +32,31 @@ def test_colour_only_on_a_terminal_and_never_with_no_color(
     assert not colour_wanted(io.StringIO())
     monkeypatch.setenv("NO_COLOR", "1")
     assert not colour_wanted(Tty())
+
+
+class Encoded(io.StringIO):
+    def __init__(self, encoding: str) -> None:
+        super().__init__()
+        self._encoding = encoding
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return self._encoding
+
+
+def test_suit_symbols_only_where_the_terminal_can_show_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("RUMMY_ASCII", raising=False)
+    assert symbols_wanted(Encoded("utf-8"))
+    assert not symbols_wanted(Encoded("ascii"))
+    assert not symbols_wanted(Encoded("latin-1"))
+    assert not symbols_wanted(Encoded("no-such-encoding"))
+    monkeypatch.setenv("RUMMY_ASCII", "1")
+    assert not symbols_wanted(Encoded("utf-8"))
+    monkeypatch.setenv("RUMMY_ASCII", "0")
+    assert symbols_wanted(Encoded("utf-8"))
+    assert Style(False, symbols=False).cards(["7S", "TH", "JK"]) == "7S 10H JK"
 
 
 def test_the_table_in_plain_text_has_no_escape_codes() -> None:
