@@ -126,20 +126,51 @@ SEAT_ROW = re.compile(r"(▶ |  )\S.{12} +\d+c +-?\d+( [a-z ]+)?")
 PILES = re.compile(r"Stock \d+ · Discard \S+ \(\d+\)")
 
 
+MELD_HEAD = re.compile(r"(\[\d+\] )[^:]*: \S")
+MELDS_BOX = "╭─ Table melds"
+
+
 def assert_unwrapped(pilot: Pilot[Any]) -> None:
     """Nothing on the table wrapped: each line of the players' box is a seat's row
-    or the piles, and neither status line is cut short."""
+    or the piles, each row of the melds' pane starts with a meld's number or goes
+    on under its first card, and neither status line is cut short."""
     screen = table_screen(pilot)
     if screen is None or pilot.app.screen is not screen:
         return
     lines = screen_lines(pilot)
     if len(lines) < 24:
         return
+    shown = "\n".join(lines)
     box = [line[2:38].rstrip() for line in lines[2:]]
     box = box[: next(i for i, line in enumerate(lines[2:]) if line.startswith("╰"))]
     rows = [line for line in box if line]
-    assert all(SEAT_ROW.fullmatch(r) or PILES.fullmatch(r) for r in rows), "\n".join(lines)
-    assert not any(line.rstrip().endswith("…") for line in lines[-2:]), "\n".join(lines)
+    assert all(SEAT_ROW.fullmatch(r) or PILES.fullmatch(r) for r in rows), shown
+    assert_melds_unwrapped(lines)
+    assert not any(line.rstrip().endswith("…") for line in lines[-2:]), shown
+
+
+def assert_melds_unwrapped(lines: list[str]) -> None:
+    """Each row of the melds' pane is a meld's first (`[3] Bob: 7♠ …`) or the rest of
+    one, indented to its first card (or past its number, when the owner's name is
+    long); a pane scrolled down may begin with the rest of a meld."""
+    left = lines[1].find(MELDS_BOX)
+    if left < 0:
+        return
+    right = lines[1].rindex("╮")
+    indents: set[int] | None = None  # before any meld's first row: any indent
+    for line in lines[2:]:
+        if line[left] == "╰":
+            return
+        row = line[left + 2 : right - 1].rstrip(" ▁▂▃▄▅▆▇█▉▊▋▌▍▎▏")
+        if not row or row == "No melds on the table yet.":
+            continue
+        head = MELD_HEAD.match(row)
+        if head is not None:
+            indents = {len(head.group(1)), head.end() - 1}
+            continue
+        indent = len(row) - len(row.lstrip(" "))
+        fits = indent >= 4 if indents is None else indent in indents
+        assert fits, f"a meld wrapped without its indent: {row!r}\n" + "\n".join(lines)
 
 
 def table_screen(pilot: Pilot[Any]) -> TableScreen | None:

@@ -10,10 +10,10 @@ from textual.pilot import Pilot
 
 from clients.cli.cards import Style, colour_wanted
 from clients.cli.tui.table_screen import TableScreen
-from services.common.pb.rummy.v1 import game_pb2
+from services.common.pb.rummy.v1 import game_pb2, table_pb2
 
 from .screen import assert_unwrapped, press, screen_lines, screen_text, status_lines, until
-from .tables import Frozen, FrozenTable, cafe_midgame
+from .tables import Frozen, FrozenTable, cafe_midgame, long_melds
 
 SUITS = "♠♥♦♣"
 
@@ -96,6 +96,32 @@ async def test_every_seat_fits_its_row_at_80_columns() -> None:
     """Four players with every note (`opened away`) and the piles: no row wraps."""
     async with FrozenTable(cafe_midgame()).run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: "opened away" in screen_text(pilot), "the table")
+        assert_unwrapped(pilot)
+
+
+async def test_a_long_meld_goes_on_under_its_first_card() -> None:
+    """A whole suit in one run at 80 columns: the cards that do not fit go on the
+    next row under the first card, never split; at 120 columns, one row each."""
+    async with FrozenTable(long_melds()).run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: "[3] you: Q♠" in screen_text(pilot), "the melds")
+        lines = screen_text(pilot).splitlines()
+        first = next(i for i, line in enumerate(lines) if "[1] Bob: A♥ 2♥" in line)
+        assert lines[first].index("A♥") == lines[first + 1].index("10♥ J♥ Q♥ K♥"), lines
+        assert "[2] Chloé: 2♣ 3♣ JK(4♣)" in lines[first + 2]
+        assert lines[first + 2].index("2♣") == lines[first + 3].index("9♣ 10♣"), lines
+        assert_unwrapped(pilot)
+        await pilot.resize_terminal(120, 40)
+        await until(pilot, lambda: "9♥ 10♥ J♥ Q♥ K♥" in screen_text(pilot), "one row")
+        assert_unwrapped(pilot)
+
+
+async def test_a_pane_of_long_melds_scrolls_each_meld_in_one_piece() -> None:
+    view = long_melds()
+    for number in range(4, 8):
+        view.melds.append(table_pb2.MeldView(id=number, owner_seat=1, cards=view.melds[0].cards))
+    async with FrozenTable(view).run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: "[7] Bob: A♥" in screen_text(pilot), "the last meld")
+        assert "[1] Bob" not in screen_text(pilot)  # scrolled away, the last one shown
         assert_unwrapped(pilot)
 
 
