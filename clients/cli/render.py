@@ -59,6 +59,21 @@ class Clock:
         return self.until(view.turn_deadline)
 
 
+def follow_resume(view: table_pb2.TableView, event: table_pb2.TableEvent) -> bool:
+    """A `TurnResumed` for the turn in ``view``: its new deadline (and the claim
+    window's) put in the view, so the countdown shows the time given back at once,
+    not after the view is fetched again. Whether the view changed."""
+    if not event.HasField("turn_resumed") or not view.HasField("turn_deadline"):
+        return False
+    resumed = event.turn_resumed
+    if resumed.turn != view.turn or event.seat != view.current_seat:
+        return False  # another turn: the view fetched next tells it
+    view.turn_deadline.CopyFrom(resumed.deadline)
+    if resumed.HasField("claim_deadline") and view.HasField("claim_window"):
+        view.claim_window.closes_at.CopyFrom(resumed.claim_deadline)
+    return True
+
+
 def seconds(left: float) -> int:
     """Whole seconds shown for a countdown: rounded up, so 0 means the time is up."""
     return int(left + 0.999)

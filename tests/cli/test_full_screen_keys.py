@@ -13,7 +13,7 @@ from clients.cli.tui.table_screen import TableScreen
 from services.common.pb.rummy.v1 import game_pb2, table_pb2
 
 from .screen import assert_unwrapped, press, screen_lines, screen_text, status_lines, until
-from .tables import Frozen, FrozenTable, cafe_midgame, long_melds
+from .tables import NOW_MS, Frozen, FrozenTable, at, cafe_midgame, contract_claim, long_melds
 
 SUITS = "♠♥♦♣"
 
@@ -123,6 +123,38 @@ async def test_a_pane_of_long_melds_scrolls_each_meld_in_one_piece() -> None:
         await until(pilot, lambda: "[7] Bob: A♥" in screen_text(pilot), "the last meld")
         assert "[1] Bob" not in screen_text(pilot)  # scrolled away, the last one shown
         assert_unwrapped(pilot)
+
+
+async def test_a_turn_given_its_time_back_shows_the_new_countdown() -> None:
+    """After an outage the server gives the turn its time back (`TurnResumed`): the
+    countdown follows the new deadline at once, without waiting for a new view."""
+    async with FrozenTable(cafe_midgame()).run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: "Your turn · 32 s" in status_lines(pilot)[0], "the turn")
+        resumed = table_pb2.TableEvent(seq=141, version=58, seat=0)
+        resumed.turn_resumed.turn = 23
+        resumed.turn_resumed.deadline.CopyFrom(at(NOW_MS + 45_000))
+        resumed.turn_resumed.stopped_for.FromMilliseconds(70_000)
+        session_of(pilot).on_event(resumed)
+        await until(pilot, lambda: "Your turn · 45 s" in status_lines(pilot)[0], "the new time")
+        assert "could not be reached for 70 s: your turn goes on" in screen_text(pilot)
+        # A resume of another turn (the view is behind) leaves the countdown alone.
+        resumed.turn_resumed.turn = 24
+        resumed.turn_resumed.deadline.CopyFrom(at(NOW_MS + 5_000))
+        session_of(pilot).on_event(resumed)
+        await pilot.pause(0.6)
+        assert "Your turn · 45 s" in status_lines(pilot)[0]
+
+
+async def test_a_claim_window_given_its_time_back_shows_the_new_countdown() -> None:
+    async with FrozenTable(contract_claim()).run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: "2 s to claim" in status_lines(pilot)[0], "the offer")
+        resumed = table_pb2.TableEvent(seq=78, version=32, seat=0)
+        resumed.turn_resumed.turn = 8
+        resumed.turn_resumed.deadline.CopyFrom(at(NOW_MS + 50_000))
+        resumed.turn_resumed.claim_deadline.CopyFrom(at(NOW_MS + 9_000))
+        session_of(pilot).on_event(resumed)
+        await until(pilot, lambda: "9 s to claim" in status_lines(pilot)[0], "the new window")
+        assert "Bob's turn · 50 s" in status_lines(pilot)[0]
 
 
 async def test_leaving_asks_first() -> None:

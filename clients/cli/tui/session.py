@@ -25,7 +25,7 @@ from ..connection import Connection
 from ..deckcheck import DeckCheck
 from ..moves import Request
 from ..narrator import Narrator
-from ..render import Clock
+from ..render import Clock, follow_resume
 
 LOG_LINES = 200
 """Sentences kept for the log pane (it shows the last ones that fit)."""
@@ -135,6 +135,8 @@ class TableSession:
         checked = self.decks.see(event)
         if checked:
             self.say(checked)
+        if kind == "turn_resumed":
+            follow_resume(self.view, event)  # the countdown follows the time given back
         if kind == "player_connection" and 0 <= event.seat < len(self.view.seats):
             # Presence moves no version: the view is told here, not fetched again.
             self.view.seats[event.seat].connected = event.player_connection.connected
