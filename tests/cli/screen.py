@@ -265,15 +265,56 @@ def my_turn(pilot: Pilot[Any]) -> bool:
     )
 
 
+ROUND_OVER = re.compile(r"Round (\d+) over")
+DECK_VERIFIED = "Round {}: deck verified, it was fixed before the first card."
+
+
+async def round_result_shown(pilot: Pilot[Any], round_no: int) -> dict[str, int]:
+    """A round's end on screen: every seat by name with its points, its total and
+    the cards it was left with (or none), then the deck's check. Each seat's total."""
+    await until_screen(pilot, "Enter back to the table")
+    text = screen_text(pilot)
+    view = view_of(pilot)
+    totals = {}
+    for seat in view.seats:
+        name = (
+            "you" if view.HasField("my_seat") and seat.seat == view.my_seat else seat.display_name
+        )
+        row = re.search(
+            rf"\b{re.escape(name)} +[+-] *\d+  total (-?\d+) +(no card left|\S[^(]*\(\d+\))",
+            text,
+        )
+        assert row is not None, f"no result for {name}:\n{text}"
+        totals[name] = int(row.group(1))
+    assert DECK_VERIFIED.format(round_no) in text, text
+    return totals
+
+
+def final_totals(text: str) -> dict[str, int]:
+    """`Final totals: you 3, Bot 1 9` as {name: total}."""
+    found = re.search(r"Final totals: ([^\n█]*)", text)
+    assert found is not None, text
+    pairs = (part.strip().rpartition(" ") for part in found.group(1).strip().split(", "))
+    return {name: int(total) for name, _, total in pairs}
+
+
 async def play_to_the_end(pilot: Pilot[Any], *, within: float = 240.0) -> str:
-    """Play every turn with keys until the game-over screen; its text."""
+    """Play every turn with keys until the game-over screen; its text. Each round's
+    result is read on its way, and the last one's totals are the game's."""
     deadline = time.monotonic() + within
+    totals: dict[str, int] = {}
     while time.monotonic() < deadline:
         notice = notice_shown(pilot)
         if notice is not None:
             if notice.title_text == "Game over":
                 await until_screen(pilot, "Final totals")
-                return screen_text(pilot)
+                final = screen_text(pilot)
+                assert totals, "the game ended with no round's result shown"
+                assert final_totals(final) == totals, final
+                return final
+            ended = ROUND_OVER.fullmatch(notice.title_text)
+            if ended is not None:
+                totals = await round_result_shown(pilot, int(ended.group(1)))
             await press(pilot, "enter")
             continue
         if my_turn(pilot) and "Refused" in status_lines(pilot)[1]:

@@ -257,7 +257,7 @@ def round_result(view: table_pb2.TableView) -> RoundOver:
         scores=scores,
         cards_left_shown=True,
     )
-    return RoundOver(result, view)
+    return RoundOver(result, view, "Round 2: deck verified, it was fixed before the first card.")
 
 
 class Frozen(TableSession):

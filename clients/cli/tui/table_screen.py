@@ -466,6 +466,10 @@ class TableScreen(Screen[str]):
 
 
 def results_notice(ended: RoundOver, style: Style) -> Notice:
-    """A round's end: why, then each seat's cards, points and total."""
-    body = "\n".join(model.result_lines(ended.view, ended.result, style))
+    """A round's end: why, then each seat's cards, points and total, and whether the
+    deck was the one committed to at the deal."""
+    lines = model.result_lines(ended.view, ended.result, style)
+    if ended.deck:
+        lines += ["", ended.deck]
+    body = "\n".join(lines)
     return Notice(f"Round {ended.result.round} over", body)
