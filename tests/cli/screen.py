@@ -227,8 +227,9 @@ async def lay_off_something(pilot: Pilot[Any]) -> None:
             if "l lay off" not in status_lines(pilot)[1]:
                 return
             before = view_of(pilot).version
-            screen.selection.clear()
             screen.digit_wait_s = 30.0
+            await press(pilot, "escape")  # no card picked yet
+            await until(pilot, lambda: not screen.selection.picked, "the picks cleared")
             await press(pilot, *str(position), "f", "l")
             await until(pilot, lambda: "Lay off on which meld" in screen_text(pilot), "the melds")
             await press(pilot, *(["down"] * meld), "enter")
