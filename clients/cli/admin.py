@@ -88,7 +88,12 @@ def add_parser(sub: Any) -> None:
         return parser
 
     tables = command(verbs, "tables", "tables by state and age, the longest idle first")
-    tables.add_argument("--state", choices=sorted(_STATES), default=None)
+    tables.add_argument(
+        "--state",
+        choices=sorted(_STATES),
+        default=None,
+        help="only the tables in this state (default: both)",
+    )
     tables.add_argument(
         "--older-than", type=span, default=None, metavar="SPAN", help="made at least this long ago"
     )

@@ -13,7 +13,7 @@ from services.common.pb.rummy.admin.v1 import admin_pb2
 from services.common.pb.rummy.v1 import matchmaker_pb2 as mm
 from services.common.pb.rummy.v1 import table_pb2
 
-from .cards import Style
+from .cards import Style, plural
 from .narrate import narrate
 from .render import seat_name
 
@@ -86,7 +86,7 @@ def tables_text(reply: admin_pb2.ListTablesResponse, now: datetime) -> str:
     ]
     more = "\n(more tables match: --limit shows more)" if reply.truncated else ""
     count = len(reply.tables)
-    head = f"{count} table{'s' if count != 1 else ''}, the longest idle first:"
+    head = f"{plural(count, 'table')}, the longest idle first:"
     return "\n".join([head, *_columns(rows)]) + more
 
 
@@ -165,8 +165,7 @@ def removed_text(reply: admin_pb2.RemoveTicketsResponse, player_id: str) -> str:
     if reply.removed:
         count = len(reply.removed)
         lines.append(
-            f"Removed {count} ticket{'s' if count != 1 else ''} of {player_id}:"
-            f" {', '.join(reply.removed)}."
+            f"Removed {plural(count, 'ticket')} of {player_id}: {', '.join(reply.removed)}."
         )
     if reply.still_matching:
         lines.append(

@@ -58,6 +58,11 @@ def normalize(text: str) -> str:
     return RANKS[rank - 1] + SUITS[suit]
 
 
+def plural(count: int, word: str, many: str = "") -> str:
+    """`1 card`, `2 cards`, `0 cards`, `1 joker`; ``many`` for irregular plurals."""
+    return f"{count} {word if count == 1 else (many or word + 's')}"
+
+
 def is_joker(code: str) -> bool:
     return code == "JK"
 
@@ -73,6 +78,11 @@ class Style:
     def __init__(self, colour: bool, *, symbols: bool = True) -> None:
         self.colour = colour
         self.symbols = symbols
+
+    def uncoloured(self) -> Style:
+        """The same cards without colour: for sentences such as a refusal's, which
+        still show suits the way this terminal can (symbols or letters)."""
+        return Style(False, symbols=self.symbols)
 
     def paint(self, text: str, code: str) -> str:
         return f"{code}{text}{RESET}" if self.colour else text
@@ -110,9 +120,15 @@ def group_hand(codes: Iterable[str]) -> list[list[str]]:
 
 
 def pick(
-    hand: Sequence[cards_pb2.Card], codes: Sequence[str], *, avoid: Iterable[int] = ()
+    hand: Sequence[cards_pb2.Card],
+    codes: Sequence[str],
+    *,
+    avoid: Iterable[int] = (),
+    style: Style | None = None,
 ) -> list[int]:
-    """Distinct ids from `hand` for typed card names, preferring cards not in `avoid`."""
+    """Distinct ids from `hand` for typed card names, preferring cards not in `avoid`.
+    A card not in hand is named as ``style`` shows cards (uncoloured)."""
+    shown = (style or Style(False)).uncoloured()
     taken: list[int] = []
     shy = set(avoid)
     for text in codes:
@@ -120,7 +136,7 @@ def pick(
         free = [c.id for c in hand if c.code == code and c.id not in taken]
         if not free:
             have = sum(1 for c in hand if c.code == code)
-            label = Style(False).card(code)
+            label = shown.card(code)
             if have:
                 raise CardError(f"You have only {have} {label} in your hand.")
             raise CardError(f"You have no {label} in your hand.")

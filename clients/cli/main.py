@@ -73,6 +73,9 @@ CARD_FORMAT = (
     "lower case and the symbols ♠♥♦♣ work too."
 )
 
+AT_THE_TABLE = f"{CARD_FORMAT} At the table, ? lists the keys (with --plain, the typed commands)."
+"""The epilog of the commands that sit at a table."""
+
 MAX_BOTS = 100_000
 NOBODY_YET = (
     "Nobody else is looking for this table yet. To play bots now: Ctrl-C, then the"
@@ -109,13 +112,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"rummy {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    play = sub.add_parser("play", help="queue for a quick match and play it")
+    play = sub.add_parser("play", help="queue for a quick match and play it", epilog=AT_THE_TABLE)
     add_common(play)
     add_table_choice(play)
     play.add_argument("--bots", action="store_true", help="fill the empty seats with bots at once")
     add_bot_level(play)
 
-    host = sub.add_parser("host", help="open a private table, tell its invite code, and play")
+    host = sub.add_parser(
+        "host", help="open a private table, tell its invite code, and play", epilog=AT_THE_TABLE
+    )
     add_common(host)
     add_table_choice(host, PRIVATE_SIZES)
     host.add_argument(
@@ -127,7 +132,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_bot_level(host)
 
-    join = sub.add_parser("join", help="take a seat at a private table with its invite code")
+    join = sub.add_parser(
+        "join", help="take a seat at a private table with its invite code", epilog=AT_THE_TABLE
+    )
     add_common(join)
     join.add_argument("code", help="the invite code the host was given")
 
@@ -295,7 +302,9 @@ def _run(args: argparse.Namespace) -> int:
         return admin.run(args)
     if args.command == "rules":
         if args.verb == "check":
-            return rules_cmd.check(args.cards, args.rules, Style(colour_wanted()))
+            return rules_cmd.check(
+                args.cards, args.rules, Style(colour_wanted(), symbols=symbols_wanted())
+            )
         if args.verb == "score":
             return rules_cmd.score(args.cards, args.rules)
         return rules_cmd.show(args.name)

@@ -85,6 +85,8 @@ class SwapPlan:
     keep_only: bool = False
     """The seat has not opened (`classic` swaps before the opening): the joker can
     only stay in hand, a meld or a lay-off would lay cards before the opening."""
+    style: Style = field(default_factory=lambda: Style(False))
+    """How the cards are named in what the player is told (symbols or letters)."""
 
     def _request(self) -> game_pb2.SwapJokerRequest:
         """A fresh copy: each answer builds its own placement."""
@@ -136,7 +138,7 @@ class SwapPlan:
         at = codes.index("JK")
         spare = [c for c in hand if c.id not in self.request.replacement_card_ids]
         try:
-            ids = pick(spare, codes[:at] + codes[at + 1 :])
+            ids = pick(spare, codes[:at] + codes[at + 1 :], style=self.style)
         except CardError as error:
             raise MoveError(str(error)) from None
         ids.insert(at, self.joker)
@@ -178,16 +180,24 @@ def _meld_view(view: table_pb2.TableView, number: int) -> table_pb2.MeldView:
 
 
 def _pick(
-    view: table_pb2.TableView, codes: list[str] | tuple[str, ...], *, avoid: Iterable[int] = ()
+    view: table_pb2.TableView,
+    codes: list[str] | tuple[str, ...],
+    style: Style,
+    *,
+    avoid: Iterable[int] = (),
 ) -> list[int]:
     try:
-        return pick(view.hand, codes, avoid=avoid)
+        return pick(view.hand, codes, avoid=avoid, style=style)
     except CardError as error:
         raise MoveError(str(error)) from None
 
 
-def request_for(view: table_pb2.TableView, command: C.Command) -> Request:
-    """The request for a typed move (not a swap: see `swap_plan`)."""
+def request_for(
+    view: table_pb2.TableView, command: C.Command, style: Style | None = None
+) -> Request:
+    """The request for a typed move (not a swap: see `swap_plan`). ``style``: how a
+    card is named when the move cannot be sent (symbols or letters, no colour)."""
+    style = (style or Style(False)).uncoloured()
     table = view.table_id
     common: dict[str, Any] = {"table_id": table, "expected_version": view.version}
     match command:
@@ -212,7 +222,7 @@ def request_for(view: table_pb2.TableView, command: C.Command) -> Request:
                 game_pb2.ClaimRequest(table_id=table, card_id=view.claim_window.card.id),
             )
         case C.MeldCommand(melds=melds):
-            ids = _pick(view, [code for meld in melds for code in meld])
+            ids = _pick(view, [code for meld in melds for code in meld], style)
             specs, start = [], 0
             for meld in melds:
                 specs.append(game_pb2.MeldSpec(card_ids=ids[start : start + len(meld)]))
@@ -223,12 +233,12 @@ def request_for(view: table_pb2.TableView, command: C.Command) -> Request:
             return Request(
                 "LayOff",
                 game_pb2.LayOffRequest(
-                    meld_id=number, card_ids=_pick(view, cards), side=_SIDE[side], **common
+                    meld_id=number, card_ids=_pick(view, cards, style), side=_SIDE[side], **common
                 ),
             )
         case C.DiscardCommand(card=card):
             avoid = [view.taken_discard_id] if view.HasField("taken_discard_id") else []
-            ids = _pick(view, [card], avoid=avoid)
+            ids = _pick(view, [card], style, avoid=avoid)
             return Request("Discard", game_pb2.DiscardRequest(card_id=ids[0], **common))
     raise MoveError(f"{command} is not a move.")
 
@@ -238,10 +248,9 @@ def _targets(meld: TableMeld, joker: int, rules: Ruleset) -> list[str]:
     return [RANKS[rank - 1] + SUITS[suit] for rank, suit in joker_targets(meld, joker, rules)]
 
 
-def _not_standing_for(number: int, wanted: Sequence[Sequence[str]], card: str) -> str:
+def _not_standing_for(number: int, wanted: Sequence[Sequence[str]], card: str, plain: Style) -> str:
     """Why a swap cannot be sent: no joker of meld ``number`` stands for ``card``
     (``wanted``: the cards each joker of that meld stands for)."""
-    plain = Style(False)
     codes = dict.fromkeys(code for codes in wanted for code in codes)
     names = " or ".join(plain.card(c) for c in codes) or "no card"
     jokers = "The joker of" if len(wanted) == 1 else "The jokers of"
@@ -257,8 +266,12 @@ def swap_refused(view: table_pb2.TableView) -> RuleError | None:
     return swap_refusal(state_from_view(view), seat)
 
 
-def swap_plan(view: table_pb2.TableView, command: C.SwapCommand) -> SwapPlan:
-    """The swap request and the places the retrieved joker could go."""
+def swap_plan(
+    view: table_pb2.TableView, command: C.SwapCommand, style: Style | None = None
+) -> SwapPlan:
+    """The swap request and the places the retrieved joker could go. ``style``: how
+    a card is named when the swap cannot be sent (symbols or letters, no colour)."""
+    style = (style or Style(False)).uncoloured()
     meld_view = _meld_view(view, command.meld)
     jokers = [c.id for c in meld_view.cards if c.code == "JK"]
     if not jokers:
@@ -270,8 +283,9 @@ def swap_plan(view: table_pb2.TableView, command: C.SwapCommand) -> SwapPlan:
     # Any card typed will do: a brelan's joker leaves with both missing cards, in any order.
     joker = next((j for j in jokers if any(c in wanted[j] for c in command.cards)), None)
     if joker is None:
-        raise MoveError(_not_standing_for(command.meld, list(wanted.values()), command.cards[0]))
-    replacements = _pick(view, list(command.cards))
+        wanted_cards = list(wanted.values())
+        raise MoveError(_not_standing_for(command.meld, wanted_cards, command.cards[0], style))
+    replacements = _pick(view, list(command.cards), style)
     request = game_pb2.SwapJokerRequest(
         table_id=view.table_id,
         expected_version=view.version,
@@ -279,7 +293,7 @@ def swap_plan(view: table_pb2.TableView, command: C.SwapCommand) -> SwapPlan:
         joker_card_id=joker,
         replacement_card_ids=replacements,
     )
-    plan = SwapPlan(request, joker, may_keep=not rules.retrieved_joker_must_be_melded)
+    plan = SwapPlan(request, joker, may_keep=not rules.retrieved_joker_must_be_melded, style=style)
     seat = view.my_seat if view.HasField("my_seat") else -1
     if plan.may_keep and 0 <= seat < len(view.seats) and not view.seats[seat].has_opened:
         plan.keep_only = True  # `classic` before the opening: nothing else is laid

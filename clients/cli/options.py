@@ -16,6 +16,8 @@ from services.common.pb.rummy.v1 import table_pb2
 from services.common.wire.options import effective
 from services.game.rules import MAX_ELIMINATION_CAP, MAX_ROUNDS, PRESETS, preset
 
+from .cards import plural
+
 MIN_TURN_S, MAX_TURN_S = 0.1, 3600.0
 """The server accepts a turn of 100 ms to one hour."""
 MAX_TURN_CAP = 10_000
@@ -171,7 +173,7 @@ def describe(options: table_pb2.TableOptions) -> str:
     if options.turn_cap:
         parts.append(f"{options.turn_cap}-turn cap")
     if options.rounds:
-        parts.append(f"{options.rounds} deal{'s' if options.rounds > 1 else ''}")
+        parts.append(plural(options.rounds, "deal"))
     if options.opening_threshold:
         parts.append(f"opening {options.opening_threshold}")
     if options.to_200:
@@ -179,7 +181,7 @@ def describe(options: table_pb2.TableOptions) -> str:
     if options.elimination_cap:
         parts.append(f"out at {options.elimination_cap}")
     if options.buy_backs:
-        parts.append(f"{options.buy_backs} buy-back{'s' if options.buy_backs > 1 else ''}")
+        parts.append(plural(options.buy_backs, "buy-back"))
     if options.claim_window_ms:
         parts.append(f"{options.claim_window_ms / 1000:g} s claims")
     return ", ".join(parts)

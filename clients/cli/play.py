@@ -31,7 +31,15 @@ from .moves import MoveError, Request, hint_text, request_for, swap_plan, swap_r
 from .narrate import answered
 from .narrator import Narrator
 from .reach import count_in_lines, sign_in
-from .render import Clock, game_text, hand_line, my_turn, table_text, turn_status
+from .render import (
+    Clock,
+    follow_resume,
+    game_text,
+    hand_line,
+    my_turn,
+    table_text,
+    turn_status,
+)
 from .terminal import Terminal
 
 TICK_S = 1.0
@@ -173,6 +181,8 @@ class Game:
             self.term.set_prompt("")
         elif kind == "dealt":
             self.new_deal = item.dealt.round
+        elif kind == "turn_resumed" and follow_resume(self.view, item):
+            self.term.set_prompt(self.prompt())  # the countdown shows the time given back
         text = self.narrator.tell(item, self.view)  # every event: it follows the story
         if text and not quiet:
             self.say(text)
@@ -223,7 +233,7 @@ class Game:
                 await self.swap(command)
             case _:
                 try:
-                    await self.send(request_for(self.view, command))
+                    await self.send(request_for(self.view, command, self.style))
                 except MoveError as error:
                     self.say(f"{error}\n{hand_line(self.view.hand, self.style)}")
         return False
@@ -326,7 +336,7 @@ class Game:
             self.say(f"{said}\n{hand_line(self.view.hand, self.style)}")
             return
         try:
-            plan = swap_plan(self.view, command)
+            plan = swap_plan(self.view, command, self.style)
         except MoveError as error:
             self.say(f"{error}\n{hand_line(self.view.hand, self.style)}")
             return

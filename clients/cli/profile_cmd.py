@@ -28,10 +28,6 @@ def day(stamp: Timestamp) -> str:
     return local_time(stamp).strftime("%Y-%m-%d")
 
 
-def plural(count: int, word: str) -> str:
-    return f"{count} {word if count == 1 else word + 's'}"
-
-
 def streak_text(streak: int) -> str:
     """`won 3` in a row, `3 without a win`, or `-`."""
     if streak > 0:

@@ -14,7 +14,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from services.common.pb.rummy.v1 import cards_pb2, table_pb2
 from services.game.rules import PRESETS, Scoring
 
-from .cards import Style, group_hand
+from .cards import Style, group_hand, plural
 from .moves_now import TAKE, choices
 
 SUIT_LETTER = {
@@ -57,6 +57,21 @@ class Clock:
         if view.phase not in PLAYING_PHASES or not view.HasField("turn_deadline"):
             return None
         return self.until(view.turn_deadline)
+
+
+def follow_resume(view: table_pb2.TableView, event: table_pb2.TableEvent) -> bool:
+    """A `TurnResumed` for the turn in ``view``: its new deadline (and the claim
+    window's) put in the view, so the countdown shows the time given back at once,
+    not after the view is fetched again. Whether the view changed."""
+    if not event.HasField("turn_resumed") or not view.HasField("turn_deadline"):
+        return False
+    resumed = event.turn_resumed
+    if resumed.turn != view.turn or event.seat != view.current_seat:
+        return False  # another turn: the view fetched next tells it
+    view.turn_deadline.CopyFrom(resumed.deadline)
+    if resumed.HasField("claim_deadline") and view.HasField("claim_window"):
+        view.claim_window.closes_at.CopyFrom(resumed.claim_deadline)
+    return True
 
 
 def seconds(left: float) -> int:
@@ -140,7 +155,7 @@ def seat_lines(view: table_pb2.TableView, style: Style) -> list[str]:
         if seat.is_bot:
             name += " (bot)"
         notes = seat_notes(view, seat, out="eliminated")
-        count = f"{seat.card_count} card" + ("" if seat.card_count == 1 else "s")
+        count = plural(seat.card_count, "card")
         line = f" {marker} {name:<24} {count:>9}  {seat.score_total:>4} pts"
         if notes:
             line += "  " + ", ".join(notes)
@@ -156,7 +171,8 @@ def table_text(view: table_pb2.TableView, style: Style) -> str:
     lines += [meld_line(view, m, style) for m in view.melds] or ["  (none yet)"]
     top = style.card(view.discard_top.code) if view.HasField("discard_top") else "(empty)"
     lines.append(
-        f"Discard: {top}  ({view.discard_size} in the pile)   Stock: {view.stock_size} cards"
+        f"Discard: {top}  ({view.discard_size} in the pile)"
+        f"   Stock: {plural(view.stock_size, 'card')}"
     )
     if view.HasField("my_seat"):
         lines.append(hand_line(view.hand, style))

@@ -4,7 +4,8 @@ Lines are read by `input()` on a helper thread (so readline gives history and
 tab completion) and handed to the event loop one at a time. Messages that
 arrive while the player is typing are printed above the prompt, and the
 prompt itself (with its turn countdown) is redrawn in place, keeping what the
-player has typed so far.
+player has typed so far, as long as the two fit on one row: once they wrap, the
+prompt is left as it is (a carriage return reaches back one row only).
 """
 
 from __future__ import annotations
@@ -12,8 +13,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
+import shutil
 import sys
 import threading
+import unicodedata
 from collections.abc import Callable
 from typing import Any
 
@@ -29,6 +32,16 @@ except ImportError:  # pragma: no cover
 
 _ANSI = re.compile(r"(\x1b\[[0-9;]*m)")
 CLEAR_LINE = "\r\x1b[K"
+
+
+def cells(text: str) -> int:
+    """Columns ``text`` takes on a terminal: colour codes take none, wide characters
+    (East Asian wide and full-width) two, combining marks none."""
+    plain = _ANSI.sub("", text)
+    return sum(
+        0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1
+        for c in plain
+    )
 
 
 def _for_readline(prompt: str) -> str:
@@ -105,25 +118,34 @@ class Terminal:
 
     # --- writing ------------------------------------------------------------------
 
+    def _one_row(self, prompt: str, typed: str) -> bool:
+        """Whether the prompt and the line typed so far fit on one row of the terminal."""
+        return cells(prompt) + cells(typed) < shutil.get_terminal_size().columns
+
     def say(self, text: str) -> None:
         """Print a message; while the player types, above their line, which is kept."""
         with self._lock:
             if self._reading and self.interactive:
                 typed = readline.get_line_buffer() if readline is not None else ""
-                sys.stdout.write(f"{CLEAR_LINE}{text}\n{self._prompt}{typed}")
+                # A line that wrapped cannot be cleared from its last row: it stays
+                # above the message, which the prompt and the line follow again.
+                clear = CLEAR_LINE if self._one_row(self._prompt, typed) else "\n"
+                sys.stdout.write(f"{clear}{text}\n{self._prompt}{typed}")
             else:
                 sys.stdout.write(text + "\n")
             sys.stdout.flush()
 
     def set_prompt(self, prompt: str) -> None:
-        """Change the prompt; on a terminal the one being shown is redrawn in place."""
+        """Change the prompt; on a terminal the one being shown is redrawn in place,
+        unless it and the line typed so far fill a row (then it waits for the next
+        line: redrawn, it would be printed again below itself)."""
         with self._lock:
-            changed = prompt != self._prompt
-            self._prompt = prompt
-            if changed and self._reading and self.interactive:
+            shown, self._prompt = self._prompt, prompt
+            if prompt != shown and self._reading and self.interactive:
                 typed = readline.get_line_buffer() if readline is not None else ""
-                sys.stdout.write(f"{CLEAR_LINE}{prompt}{typed}")
-                sys.stdout.flush()
+                if self._one_row(shown, typed) and self._one_row(prompt, typed):
+                    sys.stdout.write(f"{CLEAR_LINE}{prompt}{typed}")
+                    sys.stdout.flush()
 
     def restore(self) -> None:
         """Give the terminal back as it was (readline may be mid-line on its thread)."""

@@ -8,9 +8,10 @@ from collections.abc import Callable
 
 from services.common.pb.rummy.v1 import player_pb2
 
+from .cards import plural
 from .connection import Connection
 from .identity import Identity
-from .profile_cmd import deviation_text, plural
+from .profile_cmd import deviation_text
 
 NAME_WIDTH = 28
 HEADER = f"{'Rank':>6}  {'Player':<{NAME_WIDTH}}{'Rating':>8}{'±':>6}{'Games':>7}{'Wins':>6}"

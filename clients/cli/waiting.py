@@ -27,6 +27,7 @@ from services.common.pb.rummy.v1 import matchmaker_pb2 as mm
 from services.common.wire.reasons import ServiceReason
 from services.common.wire.refusals import Refusal
 
+from .cards import plural
 from .channels import Backoff
 from .connection import CALL_TIMEOUT_S, Connection
 from .identity import Identity, LastMatch
@@ -281,7 +282,7 @@ async def join(conn: Connection, identity: Identity, code: str, say: Say) -> Las
         stream=lambda: conn.matchmaker.JoinPrivateTable(request, metadata=conn.auth),
         queued=queued,
         progress=lambda progress: progress.seats_taken,
-        progress_text=lambda taken: f"  {taken} seats taken…",
+        progress_text=lambda taken: f"  {plural(taken, 'seat')} taken…",
         instead=joining(code),
     )
     return await _wait(conn, identity, wait, say)

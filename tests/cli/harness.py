@@ -18,7 +18,7 @@ import sys
 import termios
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +64,8 @@ class Servers:
     matchmaker: MatchmakerServer
     bot_delay_ms: int
     game_limits: Limits = UNLIMITED
+    game_settings: dict[str, Any] = field(default_factory=dict)
+    """The game server's other settings (its clock's beat, say), kept across restarts."""
 
     @property
     def address(self) -> str:
@@ -85,6 +87,7 @@ class Servers:
             bot_delay_ms=self.bot_delay_ms,
             address=f"127.0.0.1:{game_port}",
             limits=self.game_limits,
+            **self.game_settings,
         )
         self.matchmaker = MatchmakerServer(
             MatchmakerConfig(
@@ -97,15 +100,18 @@ class Servers:
         )
         await self.matchmaker.start()
 
-    async def restart_game(self) -> None:
-        """Stop the game server and start a new replica on the same port and database."""
+    async def restart_game(self, down_for: float = 0.0) -> None:
+        """Stop the game server and start a new replica on the same port and database
+        (``down_for`` seconds later)."""
         port = self.game.port
         await self.game.stop(0)
+        await asyncio.sleep(down_for)
         self.game = await start_server(
             self.dsn,
             bot_delay_ms=self.bot_delay_ms,
             address=f"127.0.0.1:{port}",
             limits=self.game_limits,
+            **self.game_settings,
         )
 
 
@@ -116,11 +122,16 @@ async def servers(
     bot_delay_ms: int = 0,
     limits: Limits | None = None,
     public_game_target: str = "",
+    game_settings: dict[str, Any] | None = None,
 ) -> AsyncIterator[Servers]:
     """Both servers; ``limits`` for both (else the game server's are off, as in
     tests/game, and the matchmaker's are its defaults); ``public_game_target``:
-    the game address the matchmaker names to players (else the real one)."""
-    game = await start_server(dsn, bot_delay_ms=bot_delay_ms, limits=limits or UNLIMITED)
+    the game address the matchmaker names to players (else the real one);
+    ``game_settings``: the game server's other settings."""
+    settings = dict(game_settings or {})
+    game = await start_server(
+        dsn, bot_delay_ms=bot_delay_ms, limits=limits or UNLIMITED, **settings
+    )
     running = None
     try:
         matchmaker = MatchmakerServer(
@@ -134,7 +145,7 @@ async def servers(
             )
         )
         await matchmaker.start()
-        running = Servers(dsn, game, matchmaker, bot_delay_ms, limits or UNLIMITED)
+        running = Servers(dsn, game, matchmaker, bot_delay_ms, limits or UNLIMITED, settings)
         try:
             yield running
         finally:

@@ -126,20 +126,51 @@ SEAT_ROW = re.compile(r"(▶ |  )\S.{12} +\d+c +-?\d+( [a-z ]+)?")
 PILES = re.compile(r"Stock \d+ · Discard \S+ \(\d+\)")
 
 
+MELD_HEAD = re.compile(r"(\[\d+\] )[^:]*: \S")
+MELDS_BOX = "╭─ Table melds"
+
+
 def assert_unwrapped(pilot: Pilot[Any]) -> None:
     """Nothing on the table wrapped: each line of the players' box is a seat's row
-    or the piles, and neither status line is cut short."""
+    or the piles, each row of the melds' pane starts with a meld's number or goes
+    on under its first card, and neither status line is cut short."""
     screen = table_screen(pilot)
     if screen is None or pilot.app.screen is not screen:
         return
     lines = screen_lines(pilot)
     if len(lines) < 24:
         return
+    shown = "\n".join(lines)
     box = [line[2:38].rstrip() for line in lines[2:]]
     box = box[: next(i for i, line in enumerate(lines[2:]) if line.startswith("╰"))]
     rows = [line for line in box if line]
-    assert all(SEAT_ROW.fullmatch(r) or PILES.fullmatch(r) for r in rows), "\n".join(lines)
-    assert not any(line.rstrip().endswith("…") for line in lines[-2:]), "\n".join(lines)
+    assert all(SEAT_ROW.fullmatch(r) or PILES.fullmatch(r) for r in rows), shown
+    assert_melds_unwrapped(lines)
+    assert not any(line.rstrip().endswith("…") for line in lines[-2:]), shown
+
+
+def assert_melds_unwrapped(lines: list[str]) -> None:
+    """Each row of the melds' pane is a meld's first (`[3] Bob: 7♠ …`) or the rest of
+    one, indented to its first card (or past its number, when the owner's name is
+    long); a pane scrolled down may begin with the rest of a meld."""
+    left = lines[1].find(MELDS_BOX)
+    if left < 0:
+        return
+    right = lines[1].rindex("╮")
+    indents: set[int] | None = None  # before any meld's first row: any indent
+    for line in lines[2:]:
+        if line[left] == "╰":
+            return
+        row = line[left + 2 : right - 1].rstrip(" ▁▂▃▄▅▆▇█▉▊▋▌▍▎▏")
+        if not row or row == "No melds on the table yet.":
+            continue
+        head = MELD_HEAD.match(row)
+        if head is not None:
+            indents = {len(head.group(1)), head.end() - 1}
+            continue
+        indent = len(row) - len(row.lstrip(" "))
+        fits = indent >= 4 if indents is None else indent in indents
+        assert fits, f"a meld wrapped without its indent: {row!r}\n" + "\n".join(lines)
 
 
 def table_screen(pilot: Pilot[Any]) -> TableScreen | None:
@@ -196,8 +227,9 @@ async def lay_off_something(pilot: Pilot[Any]) -> None:
             if "l lay off" not in status_lines(pilot)[1]:
                 return
             before = view_of(pilot).version
-            screen.selection.clear()
             screen.digit_wait_s = 30.0
+            await press(pilot, "escape")  # no card picked yet
+            await until(pilot, lambda: not screen.selection.picked, "the picks cleared")
             await press(pilot, *str(position), "f", "l")
             await until(pilot, lambda: "Lay off on which meld" in screen_text(pilot), "the melds")
             await press(pilot, *(["down"] * meld), "enter")
@@ -234,15 +266,56 @@ def my_turn(pilot: Pilot[Any]) -> bool:
     )
 
 
+ROUND_OVER = re.compile(r"Round (\d+) over")
+DECK_VERIFIED = "Round {}: deck verified, it was fixed before the first card."
+
+
+async def round_result_shown(pilot: Pilot[Any], round_no: int) -> dict[str, int]:
+    """A round's end on screen: every seat by name with its points, its total and
+    the cards it was left with (or none), then the deck's check. Each seat's total."""
+    await until_screen(pilot, "Enter back to the table")
+    text = screen_text(pilot)
+    view = view_of(pilot)
+    totals = {}
+    for seat in view.seats:
+        name = (
+            "you" if view.HasField("my_seat") and seat.seat == view.my_seat else seat.display_name
+        )
+        row = re.search(
+            rf"\b{re.escape(name)} +[+-] *\d+  total (-?\d+) +(no card left|\S[^(]*\(\d+\))",
+            text,
+        )
+        assert row is not None, f"no result for {name}:\n{text}"
+        totals[name] = int(row.group(1))
+    assert DECK_VERIFIED.format(round_no) in text, text
+    return totals
+
+
+def final_totals(text: str) -> dict[str, int]:
+    """`Final totals: you 3, Bot 1 9` as {name: total}."""
+    found = re.search(r"Final totals: ([^\n█]*)", text)
+    assert found is not None, text
+    pairs = (part.strip().rpartition(" ") for part in found.group(1).strip().split(", "))
+    return {name: int(total) for name, _, total in pairs}
+
+
 async def play_to_the_end(pilot: Pilot[Any], *, within: float = 240.0) -> str:
-    """Play every turn with keys until the game-over screen; its text."""
+    """Play every turn with keys until the game-over screen; its text. Each round's
+    result is read on its way, and the last one's totals are the game's."""
     deadline = time.monotonic() + within
+    totals: dict[str, int] = {}
     while time.monotonic() < deadline:
         notice = notice_shown(pilot)
         if notice is not None:
             if notice.title_text == "Game over":
                 await until_screen(pilot, "Final totals")
-                return screen_text(pilot)
+                final = screen_text(pilot)
+                assert totals, "the game ended with no round's result shown"
+                assert final_totals(final) == totals, final
+                return final
+            ended = ROUND_OVER.fullmatch(notice.title_text)
+            if ended is not None:
+                totals = await round_result_shown(pilot, int(ended.group(1)))
             await press(pilot, "enter")
             continue
         if my_turn(pilot) and "Refused" in status_lines(pilot)[1]:

@@ -117,6 +117,54 @@ def cafe_midgame() -> table_pb2.TableView:
     )
 
 
+def long_melds() -> table_pb2.TableView:
+    """`cafe`, round 1: a whole suit in one run, and a long run with a joker; the
+    viewer's turn to draw."""
+    deck = Deck("cafe", seats=3)
+    hand = deck.cards("4S 5S 6S 9S 2D 5D 8D JD KD JK")
+    suit = deck.cards("AH 2H 3H 4H 5H 6H 7H 8H 9H TH JH QH KH")
+    clubs = deck.cards("2C 3C JK 5C 6C 7C 8C 9C TC")
+    queens = deck.cards("QS QD QC")
+    return table_pb2.TableView(
+        table_id="1a2b3c4d-frozen",
+        version=40,
+        ruleset="cafe",
+        my_seat=0,
+        seats=[
+            seat(0, "Ana", len(hand), 0, opened=True),
+            seat(1, "Bob", 1, 0, opened=True),
+            seat(2, "Chloé", 2, 0, bot=True, opened=True),
+        ],
+        hand=hand,
+        melds=[
+            table_pb2.MeldView(id=1, owner_seat=1, kind=table_pb2.MELD_KIND_RUN, cards=suit),
+            table_pb2.MeldView(
+                id=2,
+                owner_seat=2,
+                kind=table_pb2.MELD_KIND_RUN,
+                cards=clubs,
+                jokers=[
+                    table_pb2.JokerRole(
+                        joker_card_id=clubs[2].id, rank="4", suit=cards_pb2.SUIT_CLUBS
+                    )
+                ],
+            ),
+            table_pb2.MeldView(id=3, owner_seat=0, kind=table_pb2.MELD_KIND_GROUP, cards=queens),
+        ],
+        discard_top=deck.cards("3D")[0],
+        discard_size=12,
+        stock_size=40,
+        current_seat=0,
+        phase=table_pb2.PHASE_DRAW,
+        round=1,
+        turn=19,
+        turn_cap=120,
+        turn_deadline=at(NOW_MS + 40_000),
+        server_time=at(NOW_MS),
+        last_seq=90,
+    )
+
+
 def contract_claim() -> table_pb2.TableView:
     """`contract`, deal 3: Bob draws; the 8♦ he passed over is on offer for 2 s."""
     deck = Deck("contract")
@@ -209,7 +257,7 @@ def round_result(view: table_pb2.TableView) -> RoundOver:
         scores=scores,
         cards_left_shown=True,
     )
-    return RoundOver(result, view)
+    return RoundOver(result, view, "Round 2: deck verified, it was fixed before the first card.")
 
 
 class Frozen(TableSession):
@@ -229,7 +277,8 @@ class Frozen(TableSession):
 
 
 class FrozenTable(App[str]):
-    """One table screen over a frozen view (and what to do once it shows)."""
+    """One table screen over a frozen view (and what to do once it shows), its
+    cards shown in ``style`` (by default: no colour, suit symbols)."""
 
     CSS_PATH = Path(tui.__file__).parent / "rummy.tcss"
 
@@ -239,14 +288,16 @@ class FrozenTable(App[str]):
         *,
         log: Sequence[str] = (),
         then: Callable[[TableScreen], None] | None = None,
+        style: Style | None = None,
     ) -> None:
         super().__init__()
+        self.style = style or Style(False)
         self.view = view
         self.log_lines = list(log)
         self.then = then
 
     def on_mount(self) -> None:
-        style = Style(False)
+        style = self.style
         conn = Connection("127.0.0.1:1", "device-frozen-0001", "Ana")
 
         def session_of(changed: Callable[[], None], round_over: Callable[..., None]) -> Frozen:

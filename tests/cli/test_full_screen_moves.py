@@ -19,7 +19,7 @@ from clients.cli.tui.app import RummyApp
 from clients.cli.tui.model import sorted_hand
 from services.common.pb.rummy.v1 import table_pb2
 from services.game.rules.actions import Discard, DrawStock
-from services.game.rules.ruleset import CONTRACT
+from services.game.rules.ruleset import CONTRACT, RAMI51
 from tests.game.harness import LONG_TURNS_MS, Player, card, deck_order
 from tests.rules.helpers import deck_order as scripted_order
 from tests.rules.test_claims import HANDS
@@ -37,6 +37,7 @@ from .screen import (
     view_of,
 )
 from .test_new_secret import NEW_SECRET
+from .test_reposer import BOT, SAM
 
 HAND = "QH QD QC JK QS 2C 3C 7S 8S 9S 4C 5H KD"
 """Sam's deal at the cafe table (see tests/cli/test_swap.py): a joker to play with."""
@@ -83,6 +84,27 @@ async def test_a_refusal_shows_its_sentence_and_changes_nothing(
             await press(pilot, "d")
             await until_screen(pilot, "You drew 4♦ from the stock")
             await until(pilot, lambda: "x discard" in status_lines(pilot)[1], "the next moves")
+
+
+async def test_the_discard_taken_is_put_back_with_r(fresh_dsn: str, tmp_path: Path) -> None:
+    """`rami51`'s Reposer: t takes the 6♣, r puts it back; then only the draw is
+    offered, and the turn goes on from the stock."""
+    async with servers(fresh_dsn, bot_delay_ms=600_000) as running:
+        order = scripted_order([SAM, BOT], discard="6C", stock="KH", ruleset=RAMI51)
+        await seat_with_a_bot(running, tmp_path, "rami51", order)
+        async with full_screen(running.address, tmp_path, QueueChoice(2, "rami51", True)) as pilot:
+            await until_screen(pilot, r"Your turn · \d+ s: draw a card")
+            assert "t take" in status_lines(pilot)[1] and "r put back" not in status_lines(pilot)[1]
+            await press(pilot, "t")
+            await until_screen(pilot, "Your hand: 14 cards")
+            await until(pilot, lambda: "r put back" in status_lines(pilot)[1], "r offered")
+            await press(pilot, "r")
+            await until_screen(pilot, "Your hand: 13 cards")
+            await until_screen(pilot, r"Stock \d+ · Discard 6♣ \(1\)")
+            await until(pilot, lambda: "d draw" in status_lines(pilot)[1], "the draw offered")
+            assert "t take" not in status_lines(pilot)[1], "the card put back is not offered"
+            await press(pilot, "d")
+            await until_screen(pilot, "You drew K♥")
 
 
 async def test_a_joker_swap_with_keys(fresh_dsn: str, tmp_path: Path) -> None:

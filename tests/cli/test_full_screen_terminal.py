@@ -111,6 +111,35 @@ async def test_the_table_is_drawn_in_place_at_80_by_24(fresh_dsn: str, tmp_path:
             term.kill()
 
 
+async def test_a_long_typed_line_leaves_one_prompt_on_screen_in_plain_mode(
+    fresh_dsn: str, tmp_path: Path
+) -> None:
+    """`--plain` on a terminal of 80 columns: once the prompt and the line typed so
+    far wrap, the countdown's ticks no longer redraw the prompt (each redraw used to
+    print a new copy of it below the last one)."""
+    async with servers(fresh_dsn, bot_delay_ms=600_000) as running:
+        term = Screen(
+            *("play", "--plain", "--server", running.address, "--bots", "--name", "Ana"),
+            *("--config-dir", str(tmp_path)),
+        )
+        try:
+            await term.until(r"\[Your turn ⏱ ?\d+s: draw")
+            typed = "m 7S 8S 9S 10S JS QS KS / 2H 3H 4H 5H 6H"
+            term.type(typed)
+            await term.until("5H 6H")
+            rows = term.screen.display
+            at = next(i for i, line in enumerate(rows) if "[Your turn" in line)
+            assert "5H 6H" in rows[at + 1], "the prompt and the line wrap"
+            await asyncio.sleep(3.2)  # three ticks of the countdown
+            term.pump()
+            assert term.text().count("[Your turn") == 1, term.text()
+            assert term.text().count("6H") == 1, term.text()
+            term.type("\x03")  # Ctrl-C steps away, keeping the seat
+            assert await term.wait() == 130
+        finally:
+            term.kill()
+
+
 async def test_the_line_mode_says_an_unreachable_server_within_5_s(tmp_path: Path) -> None:
     """Before, 63 s passed before gRPC's own words were printed."""
     term = Terminal(

@@ -3,6 +3,8 @@ else in it, a first run that asks the player's name, and "play again"."""
 
 from __future__ import annotations
 
+import asyncio
+import re
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -15,11 +17,52 @@ from clients.cli.identity import Identity, ProfileError, profile_dir
 from clients.cli.matchmaking import QueueChoice
 from clients.cli.tui.app import RummyApp
 from services.common.pb.rummy.v1 import table_pb2
+from tests.game.harness import card, deck_order
 
-from .harness import servers
-from .screen import full_screen, journey, play_to_the_end, press, screen_text, until, until_screen
+from .harness import seat_with_a_bot, servers
+from .screen import (
+    full_screen,
+    journey,
+    play_to_the_end,
+    press,
+    screen_text,
+    status_lines,
+    until,
+    until_screen,
+)
+from .test_full_screen_moves import HAND
 
 ALONE = QueueChoice(2, "cafe", False, table_pb2.TableOptions(rounds=1))
+CLOCK = {"beat_s": 0.1, "clock_stop_s": 1.0}
+"""The game server marks every 100 ms that it reached the database; a gap of a
+second stops the turns' clock."""
+TURN_MS = 8_000
+
+
+async def test_a_turn_whose_time_ran_out_in_an_outage_counts_down_again(
+    fresh_dsn: str, tmp_path: Path
+) -> None:
+    """The game service is down while the player's turn runs out: their countdown
+    reaches 0 s. Back, the service gives the turn its time back (`TurnResumed`),
+    and the countdown runs again from it."""
+    async with servers(fresh_dsn, bot_delay_ms=600_000, game_settings=CLOCK) as running:
+        order = deck_order(2, {0: [card(c) for c in HAND.split()]}, stock=[card("4D")])
+        options = table_pb2.TableOptions(turn_timer_ms=TURN_MS)
+        await seat_with_a_bot(running, tmp_path, "cafe", order, options=options)
+        async with full_screen(running.address, tmp_path, ALONE) as pilot:
+            await until_screen(pilot, r"Your turn · [1-8] s: draw a card")
+            down = running.restart_game(down_for=TURN_MS / 1000 + 1.0)
+            stopped = asyncio.ensure_future(down)
+            await until(
+                pilot, lambda: "Your turn · 0 s" in status_lines(pilot)[0], "the time to run out"
+            )
+            await stopped
+            await until_screen(pilot, r"could not be reached for \d+ s: your turn goes on")
+            assert re.match(r"Your turn · [1-8] s: draw a card", status_lines(pilot)[0]), (
+                screen_text(pilot)
+            )
+            await press(pilot, "d")
+            await until_screen(pilot, "You drew 4♦ from the stock")
 
 
 async def test_a_server_that_does_not_answer_is_said_within_5_s(tmp_path: Path) -> None:

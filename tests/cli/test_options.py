@@ -3,8 +3,12 @@ the table options a player chooses reach the table the server makes."""
 
 from __future__ import annotations
 
+import argparse
+import re
 import subprocess
 import sys
+from collections.abc import Iterator
+from importlib import metadata
 
 import pytest
 
@@ -140,6 +144,56 @@ def test_the_package_runs_as_a_module() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "41" in done.stdout
+
+
+def every_option(
+    parser: argparse.ArgumentParser, path: str = "rummy"
+) -> Iterator[tuple[str, str, str | None]]:
+    """(command, option or command name, its help) for every option and command of
+    the whole command line, subcommands and theirs included."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            helps = {choice.dest: choice.help for choice in action._choices_actions}
+            for name, sub in action.choices.items():
+                yield path, name, helps.get(name)
+                yield from every_option(sub, f"{path} {name}")
+        else:
+            yield path, "/".join(action.option_strings) or action.dest, action.help
+
+
+def test_every_option_and_command_has_help() -> None:
+    seen = list(every_option(cli_main.build_parser()))
+    missing = [f"{path}: {name}" for path, name, text in seen if not text or not text.strip()]
+    assert not missing, missing
+    assert ("rummy admin tables", "--state") in [(p, n) for p, n, _ in seen]
+    assert len(seen) > 100  # every subcommand was walked
+
+
+@pytest.mark.parametrize("command", ["play", "host", "join"])
+def test_the_commands_at_a_table_tell_the_card_format_and_the_keys(
+    capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        cli_main.main([command, "-h"])
+    assert stopped.value.code == 0
+    shown = " ".join(capsys.readouterr().out.split())
+    assert "Cards are written rank then suit: 7S, 10H (or TH), QD, AC, and JK" in shown
+    assert "At the table, ? lists the keys" in shown
+
+
+def test_rummy_version() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "clients.cli", "--version"],
+        cwd=ROOT,
+        env=cli_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert re.fullmatch(r"rummy \S+\n", done.stdout), done.stdout
+    assert done.stdout == f"rummy {metadata.version('rummy')}\n"
 
 
 def test_a_private_table_of_six_is_hosted_in_classic_or_contract_only(

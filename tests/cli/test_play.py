@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import re
 from pathlib import Path
 
+import pytest
+
+from clients.cli import main as cli_main
+from clients.cli import play as line_play
+from clients.cli.arguments import connection_of
 from tests.game.harness import table_db
 
 from .harness import (
@@ -19,6 +26,39 @@ from .harness import (
 )
 
 DEALS = 5
+
+
+async def test_queueing_alone_in_line_mode_suggests_bots(
+    fresh_dsn: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Nobody else in the queue after a while (20 s; here a moment): the line mode says
+    how to play bots now. With --bots there is nothing to suggest."""
+    monkeypatch.setattr(line_play, "SLOW_WAIT_S", 0.3)
+    async with servers(fresh_dsn) as running:
+        argv = ["play", "--plain", "--server", running.address, "--config-dir", str(tmp_path)]
+        args = cli_main.build_parser().parse_args(argv)
+        assert not cli_main._seek(cli_main.build_parser().parse_args([*argv, "--bots"])).slow
+        conn, identity = connection_of(args)
+        try:
+            await conn.login()
+            finding = asyncio.create_task(line_play._find(cli_main._seek(args), conn, identity))
+            said = ""
+            for _ in range(100):
+                said += capsys.readouterr().out
+                if cli_main.NOBODY_YET in said:
+                    break
+                await asyncio.sleep(0.05)
+            assert "Nobody else is looking for this table yet." in said, said
+            assert "the same command with --bots" in said
+            assert not finding.done(), "still waiting for a table"
+            finding.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await finding
+        finally:
+            await conn.close()
 
 
 async def test_a_person_plays_a_whole_game_against_a_bot(fresh_dsn: str, tmp_path: Path) -> None:

@@ -6,9 +6,12 @@ import io
 
 import pytest
 
-from clients.cli.cards import Style, colour_wanted, group_hand
+from clients.cli.cards import Style, colour_wanted, group_hand, plural, symbols_wanted
 from clients.cli.narrate import narrate
+from clients.cli.options import describe
 from clients.cli.render import Clock, game_text, hand_line, table_text, turn_status
+from clients.cli.replay_table import Step
+from clients.cli.tui.replay_model import hand_lines
 from services.common.pb.rummy.v1 import table_pb2
 
 from .views import SERVER_NOW_MS, Cards, sample_view
@@ -31,6 +34,31 @@ def test_colour_only_on_a_terminal_and_never_with_no_color(
     assert not colour_wanted(Tty())
 
 
+class Encoded(io.StringIO):
+    def __init__(self, encoding: str) -> None:
+        super().__init__()
+        self._encoding = encoding
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return self._encoding
+
+
+def test_suit_symbols_only_where_the_terminal_can_show_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("RUMMY_ASCII", raising=False)
+    assert symbols_wanted(Encoded("utf-8"))
+    assert not symbols_wanted(Encoded("ascii"))
+    assert not symbols_wanted(Encoded("latin-1"))
+    assert not symbols_wanted(Encoded("no-such-encoding"))
+    monkeypatch.setenv("RUMMY_ASCII", "1")
+    assert not symbols_wanted(Encoded("utf-8"))
+    monkeypatch.setenv("RUMMY_ASCII", "0")
+    assert symbols_wanted(Encoded("utf-8"))
+    assert Style(False, symbols=False).cards(["7S", "TH", "JK"]) == "7S 10H JK"
+
+
 def test_the_table_in_plain_text_has_no_escape_codes() -> None:
     text = table_text(sample_view(), PLAIN)
     assert "\x1b" not in text
@@ -41,6 +69,21 @@ def test_the_table_in_plain_text_has_no_escape_codes() -> None:
     assert "[3] Bob: 4♥ 5♥ 6♥" in text
     assert "Discard: 5♦  (9 in the pile)   Stock: 60 cards" in text
     assert "Your hand (5): 7♠ 9♠ 10♠   2♥   JK" in text
+
+
+def test_one_of_a_thing_is_said_in_the_singular() -> None:
+    assert [plural(n, "card") for n in (0, 1, 2)] == ["0 cards", "1 card", "2 cards"]
+    assert plural(1, "joker") == "1 joker" and plural(3, "box", "boxes") == "3 boxes"
+    view = sample_view()
+    view.stock_size = 1
+    view.seats[1].card_count = 1
+    text = table_text(view, PLAIN)
+    assert "Stock: 1 card" in text and "Stock: 1 cards" not in text
+    assert " 1 card " in text.splitlines()[2], text  # Bob's row
+    hidden = Step(1, table_pb2.TableEvent(seq=1), view, [None, None], "")
+    assert hand_lines(hidden, PLAIN)[1] == "  Bob          1 card"
+    options = table_pb2.TableOptions(rounds=1, buy_backs=1)
+    assert describe(options) == "1 deal, 1 buy-back"
 
 
 def test_suits_in_colour_red_for_hearts_and_diamonds() -> None:

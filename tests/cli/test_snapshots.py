@@ -6,7 +6,14 @@ from __future__ import annotations
 from clients.cli.tui.table_screen import TableScreen, results_notice
 
 from .snapshots import matches_snapshot
-from .tables import FrozenTable, cafe_midgame, contract_claim, contract_six, round_result
+from .tables import (
+    FrozenTable,
+    cafe_midgame,
+    contract_claim,
+    contract_six,
+    long_melds,
+    round_result,
+)
 
 SMALL = (80, 24)
 LARGE = (120, 40)
@@ -24,6 +31,11 @@ async def test_a_table_at_80_by_24() -> None:
 
 async def test_a_table_at_120_by_40() -> None:
     await matches_snapshot(FrozenTable(cafe_midgame(), log=LOG), "a_table_at_120_by_40", size=LARGE)
+
+
+async def test_a_long_meld_at_80_by_24() -> None:
+    """A run of a whole suit: the cards that do not fit go on under the first card."""
+    await matches_snapshot(FrozenTable(long_melds()), "a_long_meld_at_80_by_24", size=SMALL)
 
 
 async def test_cards_picked_with_keys() -> None:

@@ -10,6 +10,7 @@ import grpc
 from clients.cli.cards import Style
 from clients.cli.narrate import narrate
 from clients.cli.narrator import Narrator
+from clients.cli.render import Clock, follow_resume, turn_status
 from services.common.pb.rummy.v1 import table_pb2
 from services.game.rules.actions import TakeDiscard
 from services.game.rules.ruleset import CLASSIC
@@ -18,7 +19,7 @@ from tests.rules.helpers import deck_order as scripted_order
 
 from .harness import SEATED, rejoining, seat_with_a_bot, servers, sign_in
 from .test_swap import CLASSIC_HAND
-from .views import Cards, sample_view
+from .views import SERVER_NOW_MS, Cards, sample_view
 
 PLAIN = Style(False)
 TURN_MS = 3_000
@@ -136,3 +137,18 @@ def test_a_turn_given_its_time_back_after_an_outage_is_told() -> None:
     assert narrate(resumed, sample_view(), PLAIN) == (
         "The game could not be reached for 62 s: your turn goes on with the time it had left."
     )
+
+
+def test_the_prompt_counts_down_from_the_time_given_back() -> None:
+    view = sample_view(phase=table_pb2.PHASE_DRAW)
+    clock = Clock(now=lambda: SERVER_NOW_MS / 1000 + 40)  # the turn's 30 s are gone
+    clock.sync(view)
+    clock.offset = 0.0
+    assert "Your turn ⏱  0s" in turn_status(view, clock, PLAIN)
+    resumed = table_pb2.TableEvent(seq=41, version=13, seat=0)
+    resumed.turn_resumed.turn = 7
+    resumed.turn_resumed.deadline.FromMilliseconds(SERVER_NOW_MS + 40_000 + 12_000)
+    assert follow_resume(view, resumed)
+    assert "Your turn ⏱ 12s" in turn_status(view, clock, PLAIN)
+    resumed.seat = 1  # not the turn in the view: nothing to follow
+    assert not follow_resume(view, resumed)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from services.common.pb.rummy.v1 import cards_pb2, table_pb2
 
-from ..cards import HAND_SUITS, Style, is_joker, rank_key
+from ..cards import HAND_SUITS, Style, is_joker, plural, rank_key
 from ..moves_now import Choice, choices
 from ..render import (
     PLAYING_PHASES,
@@ -26,11 +26,6 @@ from ..render import (
     seat_notes,
     seconds,
 )
-
-
-def plural(count: int, word: str, many: str = "") -> str:
-    """`1 card`, `2 cards`, `1 joker`; ``many`` for irregular plurals."""
-    return f"{count} {word if count == 1 else (many or word + 's')}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from services.common.pb.rummy.v1 import player_pb2, table_pb2
 
-from ..cards import Style, group_hand
+from ..cards import Style, group_hand, plural
 from ..render import PLAYING_PHASES
 from ..replay_table import Step
 
@@ -52,7 +52,7 @@ def hand_lines(step: Step, style: Style) -> list[str]:
         name = seat.display_name or f"Seat {seat.seat + 1}"
         name = name if len(name) <= NAME_WIDTH else name[: NAME_WIDTH - 1] + "…"
         if hand is None:
-            cards = style.dim(f"{seat.card_count} cards")
+            cards = style.dim(plural(seat.card_count, "card"))
         elif not hand:
             cards = style.dim("no card")
         else:

@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import grpc
 
@@ -25,7 +25,7 @@ from ..connection import Connection
 from ..deckcheck import DeckCheck
 from ..moves import Request
 from ..narrator import Narrator
-from ..render import Clock
+from ..render import Clock, follow_resume
 
 LOG_LINES = 200
 """Sentences kept for the log pane (it shows the last ones that fit)."""
@@ -37,6 +37,9 @@ class RoundOver:
 
     result: table_pb2.RoundResult
     view: table_pb2.TableView
+    deck: str = ""
+    """Whether the round's deck, revealed as it ended, is the one committed to at the
+    deal (`DeckCheck`'s sentence; empty when there was nothing to check)."""
 
 
 class TableSession:
@@ -68,6 +71,8 @@ class TableSession:
         self._round_over = round_over
         self._stale = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
+        self._ending: RoundOver | None = None
+        """A round ended, told once its deck is revealed (the next event)."""
 
     # --- what the screen reads ----------------------------------------------------
 
@@ -112,6 +117,7 @@ class TableSession:
                     self.on_event(item)
         except Refusal as refused:
             self.say(f"Stopped following the table: {refused}")
+        self._round_ended()
         # The stream ends with the game (or was given up): the last word is the view's.
         if not self.over:
             with contextlib.suppress(Refusal):
@@ -135,16 +141,30 @@ class TableSession:
         checked = self.decks.see(event)
         if checked:
             self.say(checked)
+        if kind == "turn_resumed":
+            follow_resume(self.view, event)  # the countdown follows the time given back
         if kind == "player_connection" and 0 <= event.seat < len(self.view.seats):
             # Presence moves no version: the view is told here, not fetched again.
             self.view.seats[event.seat].connected = event.player_connection.connected
         if kind == "round_ended":
-            self._round_over(RoundOver(event.round_ended.result, self.view))
+            self._round_ended()
+            self._ending = RoundOver(event.round_ended.result, self.view)
+        elif kind == "deck_revealed" and self._ending is not None:
+            self._round_ended(checked or "")
+        elif kind != "player_connection":
+            self._round_ended()  # no deck to check: the result is told as it is
         if kind == "game_ended":
             self.over = True
         if event.version > self.view.version or kind in ("round_ended", "game_ended"):
             self._stale.set()
         self._changed()
+
+    def _round_ended(self, deck: str = "") -> None:
+        """Tell the round that ended, with its deck's check: the engine reveals the
+        deck in the event right after the round's result."""
+        ending, self._ending = self._ending, None
+        if ending is not None:
+            self._round_over(replace(ending, deck=deck))
 
     # --- the player's moves ----------------------------------------------------------
 

@@ -254,7 +254,7 @@ class TableScreen(Screen[str]):
 
     def _typed(self, command: C.Command) -> None:
         try:
-            self.send(request_for(self.session.view, command))
+            self.send(request_for(self.session.view, command, self.style))
         except MoveError as error:
             self.tell(str(error))
 
@@ -329,8 +329,7 @@ class TableScreen(Screen[str]):
         self.send(Request("Meld", request))
 
     def _melds_to_pick(self, melds: list[table_pb2.MeldView]) -> list[tuple[str, str]]:
-        plain = Style(self.style.colour, symbols=self.style.symbols)
-        return [(str(m.id), meld_line(self.session.view, m, plain).strip()) for m in melds]
+        return [(str(m.id), meld_line(self.session.view, m, self.style).strip()) for m in melds]
 
     @work(exclusive=True, group="ask")
     async def action_lay_off(self, meld_id: int | None = None) -> None:
@@ -382,7 +381,7 @@ class TableScreen(Screen[str]):
         if answer is None:
             return
         try:
-            plan = swap_plan(view, C.SwapCommand(int(answer), tuple(picked)))
+            plan = swap_plan(view, C.SwapCommand(int(answer), tuple(picked)), self.style)
         except MoveError as error:
             self.tell(str(error))
             return
@@ -467,6 +466,10 @@ class TableScreen(Screen[str]):
 
 
 def results_notice(ended: RoundOver, style: Style) -> Notice:
-    """A round's end: why, then each seat's cards, points and total."""
-    body = "\n".join(model.result_lines(ended.view, ended.result, style))
+    """A round's end: why, then each seat's cards, points and total, and whether the
+    deck was the one committed to at the deal."""
+    lines = model.result_lines(ended.view, ended.result, style)
+    if ended.deck:
+        lines += ["", ended.deck]
+    body = "\n".join(lines)
     return Notice(f"Round {ended.result.round} over", body)

@@ -47,8 +47,12 @@ class Seats(Static):
         self.update(text)
 
 
-class MeldLine(Static):
-    """One table meld; a click on it picks it (a lay-off's or a swap's meld)."""
+class MeldLine(Widget):
+    """One table meld; a click on it picks it (a lay-off's or a swap's meld).
+
+    A meld too long for one row goes on under its first card (a hanging indent),
+    never splitting a card, so every row of the pane starts with a meld's number
+    or that indent."""
 
     class Picked(Message):
         def __init__(self, meld_id: int) -> None:
@@ -60,11 +64,31 @@ class MeldLine(Static):
         self.meld_id = row.id
         self.row = row
 
-    def render(self) -> Text:
+    def _text(self, width: int) -> Text:
         text = Text(f"[{self.row.id}] ", style="bold")
         text.append(f"{self.row.owner}: ", style="dim")
-        text.append_text(styled(self.row.cards))
+        # Under the first card, unless the owner's name would leave too little room.
+        indent = text.cell_len if text.cell_len <= width // 2 else len(f"[{self.row.id}] ")
+        x = text.cell_len
+        for number, card in enumerate(styled(self.row.cards).split(" ")):
+            if not card.plain:
+                continue
+            gap = 1 if number else 0
+            if number and x + gap + card.cell_len > width:
+                text.append("\n" + " " * indent)
+                x, gap = indent, 0
+            text.append(" " * gap)
+            text.append_text(card)
+            x += gap + card.cell_len
+        text.no_wrap = True
+        text.overflow = "ellipsis"
         return text
+
+    def get_content_height(self, container: object, viewport: object, width: int) -> int:
+        return len(self._text(max(1, width)).plain.splitlines()) or 1
+
+    def render(self) -> Text:
+        return self._text(max(1, self.content_region.width))
 
     def on_click(self) -> None:
         self.post_message(self.Picked(self.meld_id))
