@@ -35,7 +35,7 @@ from services.game.rules import (
     validate_meld,
 )
 
-from .cards import Style
+from .cards import Style, plural
 
 SUIT_NAMES = {"S": "spades ♠", "H": "hearts ♥", "D": "diamonds ♦", "C": "clubs ♣"}
 RANK_NAMES = {"A": "aces", "T": "tens", "J": "jacks", "Q": "queens", "K": "kings"}
@@ -73,11 +73,6 @@ JOKER_DISCARD = {
     JokerDiscard.LAST_CARD_ONLY: "A joker may be discarded only as the last card, to go out.",
     JokerDiscard.ALLOWED: "A joker may be discarded like any other card.",
 }
-
-
-def _count(count: int, word: str) -> str:
-    """`1 joker`, `2 jokers`: rule sets are data, and any count may be 1."""
-    return f"{count} {word if count == 1 else word + 's'}"
 
 
 def _ruleset(name: str) -> Ruleset:
@@ -150,7 +145,7 @@ def _players(rules: Ruleset) -> str:
     if large is not rules:
         text += (
             f"; at {LARGE_TABLE} or more, {large.decks} × 52 cards"
-            f" + {_count(large.jokers, 'joker')} = {large.deck.size} cards"
+            f" + {plural(large.jokers, 'joker')} = {large.deck.size} cards"
         )
     return text
 
@@ -175,11 +170,11 @@ def describe(rules: Ruleset, options: TableOptions | None = None) -> str:
     o = effective_options(rules, options or TableOptions())
     p = rules.penalties
     size = rules.deck.size
-    jokers = [f"every meld has at least {_count(rules.min_naturals, 'natural card')}"]
+    jokers = [f"every meld has at least {plural(rules.min_naturals, 'natural card')}"]
     if rules.naturals_at_least_jokers:
         jokers.append("never more jokers than natural cards")
     if rules.max_jokers_per_meld is not None:
-        jokers.append(f"at most {_count(rules.max_jokers_per_meld, 'joker')} per meld")
+        jokers.append(f"at most {plural(rules.max_jokers_per_meld, 'joker')} per meld")
     suits = "all suits different" if rules.group_distinct_suits else "suits may repeat"
     opening = (
         f"The first melds, laid in one action, must total at least {o.opening_threshold}"
@@ -192,7 +187,7 @@ def describe(rules: Ruleset, options: TableOptions | None = None) -> str:
         opening += " Tables choose " + "/".join(str(c) for c in rules.opening_choices) + "."
     if rules.opening_exempt_left >= 0 and o.opening_threshold:
         opening += (
-            f" No threshold when the opening leaves {_count(rules.opening_exempt_left, 'card')}"
+            f" No threshold when the opening leaves {plural(rules.opening_exempt_left, 'card')}"
             " or none."
         )
     if rules.contracts:
@@ -204,7 +199,7 @@ def describe(rules: Ruleset, options: TableOptions | None = None) -> str:
     reshuffle = (
         "whenever it runs out"
         if rules.max_reshuffles is None
-        else f"at most {_count(rules.max_reshuffles, 'time')} a round; the deal is blocked the"
+        else f"at most {plural(rules.max_reshuffles, 'time')} a round; the deal is blocked the"
         " moment the stock runs out once more (its last card drawn), the lightest hand winning"
     )
     pile = (
@@ -220,7 +215,7 @@ def describe(rules: Ruleset, options: TableOptions | None = None) -> str:
     rounds = (
         f"until a player reaches {o.elimination_cap} points (the last one left wins)"
         if o.elimination_cap
-        else f"{o.rounds} round{'s' if o.rounds != 1 else ''} by default (a table option)"
+        else f"{plural(o.rounds, 'round')} by default (a table option)"
     )
     if rules.contracts:
         rounds = f"after the {len(rules.contracts)} deals, the lowest total wins"
@@ -268,7 +263,7 @@ def describe(rules: Ruleset, options: TableOptions | None = None) -> str:
     return "\n".join(
         [
             f"Rule set: {rules.name}",
-            f"Deck: {rules.decks} × 52 cards + {_count(rules.jokers, 'joker')} = {size} cards; "
+            f"Deck: {rules.decks} × 52 cards + {plural(rules.jokers, 'joker')} = {size} cards; "
             f"{dealt}; {_players(rules)}.",
             "Melds (at least 3 cards):",
             f"  group (brelan, carré): one rank, {suits}, at most {rules.max_group_size} cards",
@@ -308,6 +303,6 @@ def describe(rules: Ruleset, options: TableOptions | None = None) -> str:
             + ". A player who can do nothing at all after the draw does not wait: the turn "
             "passes. A turn in play while the game could not be reached gets back the time "
             "it had left.",
-            f"Turn cap: a round stops after {_count(o.turn_cap, 'turn')}; {capped}.",
+            f"Turn cap: a round stops after {plural(o.turn_cap, 'turn')}; {capped}.",
         ]
     )
