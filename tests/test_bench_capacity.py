@@ -17,6 +17,8 @@ FIGURES = (
     "game server CPU per player-minute at",
     "game server CPU per action at that step:",
     "per call of a bare grpc.aio echo",
+    "Bare grpc.aio server at the players' pace:",
+    "gRPC alone at that pace:",
     "memory per connected player:",
     "PostgreSQL CPU above idle:",
     "load processes (apart from the server):",

@@ -19,8 +19,11 @@ server per player-minute and per action, PostgreSQL, the matchmaker, the load
 processes apart), the game server's memory per connected player, its threads'
 CPU, and, with py-spy (the dev extra), where its Python time goes. Then a bare
 grpc.aio server holds as many connections with one open stream each, opened by
-the same load processes, for the memory comparison; a bare unary echo gives
-the CPU of one call in the same run.
+the same load processes, for the memory comparison; then, for the CPU, it does
+at the step's pace what the players cause and nothing else (each action a unary
+call and a message on each of the four streams of its "table", `bare_pace`):
+what gRPC alone costs per action and per player-minute. A bare unary echo, 64
+calls in flight, gives the CPU of one call at full speed in the same run.
 
 The database is DATABASE_URL's server when set, else an embedded one; either
 way the run creates its own database and drops it at the end. Every server

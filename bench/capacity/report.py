@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.capacity.memory import BareMemory
-from bench.capacity.settings import TARGETS
+from bench.capacity.paced import BarePaced
+from bench.capacity.settings import SEATS, TARGETS
 from bench.capacity.steps import Step
 from bench.capacity.thinking import ThinkTimes
 from bench.common import verdict
@@ -27,6 +28,7 @@ def summary(
     stopped: str,
     base_rss: int,
     bare: BareMemory,
+    paced: BarePaced,
     echo: Echo,
     think: ThinkTimes,
     profiles: Path,
@@ -62,6 +64,18 @@ def summary(
         f" {echo.cpu_per_call_ms:.3f} ms per call of a bare grpc.aio echo"
         f"  [target <= {TARGETS['cpu_per_action_ms']:.1f} ms:"
         f" {verdict(per_action <= TARGETS['cpu_per_action_ms'])}]"
+    )
+    floor = paced.per_action_ms
+    actions_per_minute = paced.rate * 60 / max(peak.players, 1)
+    floor_per_minute = floor * actions_per_minute
+    print(
+        f"    gRPC alone at that pace: {floor:.2f} ms per action on a bare grpc.aio server"
+        f" ({paced.connections:,} connections, {paced.rate:,.1f} actions/s, each a unary call"
+        f" and a message on each of {SEATS} streams), {floor_per_minute:.2f} ms per"
+        f" player-minute: one core would carry"
+        f" {60_000 / floor_per_minute if floor_per_minute > 0 else float('inf'):,.0f} players"
+        f" with nothing but gRPC; the game server costs"
+        f" {per_action / floor if floor > 0 else float('nan'):.1f}x that per action"
     )
     game_mem = peak.rss_per_player(base_rss)
     ratio = game_mem / bare.per_connection if bare.per_connection > 0 else float("nan")

@@ -17,6 +17,7 @@ import grpc
 
 from bench.capacity.loaders import Loaders
 from bench.capacity.memory import bare_memory
+from bench.capacity.paced import bare_paced
 from bench.capacity.report import Echo, summary
 from bench.capacity.settings import SEATS
 from bench.capacity.steps import Rig, Step, run_step
@@ -74,6 +75,9 @@ async def run(args: argparse.Namespace) -> None:
             held = [s for s in steps if not s.too_slow()]
             compared = (held or steps)[-1]
             bare = await bare_memory(loaders, compared.players)
+            paced = await bare_paced(
+                loaders, compared.players, compared.actions / compared.seconds, args.seconds
+            )
             logged = {"game server": game.complaints(), "matchmaker": matchmaker.complaints()}
     for name, found in logged.items():
         if found:
@@ -84,6 +88,7 @@ async def run(args: argparse.Namespace) -> None:
         stopped=stopped,
         base_rss=rig.base_rss,
         bare=bare,
+        paced=paced,
         echo=echo,
         think=think,
         profiles=profiles,

@@ -23,6 +23,7 @@ from typing import Any
 
 import grpc
 
+from bench.capacity.bare_pace import BarePace
 from bench.capacity.settings import OPTIONS, RULESET, SEATS, SHARED_MATCHMAKER_CHANNELS
 from bench.capacity.thinking import Thinking, ThinkTimes
 from bench.common import cpu_seconds, pct
@@ -73,7 +74,8 @@ class Player:
 
 
 class Crowd:
-    """This process's players, and the bare streams of the memory comparison."""
+    """This process's players, and the bare streams of the memory and CPU
+    comparisons."""
 
     def __init__(self, args: argparse.Namespace) -> None:
         self.matchmaker = args.matchmaker
@@ -90,6 +92,7 @@ class Crowd:
         self.players: list[Player] = []
         self.gone = 0
         self.bare: list[tuple[grpc.aio.Channel, Any]] = []
+        self.paced = BarePace(own_channel)
         self.lag = LagProbe()
 
     async def grow(self, total: int, rate: float) -> dict[str, Any]:
@@ -181,6 +184,7 @@ class Crowd:
         self.lag.close()
         await self.stop()
         await self.close_bare()
+        await self.paced.close()
         for chan in self.shared:
             await chan.close()
 
@@ -224,4 +228,10 @@ async def _do(crowd: Crowd, command: dict[str, Any]) -> dict[str, Any]:
             return await crowd.open_bare(command["target"], command["count"])
         case "close-bare":
             return await crowd.close_bare()
+        case "pace-open":
+            return await crowd.paced.open(command["target"], command["count"])
+        case "pace":
+            return await crowd.paced.run(command["rate"], command["seconds"])
+        case "pace-close":
+            return await crowd.paced.close()
     raise ValueError(f"unknown command {command!r}")

@@ -15,7 +15,7 @@ import grpc
 from prometheus_client import start_http_server
 
 from bench import common
-from bench.game.settings import BARE_SERVICE, SECRET, UNLIMITED
+from bench.game.settings import BARE_MESSAGE, BARE_SERVICE, SECRET, UNLIMITED
 from services.common.heap import keep_heap_small
 from services.common.logs import configure
 from services.common.serving import server_options
@@ -62,20 +62,42 @@ async def _run_server(role: str, dsn: str, port_fd: int) -> None:
 
 
 def _bare_handler() -> Any:
-    """A unary echo and a stream that sends one message, then holds: no protobuf."""
+    """A unary echo; a stream that sends one message, then holds, joined to the
+    group its request names; and `Act`, a unary call that also sends a message on
+    every stream of its group: a move and its event to the table's watchers,
+    without the game. No protobuf."""
+    groups: dict[bytes, list[asyncio.Queue[bytes]]] = {}
 
     async def echo(request: bytes, _context: Any) -> bytes:
         return request
 
-    async def hold(_request: bytes, _context: Any) -> AsyncIterator[bytes]:
-        yield b"\x08\x01" * 32
-        await asyncio.get_running_loop().create_future()
+    async def hold(request: bytes, _context: Any) -> AsyncIterator[bytes]:
+        if not request:  # in no group: an idle stream and nothing more (memory)
+            yield BARE_MESSAGE
+            await asyncio.get_running_loop().create_future()
+        sent: asyncio.Queue[bytes] = asyncio.Queue()
+        group = groups.setdefault(request, [])
+        group.append(sent)
+        try:
+            yield BARE_MESSAGE
+            while True:
+                yield await sent.get()
+        finally:
+            group.remove(sent)
+            if not group:
+                groups.pop(request, None)
+
+    async def act(request: bytes, _context: Any) -> bytes:
+        for sent in groups.get(request, ()):
+            sent.put_nowait(BARE_MESSAGE)
+        return request
 
     return grpc.method_handlers_generic_handler(
         BARE_SERVICE,
         {
             "Echo": grpc.unary_unary_rpc_method_handler(echo),
             "Hold": grpc.unary_stream_rpc_method_handler(hold),
+            "Act": grpc.unary_unary_rpc_method_handler(act),
         },
     )
 

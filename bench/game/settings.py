@@ -19,6 +19,8 @@ LONG_TIMER_MS = 3_600_000
 """Turn timer of the played tables: nothing times out while bots play them."""
 SEATS = 4
 BARE_SERVICE = "bench.Bare"
+BARE_MESSAGE = b"\x08\x01" * 32
+"""What the bare server's streams send: about the size of a table event."""
 STREAM_COUNTS = (1_000, 10_000)
 
 UNLIMITED = Limits(player_rate=0, peer_rate=0, streams_per_player=0, streams_per_replica=0)
