@@ -30,10 +30,11 @@ READ = Statement(
 answer, or its refusal)."""
 
 LOAD = Statement(
-    f"SELECT state, version, last_seq, bot_seats, connected_seats, {NOW_MS}"
-    " FROM tables WHERE id = :table_id"
+    "SELECT CASE WHEN version = :kept_version THEN NULL ELSE state END AS state, version,"
+    f" last_seq, bot_seats, connected_seats, {NOW_MS} FROM tables WHERE id = :table_id"
 )
-"""The table as it is now, to show it."""
+"""The table as it is now, to show it: its state only if this replica does not
+keep it at that version already (``kept_version``; -1 when it keeps none)."""
 
 SEATS = Statement(
     "SELECT s.seat, s.player_id, s.display_name, s.is_bot, t.bot_level"

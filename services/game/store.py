@@ -193,19 +193,31 @@ class TableStore:
     async def load(
         self, table_id: uuid.UUID, player_id: str
     ) -> tuple[Committed, dict[int, SeatPlayer]]:
-        """The table as it is now, for ``player_id`` (a spectator when not seated)."""
+        """The table as it is now, for ``player_id`` (a spectator when not seated):
+        one statement when this replica keeps the table's state at its version
+        (only what a move may change without a version is read then: the last
+        seq and who is connected), else its state and seats are read."""
+        kept = self._parsed.known(table_id)
         async with self.pool.acquire() as con:
-            row = await self._clocked(con, statements.LOAD, table_id=table_id)
+            row = await self._clocked(
+                con,
+                statements.LOAD,
+                table_id=table_id,
+                kept_version=kept.version if kept is not None and kept.seats else -1,
+            )
             if row is None:
                 raise Refusal(
                     grpc.StatusCode.NOT_FOUND,
                     ServiceReason.TABLE_NOT_FOUND,
                     "There is no such table.",
                 )
-            seats = await self.seats(con, table_id)
+            if row["state"] is None and kept is not None and kept.seats:
+                state, seats = kept.state, dict(enumerate(kept.seats))
+            else:
+                seats = await self.seats(con, table_id)
+                state = self.state_of(table_id, row)
         seated = tuple(seats[s] for s in sorted(seats))
         seat = next((s for s, p in seats.items() if p.player_id == player_id), None)
-        state = self.state_of(table_id, row)
         self._parsed.seat(table_id, seated, row["bot_seats"])
         return Committed(
             table_id=table_id,

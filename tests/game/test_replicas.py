@@ -162,3 +162,33 @@ async def test_a_replica_stopped_mid_game_loses_nothing(
     assert_log_matches(watch_b.events, log)
     assert_actions_logged_once([s for p in players for s in p.sent], log)
     assert sum(1 for p in players for s in p.sent if s.request_id == request_id) == 1
+
+
+async def test_a_replica_shows_a_table_as_it_is_whichever_replica_moved_it(
+    channels: list[grpc.aio.Channel], fresh_dsn: str
+) -> None:
+    """GetTable answers from the state a replica keeps while the table is still
+    at that version, and reads the state again once another replica moved it:
+    both replicas always show the same table."""
+    a, b = channels
+    on_a = [await login(a, f"G{i}") for i in range(2)]
+    on_b = [Player(b, p.token, p.player_id, p.name) for p in on_a]
+    table_id = await create_table(a, on_a, deck_order=shuffled_deck(5))
+    version = 0
+    for turn in range(4):
+        movers = on_b if turn % 2 else on_a  # each replica moves it in turn
+        await play_turns(movers, table_id, 1)
+        for seat in range(2):
+            seen_a = timeless(await on_a[seat].view(table_id))
+            seen_b = timeless(await on_b[seat].view(table_id))
+            assert seen_a.version > version, "the table moved on both replicas"
+            assert seen_a == seen_b, (turn, seat)
+            # Asked again, the replica answers from what it keeps: the same view.
+            assert timeless(await on_a[seat].view(table_id)) == seen_a
+        version = seen_a.version
+
+
+def timeless(view: table_pb2.TableView) -> table_pb2.TableView:
+    """The view without the server's clock reading, which differs at every call."""
+    view.ClearField("server_time")
+    return view
