@@ -14,12 +14,9 @@ from typing import Any
 
 import grpc
 
-from bench.capacity.settings import SEATS
+from bench.capacity.settings import OPEN_BATCH, SEATS
 from bench.common import pct
 from bench.game.settings import BARE_SERVICE
-
-OPEN_BATCH = 200
-"""Streams opened at once."""
 
 
 class BarePace:
@@ -37,7 +34,7 @@ class BarePace:
         async def one(i: int) -> None:
             chan = self._channel_for(target, i)
             hold = chan.unary_stream(f"/{BARE_SERVICE}/Hold")
-            call = hold(f"{prefix}{i // SEATS}".encode())
+            call = hold(f"{prefix}{i // SEATS}".encode(), wait_for_ready=True)
             await call.read()
             self._chans.append(chan)
             self._calls.append(call)

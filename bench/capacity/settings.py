@@ -27,3 +27,5 @@ SHARED_MATCHMAKER_CHANNELS = 4
 `bench.matchmaker`'s subject); each has its own to the game server."""
 MIN_CONNECTED = 0.95
 """A step whose players did not all connect (this share at least) ends the run."""
+OPEN_BATCH = 100
+"""Bare streams a load process opens at once (each on its own connection)."""

@@ -24,7 +24,13 @@ from typing import Any
 import grpc
 
 from bench.capacity.bare_pace import BarePace
-from bench.capacity.settings import OPTIONS, RULESET, SEATS, SHARED_MATCHMAKER_CHANNELS
+from bench.capacity.settings import (
+    OPEN_BATCH,
+    OPTIONS,
+    RULESET,
+    SEATS,
+    SHARED_MATCHMAKER_CHANNELS,
+)
 from bench.capacity.thinking import Thinking, ThinkTimes
 from bench.common import cpu_seconds, pct
 from bench.game.settings import BARE_SERVICE
@@ -35,8 +41,6 @@ from services.common.heap import freeze_heap
 
 CHOICE = QueueChoice(players=SEATS, ruleset=RULESET, options=OPTIONS)
 LAG_TICK_S = 0.025
-OPEN_BATCH = 200
-"""Bare streams opened at once."""
 
 
 def own_channel(target: str, index: int) -> grpc.aio.Channel:
@@ -163,7 +167,7 @@ class Crowd:
             hold: grpc.aio.UnaryStreamMultiCallable[bytes, bytes] = chan.unary_stream(
                 f"/{BARE_SERVICE}/Hold"
             )
-            call = hold(b"")
+            call = hold(b"", wait_for_ready=True)
             await call.read()
             return chan, call
 

@@ -103,9 +103,7 @@ def test_viewers_with_one_form_key_are_sent_one_message(sample: Sample) -> None:
 
 
 def test_a_card_drawn_from_the_stock_is_one_hidden_form_for_all_but_its_drawer() -> None:
-    [sample] = [
-        s for s in SAMPLES if isinstance(s.event, ev.Drew) and not s.event.from_discard
-    ]
+    [sample] = [s for s in SAMPLES if isinstance(s.event, ev.Drew) and not s.event.from_discard]
     drawer = sample.event.seat
     keys = {v: form_key(sample.event, Viewing(v, sample.rules)) for v in (None, 0, 1, 2, 3)}
     assert keys[drawer] == WHOLE
@@ -113,9 +111,7 @@ def test_a_card_drawn_from_the_stock_is_one_hidden_form_for_all_but_its_drawer()
 
 
 def test_watch_builds_each_form_of_a_logged_event_once() -> None:
-    [sample] = [
-        s for s in SAMPLES if isinstance(s.event, ev.Drew) and not s.event.from_discard
-    ]
+    [sample] = [s for s in SAMPLES if isinstance(s.event, ev.Drew) and not s.event.from_discard]
     logged = eventlog.LoggedEvent(9, 4, sample.event, AT)
     sent_to = {v: watched(logged, Viewing(v, sample.rules)) for v in (None, 0, 1, 2, 3)}
     assert len({id(m) for m in sent_to.values()}) == len(logged.forms) == 2
