@@ -23,7 +23,7 @@ from services.game.rules.events import Event
 from services.game.rules.ruleset import CAFE
 from services.game.rules.simulate import play_game
 from services.game.rules.state import GameState
-from services.game.standings import bucket
+from services.game.standings import buckets
 
 RULESETS = (("cafe", 0.55), ("rami51", 0.2), ("classic", 0.15), ("contract", 0.1))
 GAMES_PER_PLAYER = 5
@@ -239,14 +239,15 @@ class Loader:
             ],
         )
         counts = Counter(
-            (ruleset, bucket(loaded.ratings[p]))
+            (ruleset, level, bucket)
             for (p, ruleset), x in loaded.standings.items()
             if x.rated_games
+            for level, bucket in buckets(loaded.ratings[p])
         )
         await con.copy_records_to_table(
             "rating_buckets",
-            records=((r, b, n) for (r, b), n in counts.items()),
-            columns=["ruleset", "bucket", "players"],
+            records=((r, level, b, n) for (r, level, b), n in counts.items()),
+            columns=["ruleset", "level", "bucket", "players"],
         )
 
 

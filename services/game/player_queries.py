@@ -3,8 +3,8 @@ leaderboard, from the records a game's end writes (`results`), as typed rows.
 
 Each page is one indexed range read from where the last page ended (keyset
 pagination, `page_tokens`): its cost depends on the page, not on how many
-games or players there are. A player's rank too: a sum over the rating buckets
-above theirs and a count within their own (`standings`).
+games or players there are. A player's rank too: sums over the rating buckets
+above theirs at two levels and a count within their own fine one (`standings`).
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ from datetime import UTC, datetime
 import asyncpg
 
 from services.common.db import Connection, Pool
+
+from .standings import FINE
 
 NEWEST = (datetime.max.replace(tzinfo=UTC), uuid.UUID(int=(1 << 128) - 1))
 """A key past every game's (finish time, table id): where the first page starts."""
@@ -63,16 +65,23 @@ RANK = (
     "SELECT s.player_id, coalesce(p.display_name, '') AS display_name, s.rating,"
     " s.deviation, s.rated_games, s.wins,"
     " 1 + (SELECT coalesce(sum(b.players), 0) FROM rating_buckets b"
-    " WHERE b.ruleset = $2 AND b.bucket > floor(s.rating)::bigint)"
+    " WHERE b.ruleset = $2 AND b.level = 0 AND b.bucket > k.whole)"
+    " + (SELECT coalesce(sum(b.players), 0) FROM rating_buckets b"
+    " WHERE b.ruleset = $2 AND b.level = 1 AND b.bucket > k.fine"
+    f" AND b.bucket < (k.whole + 1) * {FINE})"
     " + (SELECT count(*) FROM player_standings o WHERE o.ruleset = $2 AND o.rated_games > 0"
-    " AND o.rating < floor(s.rating) + 1"
+    f" AND o.rating < (k.fine + 1)::float8 / {FINE}"
     " AND (o.rating, o.rated_games, o.player_id) > (s.rating, s.rated_games, s.player_id))"
     " AS rank"
-    " FROM player_standings s LEFT JOIN players p ON p.id = s.player_id"
+    " FROM player_standings s CROSS JOIN LATERAL (SELECT floor(s.rating)::bigint AS whole,"
+    f" floor(s.rating * {FINE})::bigint AS fine) AS k"
+    " LEFT JOIN players p ON p.id = s.player_id"
     " WHERE s.player_id = $1 AND s.ruleset = $2 AND s.rated_games > 0"
 )
-"""A player's entry and rank: one more than the players ahead, counted by rating
-bucket above theirs (`rating_buckets`) and one by one within their own."""
+"""A player's entry and rank: one more than the players ahead, counted by the
+whole-point buckets above theirs, then by the fine buckets above theirs within
+their point (`rating_buckets`, `standings.FINE`), and one by one within their
+own fine bucket: a few hundred rows, 63 at most, and a few."""
 
 
 @dataclass(frozen=True, slots=True)

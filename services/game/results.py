@@ -1,8 +1,9 @@
 """A finished game's record, written in the commit that ends it: its result
 (`game_results`), each person's part in it with their rating before and after
 (`player_games`), their standing in its rule set (`player_standings`, where the
-rule set's rating is kept) and the leaderboards' rating buckets (`standings`).
-PlayerService reads them (`player_queries`); retention leaves them alone.
+rule set's rating is kept) and the leaderboards' rating buckets at both levels
+(`standings`). PlayerService reads them (`player_queries`); retention leaves
+them alone.
 
 A rating is a rule set's own: a game moves its players' ratings in its rule set
 and nowhere else. A player's rating in a rule set they have not played yet
@@ -77,17 +78,18 @@ RECORD = Statement(
     " wins = excluded.wins, streak = excluded.streak, rated_games = excluded.rated_games,"
     " rating = excluded.rating, deviation = excluded.deviation,"
     " last_game_at = excluded.last_game_at),"
-    " counted AS (INSERT INTO rating_buckets AS b (ruleset, bucket, players)"
-    " SELECT x.ruleset, x.bucket, x.moved FROM result,"
-    " unnest(:bucket_rulesets::text[], :buckets::bigint[], :bucket_moves::int[])"
-    " AS x(ruleset, bucket, moved)"
-    " ORDER BY x.ruleset, x.bucket"
-    " ON CONFLICT (ruleset, bucket) DO UPDATE SET players = b.players + excluded.players)"
+    " counted AS (INSERT INTO rating_buckets AS b (ruleset, level, bucket, players)"
+    " SELECT x.ruleset, x.level, x.bucket, x.moved FROM result,"
+    " unnest(:bucket_rulesets::text[], :bucket_levels::smallint[], :buckets::bigint[],"
+    " :bucket_moves::int[]) AS x(ruleset, level, bucket, moved)"
+    " ORDER BY x.ruleset, x.level, x.bucket"
+    " ON CONFLICT (ruleset, level, bucket) DO UPDATE SET players = b.players + excluded.players)"
     " SELECT count(*) FROM result"
 )
-"""The record in one statement, unless the game has one already. The buckets are
-written in one order (by rule set, then bucket): two games ending at once with
-no player in common wait for each other there, never deadlock."""
+"""The record in one statement, unless the game has one already. The buckets of
+both levels are written in one order (by rule set, level, then bucket): two
+games ending at once with no player in common wait for each other there, never
+deadlock."""
 
 
 def is_rated(state: GameState, seats: Sequence[asyncpg.Record], known: int) -> bool:
@@ -174,6 +176,7 @@ async def record(con: Connection, table_id: uuid.UUID, state: GameState) -> None
         standing_ratings=[c.standing.rating for c in made],
         standing_deviations=[c.standing.deviation for c in made],
         bucket_rulesets=[key[0] for key in moves],
-        buckets=[key[1] for key in moves],
+        bucket_levels=[key[1] for key in moves],
+        buckets=[key[2] for key in moves],
         bucket_moves=list(moves.values()),
     )

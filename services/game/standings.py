@@ -4,11 +4,14 @@ game changes in it and in the leaderboards' rating buckets (`rating_buckets`).
 Plain values in, plain values out: `results` reads the kept standings and the
 new ratings in the game's commit, and writes what this module works out.
 
-The buckets count a rule set's ranked players (a rated game there) by the whole
-part of their rating, so that a player's rank is the players of the buckets
-above theirs (a sum over a few hundred rows at most) plus those ahead of them in
-their own bucket (an index range of a few): its cost does not grow with the
-number of players, where counting every entry ahead would.
+The buckets count a rule set's ranked players (a rated game there) by their
+rating at two levels: by its whole part (level 0) and by 64ths of a point
+(level 1). A player's rank is the players of the level-0 buckets above theirs (a
+sum over a few hundred rows at most), of the fine buckets above theirs within
+the same point (63 rows at most) and those ahead of them in their own fine
+bucket (an index range of a few): its cost does not grow with the number of
+players, where counting every entry ahead, or every one in their point (where
+ratings cluster, thousands), would.
 """
 
 from __future__ import annotations
@@ -25,9 +28,17 @@ START_RATING = DEFAULT_RATING
 """A rule set's standing before any rated game: the ratings' own start."""
 
 
-def bucket(rating: float) -> int:
-    """The rating bucket a rating counts in (as SQL's floor() puts it)."""
-    return math.floor(rating)
+FINE = 64
+"""Level-1 buckets to a point of rating. A power of two, so that rating * FINE is
+exact in floating point: a rating is in fine bucket k exactly when
+k / FINE <= rating < (k + 1) / FINE, and fine bucket k lies within point
+k // FINE, in SQL as in Python."""
+
+
+def buckets(rating: float) -> tuple[tuple[int, int], ...]:
+    """The (level, bucket) a rating counts in at each level (as SQL's floor() puts
+    them): its whole part, then its 64ths."""
+    return (0, math.floor(rating)), (1, math.floor(rating * FINE))
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,14 +104,16 @@ def changes(
 
 def bucket_moves(
     kept: Mapping[tuple[str, str], Standing], made: Sequence[Change]
-) -> dict[tuple[str, int], int]:
-    """What ``made`` adds to each (rule set, bucket)'s count of ranked players;
-    buckets left as they were are left out."""
-    moves: Counter[tuple[str, int]] = Counter()
+) -> dict[tuple[str, int, int], int]:
+    """What ``made`` adds to each (rule set, level, bucket)'s count of ranked
+    players, in that order; buckets left as they were are left out."""
+    moves: Counter[tuple[str, int, int]] = Counter()
     for change in made:
         was = kept.get((change.player_id, change.ruleset))
         if was is not None and was.ranked:
-            moves[change.ruleset, bucket(was.rating)] -= 1
+            for level, bucket in buckets(was.rating):
+                moves[change.ruleset, level, bucket] -= 1
         if change.standing.ranked:
-            moves[change.ruleset, bucket(change.standing.rating)] += 1
+            for level, bucket in buckets(change.standing.rating):
+                moves[change.ruleset, level, bucket] += 1
     return {key: n for key, n in sorted(moves.items()) if n}

@@ -334,3 +334,68 @@ async def test_ratings_become_per_rule_set_keeping_each_standings_rating(fresh_d
             await conn.execute("UPDATE player_standings SET deviation = NULL")
     finally:
         await conn.close()
+
+
+async def test_rating_buckets_gain_a_fine_level_counted_from_the_standings(
+    fresh_dsn: str,
+) -> None:
+    """0016_fine_rating_buckets: the kept whole-point buckets become level 0, and
+    level 1 counts the ranked standings by 64ths of a point; the key takes the
+    level, and a count may still go through -1 by upsert."""
+    before = [m for m in load_migrations() if m.version < 16]
+    conn = await asyncpg.connect(fresh_dsn)
+    try:
+        await migrate(conn, migrations=before)
+        standings = [
+            ("a", "cafe", 1500.0, 3),
+            ("b", "cafe", 1500.01, 1),
+            ("c", "cafe", 1500.015625, 2),  # 1500 + 1/64: the next fine bucket
+            ("d", "cafe", 1500.99, 1),
+            ("e", "cafe", 1501.0, 4),
+            ("f", "cafe", 1499.5, 1),
+            ("g", "cafe", 1600.0, 0),  # no rated game: not counted
+            ("a", "rami51", 1500.0, 2),
+        ]
+        await conn.executemany(
+            "INSERT INTO player_standings (player_id, ruleset, games, wins, streak,"
+            " rated_games, rating, deviation, last_game_at)"
+            " VALUES ($1, $2, $4 + 1, 0, -1, $4, $3, 80, now())",
+            standings,
+        )
+        # The whole-point buckets as a game's end (or 0014) kept them.
+        await conn.execute(
+            "INSERT INTO rating_buckets (ruleset, bucket, players)"
+            " SELECT ruleset, floor(rating)::bigint, count(*) FROM player_standings"
+            " WHERE rated_games > 0 GROUP BY 1, 2"
+        )
+        await migrate(conn)
+        rows = await conn.fetch(
+            "SELECT ruleset, level, bucket, players FROM rating_buckets ORDER BY 1, 2, 3"
+        )
+        assert [tuple(r) for r in rows] == [
+            ("cafe", 0, 1499, 1),
+            ("cafe", 0, 1500, 4),
+            ("cafe", 0, 1501, 1),
+            ("cafe", 1, 1499 * 64 + 32, 1),
+            ("cafe", 1, 1500 * 64, 2),
+            ("cafe", 1, 1500 * 64 + 1, 1),
+            ("cafe", 1, 1500 * 64 + 63, 1),
+            ("cafe", 1, 1501 * 64, 1),
+            ("rami51", 0, 1500, 1),
+            ("rami51", 1, 1500 * 64, 1),
+        ]
+        leave = (
+            "INSERT INTO rating_buckets AS b (ruleset, level, bucket, players)"
+            " VALUES ('cafe', $1, $2, -1)"
+            " ON CONFLICT (ruleset, level, bucket) DO UPDATE SET players = b.players - 1"
+        )
+        await conn.execute(leave, 1, 1500 * 64)
+        await conn.execute(leave, 0, 1500 * 64)  # a level-0 row of that number: a new one
+        counts = await conn.fetch(
+            "SELECT level, players FROM rating_buckets WHERE ruleset = 'cafe' AND bucket = $1"
+            " ORDER BY 1",
+            1500 * 64,
+        )
+        assert [tuple(r) for r in counts] == [(0, -1), (1, 1)]
+    finally:
+        await conn.close()

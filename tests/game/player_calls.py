@@ -14,6 +14,7 @@ from google.protobuf.message import Message
 
 from services.common.pb.rummy.internal.v1 import tables_pb2, tables_pb2_grpc
 from services.common.pb.rummy.v1 import game_pb2, player_pb2, player_pb2_grpc
+from services.game.standings import FINE
 
 from .harness import (
     CALL_TIMEOUT_S,
@@ -27,18 +28,24 @@ from .harness import (
 
 DECK_SEED = 11
 """A fixed deal two greedy players finish in one round."""
+LEVELS = (
+    "FROM player_standings, LATERAL (VALUES (0::smallint, floor(rating)::bigint),"
+    f" (1::smallint, floor(rating * {FINE})::bigint)) AS k(level, bucket)"
+    " WHERE rated_games > 0 GROUP BY ruleset, k.level, k.bucket"
+)
+"""The ranked standings grouped by bucket at both levels: a point of rating
+(level 0), and its 64ths (level 1)."""
 RECOUNT = (
-    "INSERT INTO rating_buckets (ruleset, bucket, players)"
-    " SELECT ruleset, floor(rating), count(*) FROM player_standings WHERE rated_games > 0"
-    " GROUP BY 1, 2 ON CONFLICT (ruleset, bucket) DO UPDATE SET players = excluded.players"
+    "INSERT INTO rating_buckets (ruleset, level, bucket, players)"
+    f" SELECT ruleset, k.level, k.bucket, count(*) {LEVELS}"
+    " ON CONFLICT (ruleset, level, bucket) DO UPDATE SET players = excluded.players"
 )
 """The leaderboards' buckets counted again from the standings (after a test wrote
 standings of its own)."""
-BUCKETS = "SELECT ruleset, bucket, players FROM rating_buckets WHERE players > 0 ORDER BY 1, 2"
-COUNTED = (
-    "SELECT ruleset, floor(rating)::bigint AS bucket, count(*)::int AS players"
-    " FROM player_standings WHERE rated_games > 0 GROUP BY 1, 2 ORDER BY 1, 2"
+BUCKETS = (
+    "SELECT ruleset, level, bucket, players FROM rating_buckets WHERE players > 0 ORDER BY 1, 2, 3"
 )
+COUNTED = f"SELECT ruleset, k.level, k.bucket, count(*)::int AS players {LEVELS} ORDER BY 1, 2, 3"
 """The buckets as the standings say they should be."""
 
 

@@ -19,7 +19,7 @@ RECORDS = {
     "game_results": "table_id",
     "player_games": "player_id, finished_at, table_id",
     "player_standings": "player_id, ruleset",
-    "rating_buckets": "ruleset, bucket",
+    "rating_buckets": "ruleset, level, bucket",
 }
 
 

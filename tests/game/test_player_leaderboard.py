@@ -14,6 +14,7 @@ import grpc
 
 from services.common.auth import issue_token
 from services.common.pb.rummy.v1 import player_pb2
+from services.game.standings import buckets
 
 from .harness import SECRET, Player, login
 from .player_calls import RECOUNT, ask
@@ -201,10 +202,10 @@ async def _games_end(con: asyncpg.Connection, at: Key, n: int) -> list[Key]:
                 game,
             )
             await con.executemany(
-                "INSERT INTO rating_buckets AS b (ruleset, bucket, players)"
-                " VALUES ('cafe', floor($1::float8)::bigint, 1)"
-                " ON CONFLICT (ruleset, bucket) DO UPDATE SET players = b.players + 1",
-                sorted((r,) for r, _, _ in game),
+                "INSERT INTO rating_buckets AS b (ruleset, level, bucket, players)"
+                " VALUES ('cafe', $1, $2, 1)"
+                " ON CONFLICT (ruleset, level, bucket) DO UPDATE SET players = b.players + 1",
+                sorted(key for r, _, _ in game for key in buckets(r)),
             )
         ended.extend(game)
     return ended
