@@ -40,7 +40,7 @@ class Encoded(io.StringIO):
         self._encoding = encoding
 
     @property
-    def encoding(self) -> str:  # type: ignore[override]
+    def encoding(self) -> str:
         return self._encoding
 
 
