@@ -132,9 +132,10 @@ async def test_a_chosen_rule_set_option_reaches_the_table(fresh_dsn: str) -> Non
     assert view.options.turn_timer_ms == 20_000
 
 
-def test_the_package_runs_as_a_module() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "clients.cli", "rules", "score", "KS", "QH", "JC", "AD"],
+def run_module(*args: str) -> subprocess.CompletedProcess[str]:
+    """``python -m clients.cli ARGS``, as a shell runs it."""
+    return subprocess.run(
+        [sys.executable, "-m", "clients.cli", *args],
         cwd=ROOT,
         env=cli_env(),
         capture_output=True,
@@ -142,6 +143,10 @@ def test_the_package_runs_as_a_module() -> None:
         timeout=60,
         check=False,
     )
+
+
+def test_the_package_runs_as_a_module() -> None:
+    done = run_module("rules", "score", "KS", "QH", "JC", "AD")
     assert done.returncode == 0, done.stderr
     assert "41" in done.stdout
 
@@ -182,15 +187,7 @@ def test_the_commands_at_a_table_tell_the_card_format_and_the_keys(
 
 
 def test_rummy_version() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "clients.cli", "--version"],
-        cwd=ROOT,
-        env=cli_env(),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    done = run_module("--version")
     assert done.returncode == 0, done.stderr
     assert re.fullmatch(r"rummy \S+\n", done.stdout), done.stdout
     assert done.stdout == f"rummy {metadata.version('rummy')}\n"

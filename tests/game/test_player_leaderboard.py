@@ -140,16 +140,7 @@ async def test_every_players_rank_is_their_place_in_the_board(
     ]
     con = await asyncpg.connect(fresh_dsn)
     try:
-        await con.executemany(
-            "INSERT INTO players (id, display_name, rating) VALUES ($1, $1, $2)",
-            [(p, r) for p, r, _ in rows],
-        )
-        await con.executemany(
-            "INSERT INTO player_standings (player_id, ruleset, games, wins, streak,"
-            " rated_games, rating, deviation, last_game_at)"
-            " VALUES ($1, 'cafe', $3, 0, -1, $3, $2, 80, now())",
-            rows,
-        )
+        await rank_in_cafe(con, [(r, g, p) for p, r, g in rows], deviation=80)
         await con.execute(RECOUNT)
     finally:
         await con.close()
@@ -179,6 +170,21 @@ async def test_every_players_rank_is_their_place_in_the_board(
         assert mine.me == entry
 
 
+async def rank_in_cafe(con: asyncpg.Connection, keys: list[Key], deviation: float) -> None:
+    """Players with a ranked cafe standing at each (rating, rated games, id), as
+    a game's end leaves them (their buckets are for the caller to count)."""
+    await con.executemany(
+        "INSERT INTO players (id, display_name, rating) VALUES ($1, $1, $2)",
+        [(p, r) for r, _, p in keys],
+    )
+    await con.executemany(
+        "INSERT INTO player_standings (player_id, ruleset, games, wins, streak,"
+        " rated_games, rating, deviation, last_game_at)"
+        " VALUES ($3, 'cafe', $2, 0, -1, $2, $1, $4, now())",
+        [(r, g, p, deviation) for r, g, p in keys],
+    )
+
+
 async def _games_end(con: asyncpg.Connection, at: Key, n: int) -> list[Key]:
     """Two games of two end, one after the other, as a game's end writes them
     (each player's standing, then the buckets they join, in bucket order): they
@@ -191,16 +197,7 @@ async def _games_end(con: asyncpg.Connection, at: Key, n: int) -> list[Key]:
         [(rating, games, f"{player}.{n:03d}"), (rating, max(1, games - 1), f"l-{n:03d}")],
     ):
         async with con.transaction():
-            await con.executemany(
-                "INSERT INTO players (id, display_name, rating) VALUES ($1, $1, $2)",
-                [(p, r) for r, _, p in game],
-            )
-            await con.executemany(
-                "INSERT INTO player_standings (player_id, ruleset, games, wins, streak,"
-                " rated_games, rating, deviation, last_game_at)"
-                " VALUES ($3, 'cafe', $2, 1, 1, $2, $1, 100, now())",
-                game,
-            )
+            await rank_in_cafe(con, game, deviation=100)
             await con.executemany(
                 "INSERT INTO rating_buckets AS b (ruleset, level, bucket, players)"
                 " VALUES ('cafe', $1, $2, 1)"
@@ -230,16 +227,7 @@ async def test_paging_while_games_end_skips_and_repeats_no_player(
     ]
     con = await asyncpg.connect(fresh_dsn)
     try:
-        await con.executemany(
-            "INSERT INTO players (id, display_name, rating) VALUES ($1, $1, $2)",
-            [(p, r) for r, _, p in seeded],
-        )
-        await con.executemany(
-            "INSERT INTO player_standings (player_id, ruleset, games, wins, streak,"
-            " rated_games, rating, deviation, last_game_at)"
-            " VALUES ($3, 'cafe', $2, 0, -1, $2, $1, 90, now())",
-            seeded,
-        )
+        await rank_in_cafe(con, seeded, deviation=90)
         await con.execute(RECOUNT)
     finally:
         await con.close()
