@@ -4,7 +4,6 @@ taken off the queues as a cancel would."""
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -21,7 +20,7 @@ from services.common.wire.reasons import ServiceReason
 from services.common.wire.refusals import Refusal
 
 from . import endings
-from .messages import readable_options
+from .messages import stored_options
 
 _PRIVATE = "invite_code IS NOT NULL"
 _FAMILY = "CASE WHEN invite_code IS NULL THEN family ELSE '' END"
@@ -93,7 +92,7 @@ def _queue(row: asyncpg.Record) -> admin_pb2.QueueSummary:
         matched_last_hour=row["matched"],
         median_match_wait=_duration(row["median_s"]),
     )
-    options = None if private else readable_options(json.loads(row["options"]))
+    options = None if private else stored_options(row["options"])
     if options is not None:
         queue.options.CopyFrom(options)
     return queue

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections import Counter
 from dataclasses import dataclass, field
@@ -14,7 +13,7 @@ from services.common.db import Connection
 from services.common.pb.rummy.v1 import table_pb2
 
 from .matching import Waiting
-from .messages import readable_options
+from .messages import stored_options
 
 Games = dict[str, tuple[str, table_pb2.TableOptions]]
 """Family -> (rule set, options)."""
@@ -116,19 +115,12 @@ def _readable(
     """The rows whose options can be read, their families' games, and the ids of
     the others. A ticket stored before an update changed what options may hold
     would otherwise fail every claim that takes it, and no ticket would be
-    seated. Options are read once for all the tickets that share them."""
-    read: dict[str, table_pb2.TableOptions | None] = {}
+    seated."""
     kept: list[asyncpg.Record] = []
     games: Games = {}
     unreadable: list[uuid.UUID] = []
     for r in rows:
-        text = r["options"]
-        if text not in read:
-            try:
-                read[text] = readable_options(json.loads(text))
-            except ValueError:
-                read[text] = None
-        options = read[text]
+        options = stored_options(r["options"])
         if options is None:
             unreadable.append(r["id"])
             continue

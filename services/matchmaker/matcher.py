@@ -135,6 +135,8 @@ class Matcher:
         self.last_loop_s = 0.0
         self._after: Place | None = None
         """Where the next claim starts in the queue (None: at its oldest ticket)."""
+        self._backlog = False
+        """Whether the last claim took as many tickets as it may: more wait."""
 
     async def run(self) -> None:
         """Claim batch after batch; each batch's tables are created in the background
@@ -184,7 +186,11 @@ class Matcher:
                 metrics.MATCHING_LOOP.observe(self.last_loop_s)
                 if failures:
                     await asyncio.sleep(pause)
-                elif not matched:
+                elif not (matched and self._backlog):
+                    # Nothing to seat, or everyone waiting was looked at: the next
+                    # pass waits for more players to come, seating them in one
+                    # batch rather than a table per pass (each pass costs two
+                    # transactions and a call, however few it seats).
                     await asyncio.sleep(self._interval)
         finally:
             # Stopping: a batch cut short stays `creating` and is recovered elsewhere.
@@ -222,6 +228,7 @@ class Matcher:
         many older ones wait."""
         async with self._pool.acquire() as con, transaction(con):
             queue = await queued(con, self._batch, self._after)
+            self._backlog = queue.resume_after is not None
             if queue.unreadable:
                 # Each would fail every claim that takes it: it ends, saying why.
                 log.error("tickets_unreadable", ticket_ids=[str(t) for t in queue.unreadable])

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import functools
+import json
+from datetime import UTC, datetime
 from typing import Any
 
 from google.protobuf.timestamp_pb2 import Timestamp
@@ -23,10 +26,13 @@ _STATES = {
 }
 
 
-def _stamp(value: Any) -> Timestamp:
-    stamp = Timestamp()
-    stamp.FromDatetime(value)
-    return stamp
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _stamp(value: datetime) -> Timestamp:
+    # Whole days, seconds and microseconds: exact, where a float of seconds is not.
+    since = value - _EPOCH
+    return Timestamp(seconds=since.days * 86_400 + since.seconds, nanos=since.microseconds * 1000)
 
 
 def options_message(options: dict[str, Any]) -> table_pb2.TableOptions:
@@ -58,10 +64,21 @@ def readable_options(options: Any) -> table_pb2.TableOptions | None:
         return None
 
 
+@functools.lru_cache(maxsize=256)
+def stored_options(text: str) -> table_pb2.TableOptions | None:
+    """`readable_options` of options as tickets store them (JSON text). Remembered:
+    the tickets of a queue all hold the same. The message is shared: copy it,
+    never change it."""
+    try:
+        return readable_options(json.loads(text))
+    except ValueError:
+        return None
+
+
 def ticket_message(row: TicketRow, *, game_target: str) -> mm.Ticket:
     # Unreadable options are left out: the ticket's state and end message still
     # reach its player.
-    options = readable_options(row.options)
+    options = stored_options(row.options)
     message = mm.Ticket(
         ticket_id=str(row.id),
         state=_STATES[row.state],

@@ -16,16 +16,28 @@ from services.common.wire.reasons import ServiceReason
 from services.common.wire.refusals import Refusal
 from services.game.rules import PRESETS, QUICK_MATCH_SIZES, BotLevel, Ruleset, preset
 
+_EFFECTIVE: dict[tuple[str, bytes], dict[str, Any]] = {}
+"""Options asked for, read: players of one queue nearly all ask the same."""
+_EFFECTIVE_KEPT = 1024
 
-def effective_options(ruleset: str, message: table_pb2.TableOptions) -> dict[str, int]:
-    """The rule set's defaults filled in, so equal tables compare equal: the queue key."""
+
+def effective_options(ruleset: str, message: table_pb2.TableOptions) -> dict[str, Any]:
+    """The rule set's defaults filled in, so equal tables compare equal: the queue
+    key. Remembered (the answer is shared: never change it)."""
+    key = (ruleset, message.SerializeToString(deterministic=True))
+    known = _EFFECTIVE.get(key)
+    if known is not None:
+        return known
     try:
         options = table_options.effective(preset(ruleset), message)
     except ValueError as error:
         raise Refusal(
             grpc.StatusCode.INVALID_ARGUMENT, ServiceReason.OPTIONS_INVALID, str(error)
         ) from None
-    return dataclasses.asdict(options)
+    known = dataclasses.asdict(options)
+    if len(_EFFECTIVE) < _EFFECTIVE_KEPT:
+        _EFFECTIVE[key] = known
+    return known
 
 
 def table_wanted(

@@ -28,19 +28,14 @@ log = structlog.get_logger(__name__)
 PROGRESS_EVERY_S = 1.0
 PROGRESS_PER_S = 500
 """Progress messages a replica sends per second, at most: with more streams
-waiting than that, each hears less often than every second (10,000 waiting
-players must not cost 10,000 messages a second)."""
+waiting than that, they take turns and each hears less often than every second
+(10,000 waiting players hear every 20 s, and do not cost 10,000 messages a
+second)."""
 FINAL = ("matched", "cancelled", "expired")
 CANCEL_WAIT_S = 5.0
 """How long a new ticket waits for the player's previous one to be cancelled."""
 OUTAGE = (*DB_ERRORS, asyncpg.PostgresError)
 """What a waiting stream rides out: the database unreachable, or refusing a read."""
-
-
-def progress_every(streams: int) -> float:
-    """Seconds between two progress messages of one stream, with ``streams``
-    waiting on this replica: at most `PROGRESS_PER_S` messages a second in all."""
-    return max(PROGRESS_EVERY_S, streams / PROGRESS_PER_S)
 
 
 class Streams:
@@ -59,7 +54,7 @@ class Streams:
         """Each player's ticket being cancelled after its stream closed here."""
         self._open: dict[uuid.UUID, tuple[str, str | None, bool]] = {}
         """The tickets followed here, not ended yet: player, invite code, host."""
-        self._sweeper: asyncio.Future[None] | None = None
+        self._ticker: asyncio.Future[None] | None = None
 
     async def follow(
         self,
@@ -77,17 +72,15 @@ class Streams:
         self._open[row.id] = (row.player_id, row.invite_code, host)
         try:
             with self._wakeups.watch(row.id) as wake:
-                self._ensure_sweeper()
+                self._ensure_ticker()
                 yield wrap(ticket=ticket_message(row, game_target=self._game_target))
                 while True:
-                    # wait_for, not asyncio.timeout: on Python 3.11 a timeout that
-                    # expires as the wake-up arrives leaves the task cancelled.
-                    with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(wake.wait(), self._progress_every())
-                    # The ticket is read only when something happened to it: a
-                    # notification, or the replica's sweep (see _sweep).
-                    if wake.is_set():
-                        wake.clear()
+                    # Set by a notification or the replica's sweep (`changed`: the
+                    # ticket is read), or for the stream's progress turn (`_tick`).
+                    await wake.wait()
+                    wake.clear()
+                    if wake.changed:
+                        wake.changed = False
                         try:
                             current = await self._reads.get(row.id)
                         except OUTAGE:
@@ -137,19 +130,23 @@ class Streams:
             )
         return progress
 
-    def _progress_every(self) -> float:
-        return progress_every(self._wakeups.count())
+    def _ensure_ticker(self) -> None:
+        if self._ticker is None or self._ticker.done():
+            self._ticker = asyncio.ensure_future(self._tick())
 
-    def _ensure_sweeper(self) -> None:
-        if self._sweeper is None or self._sweeper.done():
-            self._sweeper = asyncio.ensure_future(self._sweep())
-
-    async def _sweep(self) -> None:
-        """While streams wait here: once a second, one query for all of them wakes
+    async def _tick(self) -> None:
+        """While streams wait here, once a second: the next `PROGRESS_PER_S`
+        streams in turn are woken for a progress message (every one of them when
+        fewer wait); and one query for all of them wakes
         those whose ticket ended, in case a notification was lost (a LISTEN
-        connection being re-opened). Ends when no stream is left."""
-        while self._wakeups.watched():
+        connection being re-opened, a change made behind the service's back).
+        Ends when no stream is left.
+
+        One task for all the streams, rather than a timer each: a waiting stream
+        costs nothing until it is woken."""
+        while self._wakeups.count():
             await asyncio.sleep(PROGRESS_EVERY_S)
+            self._wakeups.nudge(PROGRESS_PER_S)
             ids = self._wakeups.watched()
             with contextlib.suppress(*OUTAGE):
                 rows = await self._pool.fetch(

@@ -4,7 +4,6 @@ single tickets."""
 from __future__ import annotations
 
 import asyncio
-import json
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
@@ -20,7 +19,8 @@ class TicketRow:
     player_id: str
     table_size: int
     ruleset: str
-    options: dict[str, int]
+    options: str
+    """As stored: JSON text (see `messages.stored_options`)."""
     state: str
     invite_code: str | None
     table_id: uuid.UUID | None
@@ -39,7 +39,7 @@ class TicketRow:
             r["player_id"],
             r["table_size"],
             r["ruleset"],
-            json.loads(r["options"]),
+            r["options"],
             r["state"],
             r["invite_code"],
             r["table_id"],

@@ -11,7 +11,6 @@ import asyncpg
 
 from services.common.db import migrate, open_pool
 from services.common.pb.rummy.v1 import matchmaker_pb2 as mm
-from services.matchmaker.streams import PROGRESS_EVERY_S, PROGRESS_PER_S, progress_every
 from services.matchmaker.wakeups import CHANNEL, Wakeups, notify
 
 from .harness import backend, enqueue, players, store
@@ -51,7 +50,30 @@ async def test_a_change_without_a_notification_still_reaches_the_stream(fresh_ds
         assert waiter.final.end_message == "Cancelled by an operator."
 
 
-def test_progress_comes_less_often_when_many_streams_wait() -> None:
-    assert progress_every(1) == PROGRESS_EVERY_S
-    # 2,500 streams on one replica: each hears every 5 s, 500 messages a second.
-    assert progress_every(5 * PROGRESS_PER_S) == 5.0
+def test_progress_turns_go_round_every_waiting_stream_in_order() -> None:
+    # 2,500 streams on one replica, 500 progress messages a second: each stream
+    # hears once every 5 s, in the order the streams came.
+    wakeups = Wakeups()
+    ids = [uuid.uuid4() for _ in range(2_500)]
+    watches = [wakeups.watch(i) for i in ids]
+    events = [w.__enter__() for w in watches]
+    heard: list[int] = []
+    for _ in range(5):
+        assert wakeups.nudge(500) == 500
+        for n, event in enumerate(events):
+            if event.is_set():
+                heard.append(n)
+                event.clear()
+    assert heard == list(range(2_500))
+    assert not any(e.changed for e in events)  # a turn is not a change
+    # Streams that ended leave the turns; one that came since waits for its own.
+    for w in watches[:2_000]:
+        w.__exit__(None, None, None)
+    with wakeups.watch(uuid.uuid4()) as late:
+        assert wakeups.nudge(10_000) == 501
+        assert late.is_set()
+        assert all(e.is_set() for e in events[2_000:])
+        assert not any(e.is_set() for e in events[:2_000])
+    for w in watches[2_000:]:
+        w.__exit__(None, None, None)
+    assert wakeups.nudge(10) == 0
