@@ -1,12 +1,14 @@
-"""The benchmark's asyncpg ceilings still run against the schema and statements
-they measure (a statement that changed would otherwise break only the bench).
-Counts, not timings: each mode commits transactions in a short window."""
+"""The benchmarks' ceilings still run against the schema, statements and messages
+they measure (a change would otherwise break only the bench). Counts, not
+timings: each mode commits transactions in a short window."""
 
 from __future__ import annotations
 
 import pytest
 
 from bench.game.ceilings import NOTIFY_MODES, ceiling_run
+from bench.matchmaker.ceilings import stream_ceiling
+from bench.matchmaker.servers import Child
 from services.common.db import migrate, open_pool
 
 
@@ -19,3 +21,11 @@ async def test_each_ceiling_mode_commits_transactions(fresh_dsn: str, mode: str)
         await pool.close()
     timings, _ = await ceiling_run(fresh_dsn, mode, connections=2, warmup=0.1, seconds=0.3)
     assert timings.latencies, f"{mode}: no transaction committed"
+
+
+async def test_the_bare_enqueue_server_sends_what_the_matchmaker_sends() -> None:
+    # Its streams are the floor bench.matchmaker compares the matchmaker with:
+    # each must end with a match, as the matchmaker's do.
+    async with Child("bare", "") as bare:
+        floor = await stream_ceiling(bare.port, bare.pid, 20, channels=2)
+    assert floor.rate > 0 and floor.server_ms > 0 and floor.clients_ms > 0

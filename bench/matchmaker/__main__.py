@@ -17,12 +17,19 @@ import grpc
 
 import bench.matchmaker
 from bench.common import fresh_database, machine_load, pct, server_facts, verdict
-from bench.matchmaker.ceilings import claim_ceiling, create_table_ceiling
+from bench.matchmaker.ceilings import claim_ceiling, create_table_ceiling, stream_ceiling
 from bench.matchmaker.clients import Clients
 from bench.matchmaker.measure import secs
 from bench.matchmaker.phases import drain, flow
 from bench.matchmaker.servers import Child, serve
-from bench.matchmaker.settings import BURST_PLAYERS, PHASE_TIMEOUT_S, REPLICAS, TARGETS
+from bench.matchmaker.settings import (
+    BARE_HOLD_S,
+    BARE_STREAMS,
+    BURST_PLAYERS,
+    PHASE_TIMEOUT_S,
+    REPLICAS,
+    TARGETS,
+)
 from bench.matchmaker.store import check_store
 from services.common import eventloop
 from services.matchmaker.table_maker import CREATE_BATCH, CREATE_IN_FLIGHT
@@ -41,6 +48,17 @@ async def run(args: argparse.Namespace) -> None:
         print(
             f"ceiling: claim + record + update in asyncpg, {REPLICAS} workers:"
             f" {claim_rate:,.0f} tickets/s ({claimed:,} tickets)",
+            flush=True,
+        )
+        async with Child("bare", dsn) as bare:
+            floor = await stream_ceiling(
+                bare.port, bare.pid, BARE_STREAMS, REPLICAS * args.channels
+            )
+        print(
+            f"ceiling: Enqueue from a bare grpc.aio server (its 3 messages, {BARE_HOLD_S:g} s"
+            f" apart; no check, no database): {floor.rate:,.0f} streams/s; CPU per stream:"
+            f" server {floor.server_ms:.2f} ms, clients {floor.clients_ms:.2f} ms: gRPC's work"
+            f" alone caps this machine at {floor.cap():,.0f} tickets/s",
             flush=True,
         )
         async with contextlib.AsyncExitStack() as stack:
@@ -139,6 +157,18 @@ async def run(args: argparse.Namespace) -> None:
             f"  [target <= {limit:.1f} ms: {verdict(cost <= limit)}]"
         )
     print(
+        f"    floor: {floor.server_ms:.2f} ms of server CPU per stream from a bare grpc.aio"
+        f" server; the burst costs {burst.cpu_per_ticket_ms() / floor.server_ms:.1f}x it"
+    )
+    print(
+        f"  gRPC alone (bare server and these clients, nothing else) carries at most"
+        f" {floor.cap():,.0f} tickets/s on this machine: a burst of {args.players:,} cannot"
+        f" be seated in under {args.players / floor.cap():.1f} s, and"
+        f" {TARGETS['matched_per_s']:,.0f} arrivals/s"
+        f" {'fit' if floor.cap() > TARGETS['matched_per_s'] else 'do not fit'} before any"
+        " matchmaking, database or game work"
+    )
+    print(
         f"  p99 enqueue-to-match at {half_phase.rate:,.0f} tickets/s (half the best rate"
         f" measured with arrivals): {secs(half_p99)}  [target < {TARGETS['p99_s']:.0f} s:"
         f" {verdict(half_p99 < TARGETS['p99_s'])}]"
@@ -169,7 +199,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--channels", type=int, default=4, help="client connections per replica (default 4)"
     )
-    parser.add_argument("--serve", choices=("game", "matchmaker"), help=argparse.SUPPRESS)
+    parser.add_argument("--serve", choices=("game", "matchmaker", "bare"), help=argparse.SUPPRESS)
     parser.add_argument("--dsn", default="", help=argparse.SUPPRESS)
     parser.add_argument("--port-fd", type=int, default=-1, help=argparse.SUPPRESS)
     parser.add_argument("--game-target", default="", help=argparse.SUPPRESS)

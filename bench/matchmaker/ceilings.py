@@ -1,20 +1,30 @@
 """The ceilings measured in the same run: (a) the matching loop's database work
-straight from asyncpg, (b) CreateTables straight against the game service."""
+straight from asyncpg, (b) CreateTables straight against the game service, (c)
+Enqueue's stream from a bare grpc.aio server: the floor of a ticket's gRPC work."""
 
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 import time
 import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 
 import asyncpg
 
-from bench.common import channel
+from bench.common import channel, cpu_seconds
 from bench.matchmaker.settings import OPTIONS, REPLICAS, SECRET
 from bench.matchmaker.tickets import split_sizes
 from services.common.auth import issue_service_token
 from services.common.db import open_pool
 from services.common.pb.rummy.internal.v1 import tables_pb2, tables_pb2_grpc
+from services.common.pb.rummy.v1 import matchmaker_pb2 as mm
+from services.common.pb.rummy.v1 import matchmaker_pb2_grpc
+from services.matchmaker.messages import match_message, ticket_message
+from services.matchmaker.request_checks import effective_options
+from services.matchmaker.tickets import TicketRow
 
 # --- ceiling (a): the matching loop's database work, straight from asyncpg ---
 
@@ -142,3 +152,76 @@ async def create_table_ceiling(
             await c.close()
     elapsed = time.perf_counter() - started
     return tables / elapsed, seats / elapsed
+
+
+# --- ceiling (c): Enqueue's stream from a bare grpc.aio server ----------------
+
+
+def sample_messages() -> tuple[mm.Ticket, mm.Match]:
+    """A queued ticket and its match as the matchmaker writes them."""
+    now = datetime.now(UTC)
+    options = json.dumps(effective_options("cafe", OPTIONS))
+    row = TicketRow(
+        uuid.uuid4(),
+        "bench-00001",
+        4,
+        "cafe",
+        options,
+        "queued",
+        None,
+        uuid.uuid4(),
+        2,
+        4,
+        "",
+        now,
+        now + timedelta(hours=1),
+        f"cafe|fifo|{options}",
+        "normal",
+    )
+    target = "127.0.0.1:50051"
+    return ticket_message(row, game_target=target), match_message(row, game_target=target)
+
+
+@dataclass(frozen=True)
+class StreamFloor:
+    """Enqueue's gRPC work alone: what the bare server and the clients spent."""
+
+    rate: float
+    """Streams/s the bare server served (its streams hold `BARE_HOLD_S`)."""
+    server_ms: float
+    """Server CPU per stream."""
+    clients_ms: float
+    """This process's CPU per stream: the clients' side of the same streams."""
+
+    def cap(self) -> float:
+        """Tickets/s this machine's cores could carry with gRPC's work alone, the
+        server's and the clients' (nothing else running: no database, no game)."""
+        return (os.cpu_count() or 1) * 1000 / (self.server_ms + self.clients_ms)
+
+
+async def stream_ceiling(port: int, pid: int, count: int, channels: int) -> StreamFloor:
+    """Enqueue against a bare server (`servers._bare_enqueue`): its three
+    messages, up to 1,024 streams open."""
+    chans = [channel(port, i) for i in range(channels)]
+    stubs = [matchmaker_pb2_grpc.MatchmakerServiceStub(c) for c in chans]
+    request = mm.EnqueueRequest(table_size=4, ruleset="cafe", options=OPTIONS)
+    gate = asyncio.Semaphore(1_024)
+
+    async def one(i: int) -> None:
+        async with gate:
+            got = [m async for m in stubs[i % channels].Enqueue(request, timeout=60)]
+        assert got[-1].HasField("match"), got
+
+    server, clients = cpu_seconds(pid), cpu_seconds("self")
+    started = time.perf_counter()
+    try:
+        await asyncio.gather(*(one(i) for i in range(count)))
+    finally:
+        for c in chans:
+            await c.close()
+    elapsed = time.perf_counter() - started
+    return StreamFloor(
+        count / elapsed,
+        (cpu_seconds(pid) - server) * 1000 / count,
+        (cpu_seconds("self") - clients) * 1000 / count,
+    )

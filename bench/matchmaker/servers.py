@@ -1,6 +1,6 @@
-"""The servers in processes of their own: the child side (`--serve game` or
-`--serve matchmaker`, run by `python -m bench.matchmaker`) and the parent's handle
-on one."""
+"""The servers in processes of their own: the child side (`--serve game`,
+`--serve matchmaker` or `--serve bare`, run by `python -m bench.matchmaker`) and
+the parent's handle on one."""
 
 from __future__ import annotations
 
@@ -11,11 +11,17 @@ import os
 import signal
 import sys
 import threading
+from collections.abc import AsyncIterator
+from typing import Any
+
+import grpc
 
 from bench import common
-from bench.matchmaker.settings import SECRET, UNLIMITED
+from bench.matchmaker.ceilings import sample_messages
+from bench.matchmaker.settings import BARE_HOLD_S, SECRET, UNLIMITED
 from services.common.heap import keep_heap_small
 from services.common.logs import configure
+from services.common.pb.rummy.v1 import matchmaker_pb2 as mm
 from services.game.server import GameConfig, GameServer
 from services.matchmaker.server import MatchmakerConfig, MatchmakerServer
 
@@ -42,6 +48,9 @@ async def _run_server(args: argparse.Namespace) -> None:
         loop.call_soon_threadsafe(stop.set)
 
     threading.Thread(target=read_stdin, daemon=True).start()
+    if args.serve == "bare":
+        await _serve_bare(args.port_fd, stop)
+        return
     server: GameServer | MatchmakerServer
     if args.serve == "game":
         server = GameServer(GameConfig(dsn=args.dsn, secret=SECRET, limits=UNLIMITED))
@@ -79,6 +88,48 @@ async def _run_server(args: argparse.Namespace) -> None:
         matching.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await matching
+    await server.stop(0)
+
+
+def _bare_enqueue() -> grpc.GenericRpcHandler:
+    """Enqueue as gRPC alone serves it: the ticket at once, then after a wait its
+    final state and the match, messages as big as the matchmaker's; no check, no
+    database, no interceptor."""
+    ticket, match = sample_messages()
+    first = mm.EnqueueResponse(ticket=ticket)
+    final = mm.EnqueueResponse(ticket=ticket)
+    final.ticket.state = mm.TICKET_STATE_MATCHED
+    final.ticket.match.CopyFrom(match)
+    last = mm.EnqueueResponse(match=match)
+
+    async def enqueue(
+        _request: mm.EnqueueRequest, _context: grpc.aio.ServicerContext[Any, Any]
+    ) -> AsyncIterator[mm.EnqueueResponse]:
+        yield first
+        await asyncio.sleep(BARE_HOLD_S)
+        yield final
+        yield last
+
+    return grpc.method_handlers_generic_handler(
+        "rummy.v1.MatchmakerService",
+        {
+            "Enqueue": grpc.unary_stream_rpc_method_handler(
+                enqueue,
+                request_deserializer=mm.EnqueueRequest.FromString,
+                response_serializer=mm.EnqueueResponse.SerializeToString,
+            )
+        },
+    )
+
+
+async def _serve_bare(port_fd: int, stop: asyncio.Event) -> None:
+    server = grpc.aio.server()
+    server.add_generic_rpc_handlers((_bare_enqueue(),))
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    os.write(port_fd, f"{port}\n".encode())
+    os.close(port_fd)
+    await stop.wait()
     await server.stop(0)
 
 

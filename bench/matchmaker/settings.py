@@ -11,6 +11,10 @@ BURST_PLAYERS = 10_000
 """The burst target is for this many players at once."""
 
 SECRET = "bench-secret-that-is-long-enough-for-hs256"
+BARE_HOLD_S = 0.5
+"""How long the bare server's streams wait between the ticket and the match."""
+BARE_STREAMS = 6_000
+"""Streams of the bare-server ceiling."""
 REPLICAS = 2
 PHASE_TIMEOUT_S = 180.0
 """No phase may take longer: a stuck service ends the run instead of hanging it."""

@@ -26,11 +26,12 @@ from .wakeups import Wakeups
 log = structlog.get_logger(__name__)
 
 PROGRESS_EVERY_S = 1.0
-PROGRESS_PER_S = 500
+PROGRESS_PER_S = 200
 """Progress messages a replica sends per second, at most: with more streams
 waiting than that, they take turns and each hears less often than every second
-(10,000 waiting players hear every 20 s, and do not cost 10,000 messages a
-second)."""
+(2,000 waiting players hear every 10 s). Progress only tells a player how the
+wait goes: in a rush of thousands queueing at once, the replica's time goes to
+seating them (each message costs about as much as a tenth of a ticket's work)."""
 FINAL = ("matched", "cancelled", "expired")
 CANCEL_WAIT_S = 5.0
 """How long a new ticket waits for the player's previous one to be cancelled."""

@@ -51,8 +51,8 @@ async def test_a_change_without_a_notification_still_reaches_the_stream(fresh_ds
 
 
 def test_progress_turns_go_round_every_waiting_stream_in_order() -> None:
-    # 2,500 streams on one replica, 500 progress messages a second: each stream
-    # hears once every 5 s, in the order the streams came.
+    # 2,500 streams on one replica, 500 woken at a time: after 5 turns each
+    # stream was woken once, in the order the streams came.
     wakeups = Wakeups()
     ids = [uuid.uuid4() for _ in range(2_500)]
     watches = [wakeups.watch(i) for i in ids]
