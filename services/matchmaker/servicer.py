@@ -23,6 +23,7 @@ from services.common.wire.refusals import Refusal
 
 from . import endings, queueing, tickets
 from .aftercommit import transaction
+from .arrivals import Arrival, Arrivals
 from .messages import ticket_message
 from .queueing import AlreadyQueued, AlreadySeated, BeingSeated
 from .request_checks import (
@@ -50,6 +51,7 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
         self._game_target = game_target
         self._ttl = ticket_ttl_s
         self._streams = Streams(pool, wakeups, game_target=game_target)
+        self._arrivals = Arrivals(pool, ttl_s=ticket_ttl_s)
 
     async def stopped(self, wait_s: float) -> None:
         """The server has stopped: the tickets of the streams it closed are
@@ -111,11 +113,35 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServiceServicer):
             )
         except asyncio.CancelledError:
             self._streams.cancel_later(
-                player, ticket_id, extra.get("invite_code"), extra.get("is_host", False)
+                player,
+                ticket_id,
+                extra.get("invite_code"),
+                extra.get("is_host", False),
+                after=self._arrivals.pending(ticket_id),
             )
             raise
 
     async def _store(self, player: str, ticket_id: uuid.UUID, **wanted: Any) -> TicketRow:
+        if not wanted.get("invite_code") and not wanted.get("replace"):
+            # A public queue: stored with the calls arriving at the same time.
+            fresh = await self._arrivals.store(
+                Arrival(
+                    ticket_id,
+                    player,
+                    wanted["table_size"],
+                    wanted["ruleset"],
+                    wanted["options"],
+                    wanted["family"],
+                    wanted["mode"],
+                    wanted.get("accept_smaller_ms", 0),
+                    wanted.get("fill_bots_ms", 0),
+                    wanted.get("bot_level", "normal"),
+                    wanted.get("trace_parent"),
+                )
+            )
+            if fresh is not None:
+                return fresh
+            # Left out: the checks one by one below say why (or store it after all).
         async with self._pool.acquire() as con:
             invite_code = wanted.get("invite_code")
             if not invite_code or wanted.get("is_host"):

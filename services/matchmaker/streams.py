@@ -158,11 +158,20 @@ class Streams:
                 self._wakeups.wake([r["id"] for r in rows])
 
     def cancel_later(
-        self, player: str, ticket_id: uuid.UUID, invite_code: str | None, host: bool
+        self,
+        player: str,
+        ticket_id: uuid.UUID,
+        invite_code: str | None,
+        host: bool,
+        *,
+        after: asyncio.Future[Any] | None = None,
     ) -> None:
-        """The stream is gone (maybe cancelled itself): cancel outside its task."""
+        """The stream is gone (maybe cancelled itself): cancel outside its task,
+        once ``after`` (the ticket's storing, still under way) is done."""
 
         async def work() -> None:
+            if after is not None:
+                await asyncio.wait({after})  # whatever its outcome
             try:
                 if host and invite_code:
                     await endings.cancel_private(self._pool, invite_code, endings.HOST_LEFT)
