@@ -65,17 +65,27 @@ _QUEUE_ALL = (
     " $7::text[], $8::integer[], $9::integer[], $10::text[], $11::text[])"
     " AS w(id, player_id, table_size, ruleset, options, family, mode, accept_smaller_ms,"
     " fill_bots_ms, bot_level, trace_parent)"
-    " LEFT JOIN players p ON p.id = w.player_id"
-    " LEFT JOIN player_standings s ON s.player_id = w.player_id AND s.ruleset = w.ruleset"
-    " WHERE NOT EXISTS (SELECT 1 FROM table_seats ts JOIN tables t ON t.id = ts.table_id"
-    " WHERE ts.player_id = w.player_id AND ts.left_at IS NULL AND t.status = 'active')"
-    " AND NOT EXISTS (SELECT 1 FROM tickets k WHERE k.player_id = w.player_id"
-    " AND k.state IN ('queued', 'matching'))"
+    " LEFT JOIN LATERAL (SELECT display_name, rating, rating_deviation FROM players"
+    " WHERE id = w.player_id LIMIT 1) p ON true"
+    " LEFT JOIN LATERAL (SELECT rating, deviation FROM player_standings"
+    " WHERE player_id = w.player_id AND ruleset = w.ruleset LIMIT 1) s ON true"
+    " LEFT JOIN LATERAL (SELECT 1 AS found FROM tickets k WHERE k.player_id = w.player_id"
+    " AND k.state IN ('queued', 'matching') LIMIT 1) live ON true"
+    " LEFT JOIN LATERAL (SELECT 1 AS found FROM table_seats ts JOIN tables t ON t.id = ts.table_id"
+    " WHERE ts.player_id = w.player_id AND ts.left_at IS NULL AND t.status = 'active'"
+    " LIMIT 1) seated ON true"
+    " WHERE live.found IS NULL AND seated.found IS NULL"
     " ON CONFLICT (player_id) WHERE state IN ('queued', 'matching') DO NOTHING"
     f" RETURNING {COLUMNS}"
 )
 """`queueing.queue_at_once` for many tickets: the same checks, row by row. Two
-tickets of one player in a batch: the unique index keeps the first."""
+tickets of one player in a batch: the unique index keeps the first.
+
+Each lookup is a LATERAL subquery with LIMIT 1, which the planner cannot fold
+into a join: it stays one index probe per ticket. Written as joins and NOT
+EXISTS, the planner (misled by the 100 rows it guesses for `unnest`, or by
+statistics not yet gathered) read every player, and compared each ticket with
+every live ticket: 15 ms for a batch of 11 in a rush of 6,000."""
 
 
 class Arrivals:
