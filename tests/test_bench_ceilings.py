@@ -4,9 +4,11 @@ timings: each mode commits transactions in a short window."""
 
 from __future__ import annotations
 
+import argparse
+
 import pytest
 
-from bench.game.ceilings import NOTIFY_MODES, ceiling_run
+from bench.game.ceilings import NOTIFY_MODES, act_ceiling, ceiling_run
 from bench.matchmaker.ceilings import stream_ceiling
 from bench.matchmaker.servers import Child
 from services.common.db import migrate, open_pool
@@ -29,3 +31,12 @@ async def test_the_bare_enqueue_server_sends_what_the_matchmaker_sends() -> None
     async with Child("bare", "") as bare:
         floor = await stream_ceiling(bare.port, bare.pid, 20, channels=2)
     assert floor.rate > 0 and floor.server_ms > 0 and floor.clients_ms > 0
+
+
+async def test_the_bare_action_ceiling_measures_answered_calls() -> None:
+    # bench.game's floor for an action: each Act call is answered, and the bare
+    # server spent CPU on it (the run measured what it claims to).
+    args = argparse.Namespace(tables=3, watchers=2, seconds=0.5)
+    timings, usage = await act_ceiling(args)
+    assert timings.latencies, "no Act call answered in the window"
+    assert usage.used["bare server"] > 0

@@ -14,7 +14,7 @@ import grpc
 
 import bench.game
 from bench.common import fresh_database, machine_load, pct, server_facts, verdict
-from bench.game.ceilings import ceilings, echo_ceiling
+from bench.game.ceilings import act_ceiling, ceilings, echo_ceiling
 from bench.game.load import service_load
 from bench.game.measure import ms
 from bench.game.memory import memory
@@ -34,6 +34,7 @@ async def run(args: argparse.Namespace) -> None:
         )
         ceiling = await ceilings(dsn, args)
         echo, echo_usage = await echo_ceiling(args)
+        bare_act, bare_act_usage = await act_ceiling(args)
         async with Child("game", dsn) as server:
             peak = await service_load(server, args, None, "peak (closed loop)")
             ratio = peak.actions.rate / ceiling["after"].rate
@@ -75,11 +76,17 @@ async def run(args: argparse.Namespace) -> None:
     assert peak.usage is not None
     per_action = peak.usage.used["game server"] * 1000 / max(len(peak.actions.latencies), 1)
     per_echo = echo_usage.used["echo server"] * 1000 / max(len(echo.latencies), 1)
+    per_bare = bare_act_usage.used["bare server"] * 1000 / max(len(bare_act.latencies), 1)
     print(
         f"  game server CPU per action at peak: {per_action:.2f} ms, beside"
         f" {per_echo:.2f} ms per call of the bare echo server"
         f"  [target <= {TARGETS['cpu_per_action_ms']:.1f} ms:"
         f" {verdict(per_action <= TARGETS['cpu_per_action_ms'])}]"
+    )
+    print(
+        f"    (an action's gRPC work alone, the call and its {args.watchers} watcher"
+        f" message(s) on a bare server: {per_bare:.2f} ms; the game costs"
+        f" {per_action / per_bare:.1f}x it)"
     )
     pg_action = peak.usage.used.get("PostgreSQL", 0.0) * 1000 / max(len(peak.actions.latencies), 1)
     print(f"    (PostgreSQL CPU per action at peak: {pg_action:.2f} ms)")

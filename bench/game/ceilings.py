@@ -1,5 +1,6 @@
 """The ceilings the service is compared with, measured in the same run: (a) the
-action's transaction driven straight from asyncpg, (b) a raw grpc.aio unary echo."""
+action's transaction driven straight from asyncpg, (b) a raw grpc.aio unary echo,
+(c) an action's gRPC work alone: the call and its event to the table's watchers."""
 
 from __future__ import annotations
 
@@ -260,3 +261,62 @@ async def echo_ceiling(
         f"\n  {usage.describe(len(timings.latencies), 'call')}"
     )
     return timings, usage
+
+
+# --- ceiling (c): an action's gRPC work alone ---------------------------------
+
+
+async def act_ceiling(args: argparse.Namespace) -> tuple[Timings, Usage]:
+    """A bare grpc.aio server's `Act` in a closed loop, one caller per table as at
+    the service's peak: a unary call that also sends one message on each of its
+    table's ``--watchers`` streams (what a move and its event are on the wire),
+    and the CPU that server spent on them."""
+    channels = 4
+    async with Child("bare") as server:
+        chans = [channel(server.port, i) for i in range(channels)]
+        readers: list[asyncio.Task[None]] = []
+        try:
+            calls: list[grpc.aio.UnaryUnaryMultiCallable[bytes, bytes]] = [
+                c.unary_unary(f"/{BARE_SERVICE}/Act") for c in chans
+            ]
+            streams: list[grpc.aio.UnaryStreamMultiCallable[bytes, bytes]] = [
+                c.unary_stream(f"/{BARE_SERVICE}/Hold") for c in chans
+            ]
+            groups = [f"act-{t}".encode() for t in range(args.tables)]
+            for t, group in enumerate(groups):
+                for w in range(args.watchers):
+                    hold = streams[(t + w) % channels](group)
+                    await hold.read()  # joined its group before any Act
+                    readers.append(asyncio.create_task(_drain(hold)))
+            timings = Timings(Window.after(1.0, args.seconds))
+            metering = asyncio.create_task(
+                metered(timings.window, "", {"bare server": server.pid}, "bare clients")
+            )
+
+            async def worker(t: int) -> None:
+                call, group = calls[t % channels], groups[t]
+                while time.perf_counter() < timings.window.end:
+                    started = time.perf_counter()
+                    await call(group)
+                    timings.add(started, time.perf_counter())
+
+            await asyncio.gather(*(worker(t) for t in range(args.tables)))
+            usage = await metering
+        finally:
+            for task in readers:
+                task.cancel()
+            for c in chans:
+                await c.close()
+    print(
+        f"\n== Ceiling (c): grpc.aio unary Act and a message to each of its table's"
+        f" {args.watchers} watch stream(s), {args.tables} tables in a closed loop ==\n"
+        f"  {timings.rate:>7,.0f} actions/s   {timings.summary()}"
+        f"\n  {usage.describe(len(timings.latencies), 'action')}"
+    )
+    return timings, usage
+
+
+async def _drain(call: grpc.aio.UnaryStreamCall[bytes, bytes]) -> None:
+    with contextlib.suppress(asyncio.CancelledError, grpc.aio.AioRpcError):
+        while await call.read() is not grpc.aio.EOF:
+            pass

@@ -160,13 +160,23 @@ async def run(args: argparse.Namespace) -> None:
         f"    floor: {floor.server_ms:.2f} ms of server CPU per stream from a bare grpc.aio"
         f" server; the burst costs {burst.cpu_per_ticket_ms() / floor.server_ms:.1f}x it"
     )
+    wanted = TARGETS["matched_per_s"]
+    grpc_cores = wanted * (floor.server_ms + floor.clients_ms) / 1000
+    rest_ms = (
+        sum(
+            steady_phase.cpu.per_ticket_ms(who, len(steady_phase.matched))
+            for who in ("matchmaker", "PostgreSQL", "game")
+            if steady_phase.cpu is not None
+        )
+        - floor.server_ms
+    )
     print(
         f"  gRPC alone (bare server and these clients, nothing else) carries at most"
         f" {floor.cap():,.0f} tickets/s on this machine: a burst of {args.players:,} cannot"
-        f" be seated in under {args.players / floor.cap():.1f} s, and"
-        f" {TARGETS['matched_per_s']:,.0f} arrivals/s"
-        f" {'fit' if floor.cap() > TARGETS['matched_per_s'] else 'do not fit'} before any"
-        " matchmaking, database or game work"
+        f" be seated in under {args.players / floor.cap():.1f} s; {wanted:,.0f} arrivals/s"
+        f" take {grpc_cores:.2f} of its {os.cpu_count()} cores for gRPC alone, and the"
+        f" rest (matchmaking, PostgreSQL, the game server) costs {rest_ms:.2f} ms per"
+        f" ticket in the steady phase: {wanted * rest_ms / 1000:.2f} cores more"
     )
     print(
         f"  p99 enqueue-to-match at {half_phase.rate:,.0f} tickets/s (half the best rate"
