@@ -22,7 +22,7 @@ import pytest
 from hypothesis import settings
 
 from services.common import eventloop
-from services.common.db import EmbeddedPostgres, with_database
+from services.common.db import EmbeddedPostgres, Pool, migrate, open_pool, with_database
 
 # Property tests explore new examples on every local run; in CI they replay the
 # same ones, so a submission's verdict does not depend on the seed it drew.
@@ -58,6 +58,17 @@ async def fresh_dsn(database_url: str) -> AsyncIterator[str]:
     finally:
         # FORCE: a test that leaked a connection must not leak the database too.
         await _admin(database_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+async def pool(fresh_dsn: str) -> AsyncIterator[Pool]:
+    """A pool on a fresh database with every migration applied."""
+    pool = await open_pool(fresh_dsn, max_size=6)
+    try:
+        await migrate(pool)
+        yield pool
+    finally:
+        await pool.close()
 
 
 async def _admin(dsn: str, statement: str) -> None:

@@ -22,6 +22,7 @@ from bench.matchmaker.settings import BARE_HOLD_S, SECRET, UNLIMITED
 from services.common.heap import keep_heap_small
 from services.common.logs import configure
 from services.common.pb.rummy.v1 import matchmaker_pb2 as mm
+from services.common.serving import server_options
 from services.game.server import GameConfig, GameServer
 from services.matchmaker.server import MatchmakerConfig, MatchmakerServer
 
@@ -123,7 +124,7 @@ def _bare_enqueue() -> grpc.GenericRpcHandler:
 
 
 async def _serve_bare(port_fd: int, stop: asyncio.Event) -> None:
-    server = grpc.aio.server()
+    server = grpc.aio.server(options=server_options())  # the services' own
     server.add_generic_rpc_handlers((_bare_enqueue(),))
     port = server.add_insecure_port("127.0.0.1:0")
     await server.start()

@@ -6,12 +6,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 
 import pytest
 
-from services.common.db import Pool, migrate, open_pool
+from services.common.db import Pool
 from services.game import eventlog
 from services.game.eventlog import READ_BATCH, LoggedEvent
 from services.game.fanout import Fanout
@@ -21,16 +20,6 @@ from services.game.subscription import STOPPING, ResumeRequired, TableGone
 from .harness import WAIT_S
 
 NOW = datetime.now(UTC)
-
-
-@pytest.fixture
-async def pool(fresh_dsn: str) -> AsyncIterator[Pool]:
-    pool = await open_pool(fresh_dsn, max_size=4)
-    try:
-        await migrate(pool)
-        yield pool
-    finally:
-        await pool.close()
 
 
 def turn(seq: int) -> LoggedEvent:

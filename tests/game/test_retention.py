@@ -5,25 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator
-
-import pytest
 
 from services.common.db import Pool, migrate, open_pool
 from services.game.retention import purge_answers, purge_finished
 from services.game.server import GameConfig, GameServer
 
 DAY = 86_400.0
-
-
-@pytest.fixture
-async def pool(fresh_dsn: str) -> AsyncIterator[Pool]:
-    pool = await open_pool(fresh_dsn, max_size=6)
-    try:
-        await migrate(pool)
-        yield pool
-    finally:
-        await pool.close()
 
 
 async def add_table(pool: Pool, *, finished_days_ago: float | None, events: int = 3) -> uuid.UUID:

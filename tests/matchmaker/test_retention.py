@@ -5,25 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator
 
-import pytest
-
-from services.common.db import Pool, migrate, open_pool
+from services.common.db import Pool
 from services.matchmaker.retention import purge_matchmaking
 from services.matchmaker.server import MatchmakerConfig, MatchmakerServer
 
 DAY = 86_400.0
-
-
-@pytest.fixture
-async def pool(fresh_dsn: str) -> AsyncIterator[Pool]:
-    pool = await open_pool(fresh_dsn, max_size=2)
-    try:
-        await migrate(pool)
-        yield pool
-    finally:
-        await pool.close()
 
 
 async def test_ended_tickets_and_matches_are_purged_live_ones_kept(pool: Pool) -> None:
