@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import os
+import pwd
 import shutil
 import stat
+import subprocess
+import sys
 import tempfile
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -77,6 +81,30 @@ async def test_resolve_database_prefers_database_url(shared_dir: Path) -> None:
     async with resolve_database(environ={}, data_dir=shared_dir / "pg") as dsn:
         assert await _fetchval(dsn, "SELECT 1") == 1
     assert (shared_dir / "pg" / "PG_VERSION").exists()
+
+
+@as_root
+def test_processes_starting_at_once_make_one_system_user() -> None:
+    # Test workers on a fresh machine all find the user missing at the same
+    # moment: each must end with the same user, still there once all are done.
+    name = f"rummy-t{uuid.uuid4().hex[:8]}"
+    script = (
+        "import sys; from services.common.db._service_user import ensure_system_user;"
+        " u = ensure_system_user(sys.argv[1]); print(u.uid, u.gid)"
+    )
+    try:
+        starts = [
+            subprocess.Popen(
+                [sys.executable, "-c", script, name], stdout=subprocess.PIPE, text=True
+            )
+            for _ in range(6)
+        ]
+        seen = {start.communicate(timeout=60)[0].strip() for start in starts}
+        assert all(start.returncode == 0 for start in starts)
+        entry = pwd.getpwnam(name)
+        assert seen == {f"{entry.pw_uid} {entry.pw_gid}"}
+    finally:
+        subprocess.run(["userdel", name], capture_output=True, check=False)
 
 
 @as_root

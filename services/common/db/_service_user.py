@@ -12,6 +12,8 @@ state folder of its own instead.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import logging
 import os
@@ -19,6 +21,7 @@ import pwd
 import shutil
 import stat
 import subprocess
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +30,8 @@ log = logging.getLogger(__name__)
 
 DEFAULT_SYSTEM_USER = "rummy-postgres"
 _STATE_ROOT = Path("/var/lib")
+_USERADD_LOCK = Path("/tmp/rummy-useradd.lock")
+"""Held while a process looks for the user and creates it: see `ensure_system_user`."""
 
 
 class ServiceUserError(RuntimeError):
@@ -154,15 +159,36 @@ def service_user(name: str = DEFAULT_SYSTEM_USER) -> ServiceUser | None:
 
 
 def ensure_system_user(name: str) -> ServiceUser:
-    """Look up system user `name`, creating it (no home, no login) if missing."""
+    """Look up system user `name`, creating it (no home, no login) if missing.
+
+    Processes starting at once on a fresh machine (test workers, say) take turns
+    to create it: two `useradd` at the same moment can each write the user
+    database from what they read before the other wrote, and one user is lost;
+    a server started as it fails with "could not look up effective user ID"."""
     try:
         entry = pwd.getpwnam(name)
     except KeyError:
-        _create_system_user(name)
-        entry = pwd.getpwnam(name)
+        with _one_at_a_time():
+            try:
+                entry = pwd.getpwnam(name)  # made while this process waited
+            except KeyError:
+                _create_system_user(name)
+                entry = pwd.getpwnam(name)
     if entry.pw_uid == 0:
         raise ServiceUserError(f"system user {name!r} has uid 0; PostgreSQL will not run as root")
     return ServiceUser(name=name, uid=entry.pw_uid, gid=entry.pw_gid)
+
+
+@contextlib.contextmanager
+def _one_at_a_time() -> Iterator[None]:
+    """An exclusive lock shared by every process of this machine (root's)."""
+    # Not through a link another user could have put there.
+    lock = os.open(_USERADD_LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(lock)  # releases the lock
 
 
 def _create_system_user(name: str) -> None:
