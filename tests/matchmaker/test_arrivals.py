@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from typing import Any
+from typing import Any, cast
 
 from services.common.db import Pool
 from services.matchmaker import arrivals, queueing
@@ -49,7 +49,7 @@ async def test_calls_at_once_share_statements_and_each_gets_its_ticket(pool: Poo
         "INSERT INTO players (id, display_name, rating) VALUES ('p-0', 'Zoé', 1712.5)"
     )
     counted = CountedPool(pool)
-    store = Arrivals(counted, ttl_s=60)  # type: ignore[arg-type]
+    store = Arrivals(cast(Pool, counted), ttl_s=60)
     wanted = [arrival(f"p-{i}", table_size=2 + i % 3) for i in range(1_200)]
     # Every call answered (none left behind between two batches).
     got = await asyncio.wait_for(asyncio.gather(*(store.store(a) for a in wanted)), 30)
@@ -71,7 +71,7 @@ async def test_calls_at_once_share_statements_and_each_gets_its_ticket(pool: Poo
 
 async def test_a_lone_call_is_stored_at_once(pool: Pool) -> None:
     counted = CountedPool(pool)
-    store = Arrivals(counted, ttl_s=60)  # type: ignore[arg-type]
+    store = Arrivals(cast(Pool, counted), ttl_s=60)
     row = await store.store(arrival("alone"))
     assert row is not None and row.player_id == "alone"
     assert counted.batches == [1]
@@ -106,7 +106,7 @@ async def test_tickets_the_checks_leave_out_come_back_as_none(pool: Pool) -> Non
 
 async def test_a_ticket_the_database_refuses_leaves_every_call_to_store_its_own(pool: Pool) -> None:
     counted = CountedPool(pool)
-    store = Arrivals(counted, ttl_s=60)  # type: ignore[arg-type]
+    store = Arrivals(cast(Pool, counted), ttl_s=60)
     fine = [arrival(f"fine-{i}") for i in range(20)]
     # A NUL byte: PostgreSQL text cannot hold it, and its statement fails whole.
     got = await asyncio.gather(
