@@ -104,7 +104,13 @@ class Arrivals:
         """The ticket as stored (committed); None if the statement left it out."""
         answer: asyncio.Future[TicketRow | None] = asyncio.get_running_loop().create_future()
         self._pending[arrival.ticket_id] = answer
-        answer.add_done_callback(lambda _: self._pending.pop(arrival.ticket_id, None))
+
+        def settled(done: asyncio.Future[TicketRow | None]) -> None:
+            self._pending.pop(arrival.ticket_id, None)
+            if not done.cancelled():
+                done.exception()  # seen: a caller cancelled meanwhile no longer awaits it
+
+        answer.add_done_callback(settled)
         self._waiting.append((arrival, answer))
         self._start()
         # Shielded: a call cancelled meanwhile leaves the batch (and the others) be.
